@@ -1,0 +1,121 @@
+"""What tools hand back to the orchestrator, and what the context buffer holds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a piece of context came from (C33): a document and a page, or a table row."""
+
+    document: str
+    page: int | None = None
+    title: str | None = None
+    heading: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Source:
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class PromptAndContext:
+    """One result of one tool on one task [PromptAndContext]: the text it was run on and what it
+    produced. `guaranteed` context (C23) reaches the final answer untouched."""
+
+    prompt: str
+    context: str
+    guaranteed: bool = False
+    sources: tuple[Source, ...] = ()
+    data: Mapping[str, Any] = field(default_factory=dict)  # structured extras (e.g. page ids)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "prompt": self.prompt,
+            "context": self.context,
+            "guaranteed": self.guaranteed,
+            "sources": [s.to_json() for s in self.sources],
+            "data": dict(self.data),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PromptAndContext:
+        return cls(
+            prompt=data["prompt"],
+            context=data["context"],
+            guaranteed=data.get("guaranteed", False),
+            sources=tuple(Source.from_json(s) for s in data.get("sources", ())),
+            data=dict(data.get("data", {})),
+        )
+
+
+class ResultKind(str, Enum):
+    CONTEXT = "context"
+    GUARANTEED = "guaranteed"
+    CLARIFICATION = "clarification"  # C24
+    TERMINAL = "terminal"  # C25
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """[ToolExecutionResult] One of: context (possibly empty), guaranteed context, a clarifying
+    question, or a terminal answer."""
+
+    kind: ResultKind
+    text: str = ""  # the context, the question, or the answer
+    sources: tuple[Source, ...] = ()
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def context(cls, text: str, sources: tuple[Source, ...] = (), **data: Any) -> ToolResult:
+        return cls(ResultKind.CONTEXT, text, sources, data)
+
+    @classmethod
+    def guaranteed_context(
+        cls, text: str, sources: tuple[Source, ...] = (), **data: Any
+    ) -> ToolResult:
+        return cls(ResultKind.GUARANTEED, text, sources, data)
+
+    @classmethod
+    def clarification(cls, question: str, **data: Any) -> ToolResult:
+        return cls(ResultKind.CLARIFICATION, question, (), data)
+
+    @classmethod
+    def terminal(cls, answer: str, sources: tuple[Source, ...] = (), **data: Any) -> ToolResult:
+        return cls(ResultKind.TERMINAL, answer, sources, data)
+
+    @property
+    def is_empty(self) -> bool:
+        return self.kind in (ResultKind.CONTEXT, ResultKind.GUARANTEED) and not self.text.strip()
+
+
+@dataclass(frozen=True)
+class Clarification:
+    """A question a tool asked on a task, and the user's answer once it came (C24)."""
+
+    task_no: str
+    tool: str
+    question: str
+    answer: str | None = None
+    rounds: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Clarification:
+        return cls(**data)
+
+
+class SubtaskDecision(str, Enum):
+    """C16: exactly RUN and SKIP."""
+
+    RUN = "run"
+    SKIP = "skip"

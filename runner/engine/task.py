@@ -1,0 +1,144 @@
+"""The task tree [TaskInfo] and the context buffer: the whole state a round works on.
+
+A coordinator changes a task in place (C2), so the orchestrator keeps a task's state on the task
+object itself across rounds. Everything here serialises to JSON and back without loss, because a
+session stores it between clarification rounds (C24).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from runner.engine.results import PromptAndContext
+
+
+class TaskStatus(str, Enum):
+    PENDING = "pending"
+    RUNNING = "running"
+    WAITING = "waiting"  # a clarifying question is pending on it or below it (C24)
+    DONE = "done"
+    SKIPPED = "skipped"  # a conditional subtask its owner decided to skip (C16)
+    FAILED = "failed"
+
+
+class ToolStatus(str, Enum):
+    DONE = "done"
+    ASKED = "asked"  # asked a clarifying question that is not answered yet
+    FAILED = "failed"
+
+
+@dataclass
+class Task:
+    task_no: str
+    task_prompt: str
+    important_words: list[str] = field(default_factory=list)
+    prompt_type: str | None = None
+    sub_tasks: list[Task] = field(default_factory=list)
+    required_tool_names: set[str] = field(default_factory=set)  # C13
+    conditional: bool = False  # C16
+    owner_coordinator_name: str | None = None  # C18
+    applied_coordinator_names: set[str] = field(default_factory=set)  # C11
+    prompt_context: str | None = None  # C20a
+    # runtime state
+    status: TaskStatus = TaskStatus.PENDING
+    tool_status: dict[str, ToolStatus] = field(default_factory=dict)
+    loop_vars: dict[str, Any] = field(default_factory=dict)  # saved when a template made it
+    template_name: str | None = None  # the subtask template that made it, if any
+    depth: int = 0
+
+    def walk(self) -> Iterator[Task]:
+        """This task and its descendants, depth-first in list order."""
+        yield self
+        for sub in self.sub_tasks:
+            yield from sub.walk()
+
+    def find(self, task_no: str) -> Task | None:
+        return next((t for t in self.walk() if t.task_no == task_no), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task_no": self.task_no,
+            "task_prompt": self.task_prompt,
+            "important_words": list(self.important_words),
+            "prompt_type": self.prompt_type,
+            "sub_tasks": [s.to_json() for s in self.sub_tasks],
+            "required_tool_names": sorted(self.required_tool_names),
+            "conditional": self.conditional,
+            "owner_coordinator_name": self.owner_coordinator_name,
+            "applied_coordinator_names": sorted(self.applied_coordinator_names),
+            "prompt_context": self.prompt_context,
+            "status": self.status.value,
+            "tool_status": {k: v.value for k, v in self.tool_status.items()},
+            "loop_vars": self.loop_vars,
+            "template_name": self.template_name,
+            "depth": self.depth,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Task:
+        return cls(
+            task_no=data["task_no"],
+            task_prompt=data["task_prompt"],
+            important_words=list(data.get("important_words", [])),
+            prompt_type=data.get("prompt_type"),
+            sub_tasks=[cls.from_json(s) for s in data.get("sub_tasks", [])],
+            required_tool_names=set(data.get("required_tool_names", [])),
+            conditional=data.get("conditional", False),
+            owner_coordinator_name=data.get("owner_coordinator_name"),
+            applied_coordinator_names=set(data.get("applied_coordinator_names", [])),
+            prompt_context=data.get("prompt_context"),
+            status=TaskStatus(data.get("status", "pending")),
+            tool_status={k: ToolStatus(v) for k, v in data.get("tool_status", {}).items()},
+            loop_vars=dict(data.get("loop_vars", {})),
+            template_name=data.get("template_name"),
+            depth=data.get("depth", 0),
+        )
+
+
+def completion_key(task_no: str, tool: str) -> str:
+    """C7/C17: the key a tool's results on a task are stored under."""
+    return f"{task_no}:{tool}"
+
+
+class ContextBuffer:
+    """An ordered map from completion key to the results that tool produced on that task (C20).
+
+    Tools receive `snapshot()`s, never the live buffer: a tool is a shared singleton and must not
+    hold on to a buffer that goes on changing (C20c).
+    """
+
+    def __init__(self, entries: Mapping[str, list[PromptAndContext]] | None = None) -> None:
+        self._entries: dict[str, list[PromptAndContext]] = {
+            k: list(v) for k, v in (entries or {}).items()
+        }
+
+    def add(self, task_no: str, tool: str, result: PromptAndContext) -> None:
+        self._entries.setdefault(completion_key(task_no, tool), []).append(result)
+
+    def snapshot(self) -> dict[str, tuple[PromptAndContext, ...]]:
+        return {k: tuple(v) for k, v in self._entries.items()}
+
+    def keys(self) -> list[str]:
+        return list(self._entries)
+
+    def items(self) -> list[tuple[str, list[PromptAndContext]]]:
+        return [(k, list(v)) for k, v in self._entries.items()]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        # a list, not an object, so the order survives any JSON tool on the way
+        return [
+            {"key": k, "results": [r.to_json() for r in v]} for k, v in self._entries.items()
+        ]
+
+    @classmethod
+    def from_json(cls, data: list[Mapping[str, Any]]) -> ContextBuffer:
+        return cls({e["key"]: [PromptAndContext.from_json(r) for r in e["results"]] for e in data})

@@ -1,0 +1,58 @@
+"""The vocabulary every LLM call of runner is written in.
+
+A request carries its purpose (design.md's fixed list), the rendered prompt, the subject text
+(the task's prompt), the tool name where there is one, the JSON Schema its reply must meet where
+one is expected, and `facts`: the variables the prompt was rendered from. Real models read the
+prompt; the offline provider reads the facts, so its heuristics never parse our own prompts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Protocol
+
+
+class Purpose(str, Enum):
+    PROMPT_TYPE = "prompt_type"
+    SUITABILITY = "suitability"
+    DECOMPOSE = "decompose"
+    EXTRACT = "extract"
+    TOOL = "tool"
+    GATEKEEPER = "gatekeeper"
+    MISSING_INFO = "missing_info"
+    READ_PAGE = "read_page"
+    COMPOSE = "compose"
+    ANSWER = "answer"
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    purpose: Purpose
+    prompt: str
+    subject: str = ""  # the task's prompt: what scripted rules' `task` regex matches
+    tool: str | None = None
+    schema: Mapping[str, Any] | None = None  # the reply must be JSON meeting this schema
+    facts: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LLMReply:
+    text: str
+    data: Any = None  # the parsed and validated JSON, when the request had a schema
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    cached: bool = False
+    provider: str = ""
+    model: str = ""
+    attempts: int = 1
+
+
+class LLMClient(Protocol):
+    """What the engine, the tools and the retrieval layer call. One instance per run."""
+
+    async def complete(self, request: LLMRequest) -> LLMReply:
+        """Answer a request; with a schema, `reply.data` holds the validated JSON."""
+        ...
