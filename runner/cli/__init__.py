@@ -17,7 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "chat": ("chat", "Talk to a pipeline interactively, clarifying questions included."),
     "index": ("index", "Build and store the indexes of a pipeline's corpora."),
     "test": ("test_cmd", "Run a pipeline's test cases with a scripted or replayed LLM."),
-    "explain": ("explain", "Show a pipeline as tables and trees, or why a session did what it did."),
+    "explain": ("explain", "Explain a pipeline, or why a session did what it did."),
     "schema": ("schema", "Print the pipeline JSON Schema (for editors)."),
 }
 

@@ -136,7 +136,8 @@ class Decompose:
     """A declarative coordinator (C1–C3, C16, C20e)."""
 
     extract: Extraction | None = None  # purpose `decompose`; no extraction means params = {}
-    relevant_if: str | None = None  # Jinja expression over `params`, `task`; default: params non-empty
+    # Jinja expression over `params` and `task`; default: the extracted params are non-empty
+    relevant_if: str | None = None
     append_prompt: TemplateRef | None = None  # C2: text appended to task_prompt
     subtasks: tuple[SubtaskTemplate, ...] = ()
     activate_after_subtasks: bool = False  # C20e: the coordinator then runs on the parent itself

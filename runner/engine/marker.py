@@ -18,7 +18,7 @@ def is_coordinator_requested(text: str) -> bool:
 
 def extract_coordinator_task(text: str) -> str:
     """The coordinator's directive: the part after the last marker (C22)."""
-    head, sep, tail = text.rpartition(AGENT_COORDINATOR_MARKER)
+    _head, sep, tail = text.rpartition(AGENT_COORDINATOR_MARKER)
     return tail if sep else text
 
 

@@ -31,6 +31,12 @@ class ToolEnv(Protocol):
     pipeline: Pipeline
     llm: LLMClient
     task: Task  # the task being executed (read it; only coordinators change tasks)
+    buffer: PriorContext  # a snapshot of the context buffer when the call started
+
+    @property
+    def coordinator_requested(self) -> bool:
+        """C22: the execution text carries the marker (a coordinator asked for this run)."""
+        ...
 
     def tool(self, name: str) -> Tool:
         """C26: another tool of the domain, for a direct call of one of its functions."""
@@ -88,6 +94,9 @@ class ClarifiableContextConsumer(ContextConsumer, Protocol):
 
 @runtime_checkable
 class Coordinator(Tool, Protocol):
+    """A coordinator may set `activate_after_subtasks = True` (C20e): once the subtasks it made
+    on a task are closed, it is activated on that task as a context consumer."""
+
     def decompose(self, task: Task, env: ToolEnv) -> Task | Awaitable[Task]:
         """C1–C2: return the task unchanged, or change it in place and return it."""
         ...

@@ -135,9 +135,7 @@ class ContextBuffer:
 
     def to_json(self) -> list[dict[str, Any]]:
         # a list, not an object, so the order survives any JSON tool on the way
-        return [
-            {"key": k, "results": [r.to_json() for r in v]} for k, v in self._entries.items()
-        ]
+        return [{"key": k, "results": [r.to_json() for r in v]} for k, v in self._entries.items()]
 
     @classmethod
     def from_json(cls, data: list[Mapping[str, Any]]) -> ContextBuffer:

@@ -1,0 +1,49 @@
+"""Built-in tool kinds: one module per kind, each exposing `build(config, services) -> Tool`.
+
+The engine never imports this package; the command line composes tools and engine. Modules are
+imported lazily, so a pipeline without retrieval tools never imports llama-index.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runner.config.model import Pipeline, ToolKind
+
+if TYPE_CHECKING:
+    from runner.engine.protocols import Tool
+
+KIND_MODULES: dict[ToolKind, str] = {
+    ToolKind.PROMPT: "runner.tools.prompt",
+    ToolKind.LOOKUP: "runner.tools.lookup",
+    ToolKind.PYTHON: "runner.tools.python_tool",
+    ToolKind.RETRIEVE: "runner.tools.retrieve",
+    ToolKind.SEARCH: "runner.tools.search",
+    ToolKind.NEIGHBOR_SEARCH: "runner.tools.neighbor_search",
+    ToolKind.DEEP_SEARCH: "runner.tools.deep_search",
+}
+
+
+@dataclass
+class ToolServices:
+    """What building a tool may use. `corpus(name)` returns the loaded index of a corpus
+    (runner.retrieval), built on first use; `allow_python` gates `python` tools."""
+
+    pipeline: Pipeline
+    allow_python: bool = False
+    corpus: Callable[[str], Any] | None = None
+    state_dir: Path | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def build_tools(pipeline: Pipeline, services: ToolServices) -> dict[str, Tool]:
+    """Every tool of the pipeline, by simple name, in file order."""
+    tools: dict[str, Tool] = {}
+    for config in pipeline.tools:
+        module = importlib.import_module(KIND_MODULES[config.kind])
+        tools[config.name] = module.build(config, services)
+    return tools
