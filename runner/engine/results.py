@@ -7,22 +7,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-
-@dataclass(frozen=True)
-class Source:
-    """Where a piece of context came from (C33): a document and a page, or a table row."""
-
-    document: str
-    page: int | None = None
-    title: str | None = None
-    heading: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Source:
-        return cls(**data)
+from runner.sources import Source
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,25 @@
+"""Where a piece of context came from (C33). A leaf module: the engine, the tools, the LLM layer
+and the retrieval layer all speak of sources, and none of them should import another for it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a piece of context came from (C33): a document and a page, or a table row."""
+
+    document: str
+    page: int | None = None
+    title: str | None = None
+    heading: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Source:
+        return cls(**data)
