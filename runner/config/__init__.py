@@ -1,0 +1,125 @@
+"""Loading and validating pipeline files.
+
+    load_pipeline(path) -> Pipeline        raises PipelineError with every diagnostic
+    validate_file(path) -> FileReport      diagnostics (and the model when the file is valid)
+    validate_paths(paths) -> [FileReport]  files and folders (folders are searched)
+    find_pipeline_files(paths) -> [Path]
+
+A file goes through four stages, each reporting with positions: YAML loading (Y0xx), the JSON
+Schema (S1xx), the semantic checks (R1xx) and building the typed model. The semantic checks run
+only on a file that passed the schema, because they rely on its shapes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.config.diagnostics import Diagnostic, PipelineError, Severity, sort_diagnostics
+from runner.config.model import Pipeline
+
+__all__ = [
+    "Diagnostic",
+    "FileReport",
+    "PipelineError",
+    "Severity",
+    "find_pipeline_files",
+    "load_pipeline",
+    "validate_file",
+    "validate_paths",
+]
+
+_YAML_SUFFIXES = (".yaml", ".yml")
+_SKIPPED_FOLDERS = {"__pycache__", "node_modules"}
+_MODELINE = re.compile(r"yaml-language-server:\s*\$schema=\S*pipeline\.schema\.json")
+_TOP_LEVEL_KEY = re.compile(r"^(domain|tools)\s*:", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class FileReport:
+    path: Path
+    diagnostics: tuple[Diagnostic, ...]
+    pipeline: Pipeline | None = None
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.is_error]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if not d.is_error]
+
+    def passed(self, strict: bool = False) -> bool:
+        return not self.errors and not (strict and self.warnings)
+
+
+def validate_file(path: Path) -> FileReport:
+    """Every diagnostic of one pipeline file, and its model when it has no error."""
+    # Imported here: `runner validate` is the only caller that needs the whole machinery,
+    # and the engine importing runner.config.model should not pay for jsonschema.
+    from runner.config.build import build_pipeline
+    from runner.config.humanize import humanize
+    from runner.config.loader import LoadError, read_document
+    from runner.config.schema import schema_errors
+    from runner.config.semantic import check
+
+    try:
+        document = read_document(path)
+    except LoadError as error:
+        return FileReport(path, (error.diagnostic,))
+    diagnostics = humanize(schema_errors(document.data), document)
+    if diagnostics:
+        return FileReport(path, tuple(sort_diagnostics(diagnostics)))
+    ordered = tuple(sort_diagnostics(check(document)))
+    if any(d.is_error for d in ordered):
+        return FileReport(path, ordered)
+    return FileReport(path, ordered, build_pipeline(document))
+
+
+def load_pipeline(path: Path | str) -> Pipeline:
+    """The model of a valid pipeline file; raises PipelineError (warnings do not raise)."""
+    report = validate_file(Path(path))
+    if report.pipeline is None:
+        raise PipelineError(report.path, report.diagnostics)
+    return report.pipeline
+
+
+def validate_paths(paths: Iterable[Path | str]) -> list[FileReport]:
+    return [validate_file(path) for path in find_pipeline_files(paths)]
+
+
+def find_pipeline_files(paths: Iterable[Path | str]) -> list[Path]:
+    """Files as given, and the pipeline files found in folders: YAML files whose top level has
+    `domain` and `tools` (or that carry the pipeline schema's modeline). Test cases, data tables
+    and other YAML are skipped; so are hidden folders such as `.runner`. Raises FileNotFoundError
+    for a path that does not exist."""
+    found: list[Path] = []
+    for given in map(Path, paths):
+        if not given.exists():
+            raise FileNotFoundError(given)
+        candidates = [given] if given.is_file() else _yaml_files(given)
+        for candidate in candidates:
+            if (given.is_file() or _looks_like_pipeline(candidate)) and candidate not in found:
+                found.append(candidate)
+    return found
+
+
+def _yaml_files(folder: Path) -> Iterator[Path]:
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder).parts
+        hidden = any(part.startswith(".") or part in _SKIPPED_FOLDERS for part in relative)
+        if not hidden and path.suffix in _YAML_SUFFIXES and path.is_file():
+            yield path
+
+
+def _looks_like_pipeline(path: Path) -> bool:
+    """Decided on the text, so that a pipeline broken beyond parsing is still reported."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if _MODELINE.search(text[:2000]):
+        return True
+    return {match.group(1) for match in _TOP_LEVEL_KEY.finditer(text)} == {"domain", "tools"}

@@ -1,0 +1,411 @@
+"""Validated pipeline data -> the typed, immutable model (runner.config.model).
+
+Runs only on data that passed the schema and the semantic checks, so it trusts the shapes and
+fills in the defaults. Paths are resolved against the pipeline's folder; objects an error may
+later need to point at get their `where`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from runner.config.diagnostics import KeyPath
+from runner.config.loader import Document
+from runner.config.model import (
+    Activation,
+    ActivationMode,
+    AnswerConfig,
+    Clarify,
+    Condition,
+    ConditionKind,
+    Corpus,
+    Decompose,
+    DeepFallback,
+    DeepSearchOptions,
+    Extraction,
+    Gatekeeper,
+    KindOptions,
+    Limits,
+    LLMConfig,
+    LookupOptions,
+    ModelSettings,
+    NeighborSearchOptions,
+    Output,
+    Pipeline,
+    PromptOptions,
+    PromptType,
+    PromptTypes,
+    PythonOptions,
+    RetrieveOptions,
+    ScriptRule,
+    SearchOptions,
+    SubtaskTemplate,
+    TemplateRef,
+    ToolConfig,
+    ToolKind,
+    Where,
+)
+
+
+def build_pipeline(document: Document) -> Pipeline:
+    """The model of a document that passed the schema and the semantic checks."""
+    return _Builder(document).pipeline()
+
+
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A dict that refuses changes. A dict subclass (not MappingProxyType) on purpose: free
+    data — extraction schemas, python settings, scripted replies — goes to json.dumps and to
+    jsonschema, which both want real dicts and lists."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a loaded pipeline is immutable")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+    __ior__ = _refuse  # type: ignore[assignment]
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items(), key=repr)))
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy, deepcopy and pickle build a new one
+        return (FrozenDict, (dict(self),))
+
+
+class FrozenList(list):  # type: ignore[type-arg]
+    """A list that refuses changes (see FrozenDict)."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a loaded pipeline is immutable")
+
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = _refuse  # type: ignore[assignment]
+    clear = sort = reverse = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenList, (list(self),))
+
+
+def frozen(value: Any) -> Any:
+    """A read-only deep copy of plain data that json and jsonschema still take as dicts/lists."""
+    if isinstance(value, Mapping):
+        return FrozenDict({key: frozen(item) for key, item in value.items()})
+    if isinstance(value, list | tuple):
+        return FrozenList(frozen(item) for item in value)
+    return value
+
+
+def script_rule(data: Mapping[str, Any], where: Where | None) -> ScriptRule:
+    return ScriptRule(
+        reply=frozen(data["reply"]),
+        purpose=data.get("purpose"),
+        tool=data.get("tool"),
+        task=data.get("task"),
+        prompt=data.get("prompt"),
+        times=data.get("times"),
+        where=where,
+    )
+
+
+class _Builder:
+    def __init__(self, document: Document) -> None:
+        self.document = document
+        self.file = document.path.resolve()
+        self.folder = self.file.parent
+
+    def where(self, path: KeyPath) -> Where:
+        position = self.document.position(path)
+        return Where(self.file, position.line, position.col)
+
+    def file_path(self, relative: str | None) -> Path | None:
+        return None if relative is None else self.folder / relative
+
+    def template(self, data: Mapping[str, Any] | None, path: KeyPath) -> TemplateRef | None:
+        """A `template` (file) / `prompt` (inline) pair, or None when neither is given."""
+        if not data:
+            return None
+        if "template" in data:
+            return TemplateRef(
+                path=self.folder / data["template"], where=self.where((*path, "template"))
+            )
+        if "prompt" in data:
+            return self.inline(data["prompt"], (*path, "prompt"))
+        return None
+
+    def inline(self, text: str, path: KeyPath) -> TemplateRef:
+        return TemplateRef(inline=text, where=self.where(path))
+
+    def file_template(self, relative: str | None, path: KeyPath) -> TemplateRef | None:
+        if relative is None:
+            return None
+        return TemplateRef(path=self.folder / relative, where=self.where(path))
+
+    # --- the pipeline ------------------------------------------------------------------
+
+    def pipeline(self) -> Pipeline:
+        data: Mapping[str, Any] = self.document.data
+        deep = data.get("deep_fallback")
+        return Pipeline(
+            path=self.file,
+            domain=data["domain"],
+            tools=tuple(self.tool(tool, ("tools", i)) for i, tool in enumerate(data["tools"])),
+            version=data.get("version", 1),
+            description=data.get("description", ""),
+            llm=self.llm(data.get("llm", {})),
+            prompt_types=self.prompt_types(data.get("prompt_types")),
+            corpora=MappingProxyType(
+                {name: self.corpus(name, spec) for name, spec in data.get("corpora", {}).items()}
+            ),
+            retrieval_tool=data.get("retrieval_tool"),
+            deep_fallback=self.deep_fallback(deep) if deep is not None else None,
+            answer=self.answer(data.get("answer", {})),
+            limits=Limits(**data.get("limits", {})),
+            state_dir=self.file_path(data.get("state_dir")),
+            content_hash=hashlib.sha256(self.document.text.encode("utf-8")).hexdigest(),
+        )
+
+    def llm(self, data: Mapping[str, Any]) -> LLMConfig:
+        cache = data.get("cache", False)
+        cache_path = self.file_path(cache.get("path")) if isinstance(cache, Mapping) else None
+        plain = {
+            key: data[key]
+            for key in (
+                "provider",
+                "model",
+                "api_base",
+                "api_key_env",
+                "temperature",
+                "max_tokens",
+                "timeout_s",
+                "max_retries",
+                "concurrency",
+                "structured_retries",
+                "fallback",
+            )
+            if key in data
+        }
+        # `script_file` stays a path: the LLM layer reads it (it can also come from the CLI)
+        rules = tuple(
+            script_rule(rule, self.where(("llm", "script", i)))
+            for i, rule in enumerate(data.get("script", []))
+        )
+        return LLMConfig(
+            **plain,
+            cache=bool(cache),
+            cache_path=cache_path,
+            cassette=self.file_path(data.get("cassette")),
+            script=rules,
+            script_file=self.file_path(data.get("script_file")),
+            purposes=MappingProxyType(
+                {name: ModelSettings(**spec) for name, spec in data.get("purposes", {}).items()}
+            ),
+            templates=MappingProxyType(
+                {
+                    purpose: TemplateRef(
+                        path=self.folder / file, where=self.where(("llm", "templates", purpose))
+                    )
+                    for purpose, file in data.get("templates", {}).items()
+                }
+            ),
+        )
+
+    def prompt_types(self, data: Mapping[str, Any] | None) -> PromptTypes:
+        if data is None:
+            return PromptTypes()
+        types = tuple(self.prompt_type(name, spec) for name, spec in data["types"].items())
+        return PromptTypes(
+            default=data.get("default", types[0].name),
+            classify=data.get("classify", "rule"),
+            types=types,
+        )
+
+    @staticmethod
+    def prompt_type(name: str, spec: str | Mapping[str, Any]) -> PromptType:
+        if isinstance(spec, str):
+            return PromptType(name, spec)
+        return PromptType(
+            name,
+            spec.get("description", ""),
+            tuple(spec.get("keywords", ())),
+            spec.get("pattern"),
+        )
+
+    def corpus(self, name: str, spec: Mapping[str, Any]) -> Corpus:
+        extra: dict[str, Any] = {}
+        if "include" in spec:
+            extra["include"] = tuple(spec["include"])
+        if "max_words" in spec.get("pages", {}):
+            extra["max_words"] = spec["pages"]["max_words"]
+        return Corpus(name=name, path=self.folder / spec["path"], **extra)
+
+    def deep_fallback(self, data: Mapping[str, Any]) -> DeepFallback:
+        gate = data.get("gatekeeper", {})
+        gate_path = ("deep_fallback", "gatekeeper")
+        gatekeeper = Gatekeeper(
+            **_pick(gate, "mode", "min_coverage"),
+            template=self.template(gate, gate_path),
+        )
+        return DeepFallback(
+            coordinator=data["coordinator"],
+            prompt_types=tuple(data.get("prompt_types", ())),
+            gatekeeper=gatekeeper,
+        )
+
+    def answer(self, data: Mapping[str, Any]) -> AnswerConfig:
+        return AnswerConfig(
+            template=self.template(data, ("answer",)), **_pick(data, "max_context_items")
+        )
+
+    # --- tools -------------------------------------------------------------------------
+
+    def tool(self, data: Mapping[str, Any], path: KeyPath) -> ToolConfig:
+        kind = ToolKind(data["kind"])
+        coordinator_output = data.get("coordinator_output")
+        return ToolConfig(
+            name=data["name"],
+            kind=kind,
+            description=data.get("description", ""),
+            priority=data.get("priority", 100),
+            activation=self.activation(data.get("activation", "suitability")),
+            instruction=data.get("instruction", ""),
+            examples=tuple(data.get("examples", ())),
+            consumes_context=data.get("consumes_context", False),
+            output=Output(data.get("output", "context")),
+            coordinator_output=Output(coordinator_output) if coordinator_output else None,
+            decompose=self.decompose(data["decompose"], (*path, "decompose"))
+            if "decompose" in data
+            else None,
+            prompt_types=tuple(data.get("prompt_types", ())),
+            options=self.options(kind, data, path),
+            where=self.where(path),
+        )
+
+    @staticmethod
+    def activation(data: str | Mapping[str, Any]) -> Activation:
+        if isinstance(data, str):
+            return Activation(ActivationMode(data))
+        return Activation(ActivationMode.RULE, tuple(data.get("keywords", ())), data.get("pattern"))
+
+    def options(self, kind: ToolKind, data: Mapping[str, Any], path: KeyPath) -> KindOptions:
+        builders = {
+            ToolKind.PROMPT: self.prompt_options,
+            ToolKind.LOOKUP: self.lookup_options,
+            ToolKind.RETRIEVE: self.retrieve_options,
+            ToolKind.SEARCH: self.search_options,
+            ToolKind.NEIGHBOR_SEARCH: self.neighbor_options,
+            ToolKind.DEEP_SEARCH: self.deep_search_options,
+            ToolKind.PYTHON: self.python_options,
+        }
+        return builders[kind](data, path)
+
+    def prompt_options(self, data: Mapping[str, Any], path: KeyPath) -> PromptOptions:
+        template = self.template(data, path)
+        assert template is not None  # the schema requires `template` or `prompt`
+        return PromptOptions(
+            template=template,
+            parameters=self.extraction(data.get("parameters"), (*path, "parameters")),
+            clarify=self.clarify(data.get("clarify"), (*path, "clarify")),
+        )
+
+    def lookup_options(self, data: Mapping[str, Any], path: KeyPath) -> LookupOptions:
+        return LookupOptions(
+            table=self.folder / data["table"],
+            key=data["key"],
+            match=data.get("match", "text"),
+            parameter=data.get("parameter"),
+            columns=tuple(data.get("columns", ())),
+            clarify=self.clarify(data.get("clarify"), (*path, "clarify")),
+        )
+
+    @staticmethod
+    def retrieve_options(data: Mapping[str, Any], path: KeyPath) -> RetrieveOptions:
+        return RetrieveOptions(**_pick(data, "corpus", "top_k"))
+
+    def search_options(self, data: Mapping[str, Any], path: KeyPath) -> SearchOptions:
+        return SearchOptions(
+            **_pick(data, "corpus", "top_k", "mode", "max_brute_force_page_count"),
+            read_template=self.file_template(data.get("read_template"), (*path, "read_template")),
+        )
+
+    @staticmethod
+    def neighbor_options(data: Mapping[str, Any], path: KeyPath) -> NeighborSearchOptions:
+        return NeighborSearchOptions(**_pick(data, "corpus", "window", "source_tool"))
+
+    def deep_search_options(self, data: Mapping[str, Any], path: KeyPath) -> DeepSearchOptions:
+        return DeepSearchOptions(
+            **_pick(data, "search_tool", "neighbor_search_tool", "max_missing"),
+            missing_template=self.file_template(
+                data.get("missing_template"), (*path, "missing_template")
+            ),
+            compose_template=self.file_template(
+                data.get("compose_template"), (*path, "compose_template")
+            ),
+        )
+
+    def python_options(self, data: Mapping[str, Any], path: KeyPath) -> PythonOptions:
+        return PythonOptions(
+            reference=data["class"],
+            settings=frozen(data.get("settings", {})),
+            path=self.file_path(data.get("path")),
+        )
+
+    def extraction(self, data: Mapping[str, Any] | None, path: KeyPath) -> Extraction | None:
+        if data is None:
+            return None
+        return Extraction(schema=frozen(data["schema"]), template=self.template(data, path))
+
+    def clarify(self, data: Mapping[str, Any] | None, path: KeyPath) -> Clarify | None:
+        if data is None:
+            return None
+        return Clarify(
+            question=self.inline(data["question"], (*path, "question")),
+            required=tuple(data.get("required", ())),
+        )
+
+    # --- declarative coordinators ------------------------------------------------------
+
+    def decompose(self, data: Mapping[str, Any], path: KeyPath) -> Decompose:
+        append = data.get("append_prompt")
+        return Decompose(
+            extract=self.extraction(data.get("extract"), (*path, "extract")),
+            relevant_if=data.get("relevant_if"),
+            append_prompt=self.inline(append, (*path, "append_prompt")) if append else None,
+            subtasks=tuple(
+                self.subtask(spec, (*path, "subtasks", i))
+                for i, spec in enumerate(data.get("subtasks", ()))
+            ),
+            activate_after_subtasks=data.get("activate_after_subtasks", False),
+            parallel=data.get("parallel", False),
+        )
+
+    def subtask(self, data: Mapping[str, Any], path: KeyPath) -> SubtaskTemplate:
+        conditional = data.get("conditional")
+        return SubtaskTemplate(
+            prompt=self.inline(data["prompt"], (*path, "prompt")),
+            name=data.get("name"),
+            id=data.get("id"),
+            for_each=data.get("for_each"),
+            loop_var=data.get("as", "item"),
+            required_tools=tuple(data.get("required_tools", ())),
+            condition=self.condition(conditional, (*path, "conditional")) if conditional else None,
+            where=self.where(path),
+        )
+
+    def condition(self, data: Mapping[str, Any], path: KeyPath) -> Condition:
+        if "skip_if_found" in data:
+            return Condition(
+                ConditionKind.SKIP_IF_FOUND,
+                sibling=data["skip_if_found"],
+                where=self.where((*path, "skip_if_found")),
+            )
+        return Condition(
+            ConditionKind.EXPRESSION, expression=data["run_if"], where=self.where((*path, "run_if"))
+        )
+
+
+def _pick(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    return {key: data[key] for key in keys if key in data}

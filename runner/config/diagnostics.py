@@ -1,0 +1,148 @@
+"""Diagnostics: what `runner validate` and `load_pipeline` report, and how a person reads them.
+
+Every problem found in a pipeline file — a YAML syntax error, a schema error, a semantic error —
+becomes one `Diagnostic` with a stable code, a place (`file:line:col`), the key path, a message
+written for the author and, where one fits, a hint saying how to fix it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+KeyPath = tuple[str | int, ...]
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    message: str
+    file: Path
+    line: int = 0  # 1-based; 0 when the problem has no place (an unreadable file)
+    col: int = 0
+    severity: Severity = Severity.ERROR
+    path: KeyPath = ()
+    hint: str = ""
+    # How deep in the document the problem sits; sorting by it puts the most specific first.
+    depth: int = field(default=0, compare=False)
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    @property
+    def key_path(self) -> str:
+        return format_key_path(self.path)
+
+    @property
+    def location(self) -> str:
+        if self.line <= 0:
+            return str(self.file)
+        return f"{self.file}:{self.line}:{self.col}"
+
+    def headline(self) -> str:
+        """`file:line:col: error: message [code]`: one line, as compilers print them."""
+        return f"{self.location}: {self.severity.value}: {self.message} [{self.code}]"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity.value,
+            "message": self.message,
+            "file": str(self.file),
+            "line": self.line,
+            "col": self.col,
+            "path": self.key_path,
+            "hint": self.hint,
+        }
+
+
+class PipelineError(Exception):
+    """A pipeline file that cannot be loaded; carries every diagnostic of the file."""
+
+    def __init__(self, path: Path, diagnostics: Sequence[Diagnostic]) -> None:
+        self.path = path
+        self.diagnostics = tuple(diagnostics)
+        errors = [d for d in self.diagnostics if d.is_error]
+        super().__init__(
+            f"{path}: {len(errors)} error(s)\n" + "\n".join(render(d) for d in self.diagnostics)
+        )
+
+
+def format_key_path(path: KeyPath) -> str:
+    """`("tools", 2, "decompose")` -> `tools[2].decompose`."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Errors before warnings, then in file order; at one place the most specific first."""
+    return sorted(
+        diagnostics,
+        key=lambda d: (not d.is_error, str(d.file), d.line, d.col, -d.depth, d.code),
+    )
+
+
+@lru_cache(maxsize=256)
+def _file_lines(path: Path) -> tuple[str, ...]:
+    try:
+        return tuple(path.read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError:
+        return ()
+
+
+def snippet(diagnostic: Diagnostic, lines: Sequence[str] | None = None) -> str:
+    """The offending line with a gutter and a caret under the column, or "" without a place."""
+    source = lines if lines is not None else _file_lines(diagnostic.file)
+    if diagnostic.line <= 0 or diagnostic.line > len(source):
+        return ""
+    text = source[diagnostic.line - 1].expandtabs(1)
+    gutter = f"{diagnostic.line:>4} | "
+    caret = " " * (len(gutter) - 2) + "| " + " " * max(diagnostic.col - 1, 0) + "^"
+    return f"{gutter}{text}\n{caret}"
+
+
+def render(
+    diagnostic: Diagnostic,
+    lines: Sequence[str] | None = None,
+    *,
+    color: bool = False,
+    display_file: str | None = None,
+) -> str:
+    """A diagnostic for a terminal: headline, caret snippet, hint."""
+    headline = diagnostic.headline()
+    if display_file is not None:
+        headline = headline.replace(str(diagnostic.file), display_file, 1)
+    parts = [_paint_headline(headline, diagnostic, color)]
+    code = snippet(diagnostic, lines)
+    if code:
+        parts.append(_paint(code, "blue", color) if color else code)
+    if diagnostic.hint:
+        parts.append(f"     = hint: {diagnostic.hint}")
+    return "\n".join(parts)
+
+
+_COLORS = {"red": "31", "yellow": "33", "blue": "34", "bold": "1"}
+
+
+def _paint(text: str, color: str, enabled: bool) -> str:
+    return f"\x1b[{_COLORS[color]}m{text}\x1b[0m" if enabled else text
+
+
+def _paint_headline(headline: str, diagnostic: Diagnostic, color: bool) -> str:
+    if not color:
+        return headline
+    label = f"{diagnostic.severity.value}:"
+    painted = _paint(label, "red" if diagnostic.is_error else "yellow", True)
+    return headline.replace(label, painted, 1)

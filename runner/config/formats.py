@@ -1,0 +1,149 @@
+"""How `runner validate` prints its reports: text (for people), json, github (workflow
+annotations) and junit (for CI test tabs)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from xml.etree import ElementTree
+
+from runner.config import FileReport
+from runner.config.diagnostics import Diagnostic, render
+
+FORMATS = ("text", "json", "github", "junit")
+
+
+def display_path(path: Path) -> str:
+    """A path as the user would write it: relative to the current folder when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def format_reports(
+    reports: Sequence[FileReport], fmt: str, *, strict: bool = False, color: bool = False
+) -> str:
+    formatters: dict[str, Callable[[Sequence[FileReport], bool, bool], str]] = {
+        "text": _text,
+        "json": _json,
+        "github": _github,
+        "junit": _junit,
+    }
+    return formatters[fmt](reports, strict, color)
+
+
+def summary(reports: Sequence[FileReport], strict: bool) -> str:
+    failed = sum(not report.passed(strict) for report in reports)
+    errors = sum(len(report.errors) for report in reports)
+    warnings = sum(len(report.warnings) for report in reports)
+    files = "file" if len(reports) == 1 else "files"
+    return (
+        f"{len(reports)} {files} checked: {len(reports) - failed} valid, {failed} invalid "
+        f"({_count(errors, 'error')}, {_count(warnings, 'warning')})"
+    )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _text(reports: Sequence[FileReport], strict: bool, color: bool) -> str:
+    blocks: list[str] = []
+    for report in reports:
+        for diagnostic in report.diagnostics:
+            blocks.append(
+                render(diagnostic, color=color, display_file=display_path(diagnostic.file))
+            )
+        status = "ok" if report.passed(strict) else "invalid"
+        if report.diagnostics:
+            status += f" ({_count(len(report.errors), 'error')}, "
+            status += f"{_count(len(report.warnings), 'warning')})"
+        blocks.append(f"{display_path(report.path)}: {status}")
+    blocks.append(summary(reports, strict))
+    return "\n".join(blocks)
+
+
+def _diagnostic_json(diagnostic: Diagnostic) -> dict[str, object]:
+    return {**diagnostic.to_json(), "file": display_path(diagnostic.file)}
+
+
+def _json(reports: Sequence[FileReport], strict: bool, color: bool) -> str:
+    files = [
+        {
+            "file": display_path(report.path),
+            "valid": report.passed(strict),
+            "errors": len(report.errors),
+            "warnings": len(report.warnings),
+            "diagnostics": [_diagnostic_json(d) for d in report.diagnostics],
+        }
+        for report in reports
+    ]
+    document = {
+        "valid": all(report.passed(strict) for report in reports),
+        "strict": strict,
+        "summary": summary(reports, strict),
+        "files": files,
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _github(reports: Sequence[FileReport], strict: bool, color: bool) -> str:
+    lines: list[str] = []
+    for report in reports:
+        for diagnostic in report.diagnostics:
+            level = "error" if diagnostic.is_error or strict else "warning"
+            properties = [f"file={_escape_property(display_path(diagnostic.file))}"]
+            if diagnostic.line > 0:
+                properties += [f"line={diagnostic.line}", f"col={diagnostic.col}"]
+            properties.append(f"title={_escape_property('runner ' + diagnostic.code)}")
+            message = diagnostic.message
+            if diagnostic.hint:
+                message += f"\nhint: {diagnostic.hint}"
+            lines.append(f"::{level} {','.join(properties)}::{_escape_data(message)}")
+    lines.append(summary(reports, strict))
+    return "\n".join(lines)
+
+
+def _junit(reports: Sequence[FileReport], strict: bool, color: bool) -> str:
+    failed = sum(not report.passed(strict) for report in reports)
+    suites = ElementTree.Element("testsuites")
+    suite = ElementTree.SubElement(
+        suites,
+        "testsuite",
+        name="runner validate",
+        tests=str(len(reports)),
+        failures=str(failed),
+        errors="0",
+        skipped="0",
+    )
+    for report in reports:
+        name = display_path(report.path)
+        case = ElementTree.SubElement(
+            suite, "testcase", classname="runner.validate", name=name, file=name
+        )
+        text = "\n".join(render(d, display_file=display_path(d.file)) for d in report.diagnostics)
+        if not report.passed(strict):
+            failure = ElementTree.SubElement(
+                case,
+                "failure",
+                type="invalid pipeline",
+                message=f"{_count(len(report.errors), 'error')}, "
+                f"{_count(len(report.warnings), 'warning')}",
+            )
+            failure.text = text
+        elif text:
+            ElementTree.SubElement(case, "system-out").text = text
+    ElementTree.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(
+        suites, encoding="unicode"
+    )

@@ -1,0 +1,472 @@
+"""jsonschema's errors, rewritten for the person who wrote the pipeline.
+
+jsonschema reports what failed in the schema's terms ("'x' is not valid under any of the given
+schemas"). An author needs the key path, what was expected in YAML terms, a "did you mean" for a
+near miss, and — for a failed `oneOf` — the errors of the alternative they most likely meant
+rather than of every alternative. Every diagnostic made here has an `S1xx` code (docs/validate.md).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import date
+from typing import Any
+
+from jsonschema.exceptions import ValidationError
+
+from runner.config.diagnostics import Diagnostic, KeyPath, format_key_path
+from runner.config.loader import Document
+from runner.config.schema import validation_schema
+
+TYPE_NAMES = {
+    "object": "a mapping",
+    "array": "a list",
+    "string": "a text",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "nothing",
+}
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """The closest choice to a misspelt word, if one is close enough to be a typo."""
+    matches = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.7)
+    return matches[0] if matches else None
+
+
+def suggestion_suffix(word: str, choices: Iterable[str]) -> str:
+    match = did_you_mean(word, choices)
+    return f"; did you mean `{match}`?" if match else ""
+
+
+def humanize(
+    errors: Iterable[ValidationError],
+    document: Document,
+    root: Mapping[str, Any] | None = None,
+) -> list[Diagnostic]:
+    """Diagnostics for every schema error of a document, without duplicates. `root` is the
+    schema the errors came from (default: the pipeline schema, as validated)."""
+    explainer = _Explainer(document, root if root is not None else validation_schema())
+    diagnostics: dict[tuple[str, KeyPath, str], Diagnostic] = {}
+    for error in errors:
+        for diagnostic in explainer.explain(error):
+            diagnostics.setdefault(
+                (diagnostic.code, diagnostic.path, diagnostic.message), diagnostic
+            )
+    return list(diagnostics.values())
+
+
+class _Explainer:
+    def __init__(self, document: Document, root: Mapping[str, Any]) -> None:
+        self.document = document
+        self.root = root
+        self.handlers: dict[str, Callable[[ValidationError], Iterator[Diagnostic]]] = {
+            "oneOf": self._alternatives,
+            "anyOf": self._alternatives,
+            "additionalProperties": self._unknown_keys,
+            "required": self._required,
+            "type": self._type,
+            "enum": self._enum,
+            "const": self._enum,
+            "pattern": self._pattern,
+            "minimum": self._range,
+            "maximum": self._range,
+            "exclusiveMinimum": self._range,
+            "minLength": self._empty,
+            "minItems": self._empty,
+            "minProperties": self._empty,
+            "maxProperties": self._too_many_keys,
+            "uniqueItems": self._duplicate_item,
+            "dependentRequired": self._dependent,
+            "not": self._not,
+        }
+
+    def explain(self, error: ValidationError) -> Iterator[Diagnostic]:
+        if "propertyNames" in error.relative_schema_path:
+            yield from self._bad_key_name(error)
+            return
+        handler = self.handlers.get(str(error.validator))
+        if handler is None:
+            yield self._diagnostic("S199", error.message, _path(error))
+            return
+        yield from handler(error)
+
+    # --- building blocks -----------------------------------------------------------------
+
+    def _diagnostic(
+        self, code: str, message: str, path: KeyPath, *, hint: str = "", at_key: bool = False
+    ) -> Diagnostic:
+        position = self.document.position(path, at_key=at_key)
+        if not path and not at_key:
+            position = type(position)(1, 1)
+        return Diagnostic(
+            code,
+            message,
+            self.document.path,
+            position.line,
+            position.col,
+            path=path,
+            hint=hint,
+            depth=len(path),
+        )
+
+    def _subject(self, path: KeyPath) -> str:
+        """How a message names a place: `tools[2] (product_lookup)` or `llm.cache`."""
+        if not path:
+            return "the top level"
+        text = format_key_path(path)
+        if len(path) == 2 and path[0] == "tools":
+            name = _get(self.document.data, (*path, "name"))
+            if isinstance(name, str):
+                text += f" (`{name}`)"
+        return text
+
+    def _source_text(self, path: KeyPath) -> str:
+        """The value as written in the file (for `quote it` hints)."""
+        position = self.document.position(path)
+        lines = self.document.lines
+        if not 0 < position.line <= len(lines):
+            return ""
+        text = lines[position.line - 1][position.col - 1 :].split(" #")[0]
+        # a scalar in a flow list or mapping ends at the next separator
+        return re.split(r"[,\]}]", text)[0].strip()
+
+    # --- handlers, one per schema keyword -----------------------------------------------
+
+    def _alternatives(self, error: ValidationError) -> Iterator[Diagnostic]:
+        branches = list(error.validator_value)
+        if all(set(branch) <= {"required"} for branch in branches):
+            keys = [branch["required"][0] for branch in branches]
+            wanted = " or ".join(f"`{key}`" for key in keys)
+            yield self._diagnostic(
+                "S109",
+                f"{self._subject(_path(error))} needs {wanted}",
+                _path(error),
+                hint=_property_hint(error.schema, keys),
+            )
+            return
+        chosen = _likely_branch(error)
+        if chosen is None:
+            expected = " or ".join(_expected_types(branches))
+            yield self._diagnostic(
+                "S103",
+                f"{self._subject(_path(error))} must be {expected}, not {describe(error.instance)}",
+                _path(error),
+                hint=_description(error.schema),
+            )
+            return
+        for sub_error in chosen:
+            yield from self.explain(sub_error)
+
+    def _unknown_keys(self, error: ValidationError) -> Iterator[Diagnostic]:
+        if not isinstance(error.instance, Mapping):
+            return
+        allowed = set(error.schema.get("properties", {}))
+        path = _path(error)
+        for key in error.instance:
+            if key not in allowed:
+                yield self._diagnostic(
+                    "S101",
+                    f"unknown key `{key}` in {self._subject(path)}"
+                    + suggestion_suffix(key, allowed),
+                    (*path, key),
+                    hint=f"allowed here: {', '.join(sorted(allowed))}",
+                    at_key=True,
+                )
+
+    def _unknown_key_for_kind(self, error: ValidationError) -> Iterator[Diagnostic]:
+        """A key outside a kind branch's `propertyNames` (a tool key of another kind, a typo)."""
+        schema_path = list(error.schema_path)
+        branch_at = len(schema_path) - 1 - schema_path[::-1].index("then")
+        branch = _schema_at(self.root, schema_path[:branch_at])
+        branches = _schema_at(self.root, schema_path[: branch_at - 1])
+        kind = _branch_value(branch["if"])
+        allowed = set(error.validator_value)
+        own = sorted(set(branch["then"].get("properties", {})))
+        key, path = str(error.instance), _path(error)
+        hint = f"a `{kind}` tool takes {', '.join(own)} besides the keys every tool takes"
+        owners = [
+            _branch_value(other["if"])
+            for other in branches
+            if key in other.get("then", {}).get("properties", {})
+        ]
+        if owners:
+            hint = f"`{key}` belongs to {' and '.join(map(str, owners))} tools; {hint}"
+        yield self._diagnostic(
+            "S101",
+            f"unknown key `{key}` for a `{kind}` tool" + suggestion_suffix(key, allowed),
+            (*path, key),
+            hint=hint,
+            at_key=True,
+        )
+
+    def _required(self, error: ValidationError) -> Iterator[Diagnostic]:
+        instance = error.instance if isinstance(error.instance, Mapping) else {}
+        path = _path(error)
+        for key in error.validator_value:
+            if key in instance:
+                continue
+            hint = _property_hint(error.schema, [key])
+            guess = _guess_discriminator(error, key, instance)
+            if guess:
+                hint = f"the keys given look like `{key}: {guess}`"
+            yield self._diagnostic(
+                "S102", f"missing required key `{key}` in {self._subject(path)}", path, hint=hint
+            )
+
+    def _type(self, error: ValidationError) -> Iterator[Diagnostic]:
+        expected = error.validator_value
+        names = [expected] if isinstance(expected, str) else list(expected)
+        wanted = " or ".join(TYPE_NAMES.get(name, name) for name in names)
+        path = _path(error)
+        hint = _description(error.schema)
+        if "string" in names and _is_scalar(error.instance):
+            written = self._source_text(path) or str(error.instance)
+            hint = f'quote it to make it a text: "{written}"'
+        yield self._diagnostic(
+            "S103",
+            f"{self._subject(path)} must be {wanted}, not {describe(error.instance)}",
+            path,
+            hint=hint,
+        )
+
+    def _enum(self, error: ValidationError) -> Iterator[Diagnostic]:
+        allowed = (
+            [error.validator_value] if error.validator == "const" else list(error.validator_value)
+        )
+        shown = ", ".join(str(value) for value in allowed)
+        value = error.instance
+        message = f"{self._subject(_path(error))}: `{value}` is not allowed; expected "
+        message += f"one of: {shown}" if len(allowed) > 1 else f"`{shown}`"
+        if isinstance(value, str):
+            message += suggestion_suffix(value, [str(choice) for choice in allowed])
+        yield self._diagnostic("S104", message, _path(error), hint=_description(error.schema))
+
+    def _pattern(self, error: ValidationError) -> Iterator[Diagnostic]:
+        rule = error.schema.get("patternErrorMessage") or f"it must match `{error.validator_value}`"
+        yield self._diagnostic(
+            "S105",
+            f"{self._subject(_path(error))}: `{error.instance}` is not valid: {rule}",
+            _path(error),
+        )
+
+    def _range(self, error: ValidationError) -> Iterator[Diagnostic]:
+        bound = error.validator_value
+        phrase = {
+            "minimum": f"at least {bound}",
+            "maximum": f"at most {bound}",
+            "exclusiveMinimum": f"more than {bound}",
+        }[str(error.validator)]
+        yield self._diagnostic(
+            "S106",
+            f"{self._subject(_path(error))} must be {phrase}, not {error.instance}",
+            _path(error),
+            hint=_description(error.schema),
+        )
+
+    def _empty(self, error: ValidationError) -> Iterator[Diagnostic]:
+        bound = error.validator_value
+        what = {"minLength": "character", "minItems": "item", "minProperties": "entry"}[
+            str(error.validator)
+        ]
+        need = "must not be empty" if bound == 1 else f"needs at least {bound} {what}s"
+        yield self._diagnostic(
+            "S107",
+            f"{self._subject(_path(error))} {need}",
+            _path(error),
+            hint=_description(error.schema),
+        )
+
+    def _too_many_keys(self, error: ValidationError) -> Iterator[Diagnostic]:
+        keys = ", ".join(f"`{key}`" for key in error.instance)
+        yield self._diagnostic(
+            "S108",
+            f"{self._subject(_path(error))} takes only {error.validator_value} of its keys, "
+            f"got {keys}",
+            _path(error),
+            hint=_description(error.schema),
+        )
+
+    def _duplicate_item(self, error: ValidationError) -> Iterator[Diagnostic]:
+        seen: list[Any] = []
+        for index, item in enumerate(error.instance):
+            if item in seen:
+                yield self._diagnostic(
+                    "S112",
+                    f"{self._subject(_path(error))} lists `{item}` twice",
+                    (*_path(error), index),
+                    hint="remove the repeated item",
+                )
+                return
+            seen.append(item)
+
+    def _dependent(self, error: ValidationError) -> Iterator[Diagnostic]:
+        path = _path(error)
+        for key, needed in error.validator_value.items():
+            if key not in error.instance:
+                continue
+            for other in needed:
+                if other not in error.instance:
+                    yield self._diagnostic(
+                        "S113",
+                        f"`{key}` in {self._subject(path)} needs `{other}`",
+                        (*path, key),
+                        hint=_property_hint(error.schema, [other]),
+                        at_key=True,
+                    )
+
+    def _not(self, error: ValidationError) -> Iterator[Diagnostic]:
+        forbidden = error.validator_value
+        path = _path(error)
+        if isinstance(forbidden, Mapping) and "required" in forbidden:
+            keys = list(forbidden["required"])
+            pair = " and ".join(f"`{key}`" for key in keys)
+            yield self._diagnostic(
+                "S110",
+                f"{self._subject(path)} gives both {pair}; keep one",
+                (*path, keys[-1]),
+                hint="`template` names a file; `prompt` holds the template text itself",
+                at_key=True,
+            )
+            return
+        yield self._diagnostic(
+            "S111",
+            f"`{path[-1]}` is not allowed in {self._subject(path[:-1])}",
+            path,
+            hint=_description(error.schema),
+            at_key=True,
+        )
+
+    def _bad_key_name(self, error: ValidationError) -> Iterator[Diagnostic]:
+        if "then" in error.relative_schema_path and error.validator == "enum":
+            yield from self._unknown_key_for_kind(error)
+            return
+        path, key = _path(error), str(error.instance)
+        rule = error.schema.get("patternErrorMessage")
+        if rule is None and "enum" in error.schema:
+            rule = "expected one of: " + ", ".join(error.schema["enum"])
+            rule += suggestion_suffix(key, error.schema["enum"])
+        yield self._diagnostic(
+            "S105",
+            f"{self._subject(path)}: the key `{key}` is not valid: {rule or error.message}",
+            (*path, key),
+            at_key=True,
+        )
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def _path(error: ValidationError) -> KeyPath:
+    return tuple(error.absolute_path)
+
+
+def _get(data: Any, path: KeyPath) -> Any:
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, bool | int | float | date)
+
+
+def describe(value: Any) -> str:
+    """A value's YAML type in words, with the value itself when it is short."""
+    if value is None:
+        return "an empty value"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}` (true or false)"
+    if isinstance(value, date):
+        return f"a date ({value})"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return f'the text "{value}"' if len(value) <= 40 else "a text"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _description(schema: Any) -> str:
+    return str(schema.get("description", "")) if isinstance(schema, Mapping) else ""
+
+
+def _property_hint(schema: Mapping[str, Any], keys: Sequence[str]) -> str:
+    """`key`: what it is, from the schema's descriptions of the keys an error is about."""
+    properties = _all_properties(schema)
+    parts = [f"`{key}`: {_description(properties[key])}" for key in keys if key in properties]
+    return " ".join(part for part in parts if not part.endswith(": "))
+
+
+def _all_properties(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """An object's properties, with those of its `if`/`then` branches."""
+    properties = dict(schema.get("properties", {}))
+    for branch in schema.get("allOf", []):
+        if "then" in branch:
+            properties.update(_all_properties(branch["then"]))
+    return properties
+
+
+def _schema_at(root: Mapping[str, Any], path: Sequence[str | int]) -> Any:
+    node: Any = root
+    for part in path:
+        node = node[part]
+    return node
+
+
+def _branch_value(condition: Mapping[str, Any]) -> str | None:
+    for spec in condition.get("properties", {}).values():
+        if "const" in spec:
+            return str(spec["const"])
+    return None
+
+
+def _likely_branch(error: ValidationError) -> list[ValidationError] | None:
+    """The errors of the `oneOf`/`anyOf` alternative the author most likely meant: not one
+    whose type is wrong, then the one with the fewest errors. None when every type is wrong."""
+    by_branch: dict[int, list[ValidationError]] = {}
+    for sub_error in error.context or ():
+        by_branch.setdefault(int(sub_error.relative_schema_path[0]), []).append(sub_error)
+    candidates = [
+        errors
+        for errors in by_branch.values()
+        if not any(e.validator == "type" and not e.relative_path for e in errors)
+    ]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda errors: (len(errors), -max(len(e.path) for e in errors)))
+
+
+def _expected_types(branches: Sequence[Mapping[str, Any]]) -> list[str]:
+    names: list[str] = []
+    for branch in branches:
+        declared = branch.get("type", [])
+        for name in [declared] if isinstance(declared, str) else declared:
+            if TYPE_NAMES.get(name, name) not in names:
+                names.append(TYPE_NAMES.get(name, name))
+    return names
+
+
+def _guess_discriminator(
+    error: ValidationError, key: str, instance: Mapping[str, Any]
+) -> str | None:
+    """For a missing discriminator (`kind`): the branch whose keys the object uses most."""
+    best: tuple[int, str] | None = None
+    for branch in error.schema.get("allOf", []):
+        condition = branch.get("if", {})
+        if key not in condition.get("required", ()) or "then" not in branch:
+            continue
+        value = _branch_value(condition)
+        overlap = len(set(branch["then"].get("properties", {})) & set(instance))
+        if value and overlap and (best is None or overlap > best[0]):
+            best = (overlap, value)
+    return best[1] if best else None
