@@ -10,9 +10,10 @@ from runner.llm.types import Purpose
 PURPOSE_VARIABLES: dict[Purpose, frozenset[str]] = {
     # text: the task prompt; types: [{name, description}]
     Purpose.PROMPT_TYPE: frozenset({"text", "types"}),
-    # tools: [{name, instruction, examples, keywords}] — every candidate in one call
+    # tools: [{name, instruction, description, examples, keywords}] — every candidate in one call
     Purpose.SUITABILITY: frozenset({"text", "tools"}),
-    # schema: the JSON Schema of the parameters; known_values: values of the pipeline's tables
+    # schema: the JSON Schema of the parameters; known_values: values of the pipeline's tables,
+    # {<lookup parameter or key column>: [values]}
     Purpose.DECOMPOSE: frozenset({"text", "schema", "tool", "instruction", "known_values"}),
     Purpose.EXTRACT: frozenset({"text", "schema", "tool", "instruction", "known_values"}),
     # a prompt tool renders its own template (see docs/reference.md for its variables)
@@ -37,6 +38,7 @@ PROMPT_TOOL_VARIABLES = frozenset(
         "clarification",  # {question, answer} when continuing a clarification (C24), else none
         "tool",
         "domain",
+        "lookup",  # lookup(tool, key): a lookup tool's rows for a key, a direct call (C26)
     }
 )
 

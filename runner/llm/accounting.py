@@ -1,0 +1,56 @@
+"""Per-call records (the trace's `llm.call` events) and totals by purpose (the run's stats)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One provider attempt, or one answer from the cache."""
+
+    purpose: str
+    tool: str | None
+    provider: str
+    model: str
+    latency_ms: float
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool
+    attempt: int  # 1 for the first try of a request; retries count up
+    outcome: str  # ok | invalid (the structured reply failed validation) | error
+    tokens_estimated: bool = False  # the provider gave no usage; see runner.text.estimate_tokens
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {key: value for key, value in asdict(self).items() if value is not None}
+
+
+class Accounting:
+    def __init__(self) -> None:
+        self.calls: list[CallRecord] = []
+
+    def add(self, record: CallRecord) -> int:
+        """Adds a record; returns its index (so its outcome can be amended)."""
+        self.calls.append(record)
+        return len(self.calls) - 1
+
+    def stats(self) -> dict[str, Any]:
+        """`{"llm_calls", "by_purpose": {purpose: {calls, prompt_tokens, completion_tokens, ms}},
+        "prompt_tokens", "completion_tokens"}`; failed attempts count too (they cost time)."""
+        by_purpose: dict[str, dict[str, Any]] = {}
+        for call in self.calls:
+            entry = by_purpose.setdefault(
+                call.purpose, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "ms": 0.0}
+            )
+            entry["calls"] += 1
+            entry["prompt_tokens"] += call.prompt_tokens
+            entry["completion_tokens"] += call.completion_tokens
+            entry["ms"] = round(entry["ms"] + call.latency_ms, 3)
+        return {
+            "llm_calls": len(self.calls),
+            "by_purpose": by_purpose,
+            "prompt_tokens": sum(c.prompt_tokens for c in self.calls),
+            "completion_tokens": sum(c.completion_tokens for c in self.calls),
+        }

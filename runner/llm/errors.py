@@ -1,0 +1,47 @@
+"""The errors of the LLM layer. Each message names what failed and how to fix it."""
+
+from __future__ import annotations
+
+
+class LLMError(Exception):
+    """Base class: something about an LLM call went wrong."""
+
+
+class LLMConfigError(LLMError):
+    """The `llm` settings cannot work (unknown provider, missing model, missing key variable…)."""
+
+
+class LLMCallError(LLMError):
+    """A provider call failed for good: a non-transient error, or retries ran out."""
+
+    def __init__(self, message: str, *, purpose: str, tool: str | None, attempts: int) -> None:
+        super().__init__(message)
+        self.purpose = purpose
+        self.tool = tool
+        self.attempts = attempts
+
+
+class LLMReplyError(LLMError):
+    """A structured reply stayed invalid after every retry."""
+
+    def __init__(self, message: str, *, purpose: str, tool: str | None, reply: str) -> None:
+        super().__init__(message)
+        self.purpose = purpose
+        self.tool = tool
+        self.reply = reply
+
+
+class ScriptError(LLMConfigError):
+    """A scripted-provider rule file is malformed."""
+
+
+class ScriptMissError(LLMError):
+    """The scripted provider has no rule for a request (and no `fallback: offline`)."""
+
+
+class CassetteError(LLMConfigError):
+    """A replay cassette is missing or malformed."""
+
+
+class CassetteMissError(LLMError):
+    """The replay cassette holds no reply for a prompt; the message carries a diff."""

@@ -1,0 +1,32 @@
+"""What every provider implements: answer one request with the given model settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from runner.config.model import ModelSettings
+from runner.llm.types import LLMRequest
+
+
+@dataclass(frozen=True)
+class ProviderReply:
+    text: str
+    # As the provider reported them; None when it did not (the client then estimates).
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Provider(Protocol):
+    name: str
+    # Whether replies are worth caching on disk (remote models: yes; local heuristics: no).
+    cacheable: bool
+
+    def prepare(self, settings: ModelSettings) -> None:
+        """Get ready to answer with these settings (import, build clients). Called before each
+        attempt, outside its timeout: one-off start-up work must not count against a call."""
+        ...
+
+    async def generate(self, request: LLMRequest, settings: ModelSettings) -> ProviderReply:
+        """One attempt. Raise on failure; the client decides about retrying."""
+        ...

@@ -1,0 +1,73 @@
+"""Which provider and model a run uses: `--llm` beats `--llm-script`, which beats the
+`RUNNER_LLM` environment variable, which beats the pipeline's `llm` block.
+
+`PROVIDER[:MODEL]` is the override syntax (`ollama:llama3.1`, `openai_like:gpt-4o-mini`,
+`offline`). When an override changes the provider without naming a model, the file's models
+(the block's and the per-purpose ones) are dropped, since a model name rarely means anything to
+another provider; when it names a model, that model is used for every purpose.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from runner.config.model import LLMConfig, ModelSettings
+from runner.llm.errors import LLMConfigError
+from runner.llm.types import Purpose
+
+PROVIDERS = ("offline", "scripted", "replay", "openai_like", "ollama")
+ENV_VARIABLE = "RUNNER_LLM"
+
+
+def parse_override(spec: str, *, origin: str) -> tuple[str, str | None]:
+    """`"ollama:llama3.1"` -> `("ollama", "llama3.1")`; `origin` names the flag or variable."""
+    provider, _, model = spec.strip().partition(":")
+    provider = provider.strip()
+    if provider not in PROVIDERS:
+        raise LLMConfigError(
+            f"{origin}: unknown LLM provider {provider!r}; use one of {', '.join(PROVIDERS)}, "
+            "optionally followed by :MODEL (for example ollama:llama3.1)"
+        )
+    return provider, (model.strip() or None)
+
+
+def resolve(
+    config: LLMConfig,
+    *,
+    override: str | None = None,
+    script: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LLMConfig:
+    """The LLM settings in force after the command-line flags and the environment."""
+    environ = os.environ if environ is None else environ
+    if override:
+        return _apply(config, *parse_override(override, origin="--llm"))
+    if script is not None:
+        return dataclasses.replace(config, provider="scripted", script_file=script)
+    env_spec = environ.get(ENV_VARIABLE, "").strip()
+    if env_spec:
+        return _apply(config, *parse_override(env_spec, origin=f"${ENV_VARIABLE}"))
+    return config
+
+
+def _apply(config: LLMConfig, provider: str, model: str | None) -> LLMConfig:
+    if model is not None:
+        purposes = {name: dataclasses.replace(s, model=None) for name, s in config.purposes.items()}
+        return dataclasses.replace(config, provider=provider, model=model, purposes=purposes)
+    if provider == config.provider:
+        return config
+    purposes = {name: dataclasses.replace(s, model=None) for name, s in config.purposes.items()}
+    return dataclasses.replace(config, provider=provider, model=None, purposes=purposes)
+
+
+def model_settings(config: LLMConfig, purpose: Purpose) -> ModelSettings:
+    """The model, temperature and max_tokens for one purpose (`llm.purposes.<purpose>` wins)."""
+    specific = config.purposes.get(purpose.value, ModelSettings())
+    return ModelSettings(
+        model=specific.model or config.model,
+        temperature=config.temperature if specific.temperature is None else specific.temperature,
+        max_tokens=specific.max_tokens or config.max_tokens,
+    )

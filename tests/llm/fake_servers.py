@@ -1,0 +1,147 @@
+"""A real HTTP server on 127.0.0.1 speaking OpenAI chat completions (`/v1/chat/completions`)
+and Ollama chat (`/api/chat`), scripted per test: each request takes the next step of the
+script (the last step repeats). Steps: reply with content, answer an HTTP error, stall, or send
+a body that is not JSON at all."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Step:
+    status: int = 200
+    content: str = "ok"  # the assistant message, for status 200
+    stall_s: float = 0.0  # wait before answering (released at teardown)
+    usage: tuple[int, int] | None = (11, 7)  # prompt/completion tokens reported, or none
+    raw_body: str | None = None  # sent as-is instead of a well-formed body
+
+
+def reply(content: str, **kwargs: Any) -> Step:
+    return Step(content=content, **kwargs)
+
+
+def error(status: int, message: str = "scripted failure") -> Step:
+    return Step(status=status, content=message)
+
+
+def stall(seconds: float) -> Step:
+    return Step(stall_s=seconds)
+
+
+@dataclass
+class FakeLLMServer:
+    steps: list[Step] = field(default_factory=lambda: [Step()])
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    authorizations: list[str] = field(default_factory=list)  # each request's Authorization
+    max_in_flight: int = 0
+    hold_s: float = 0.0  # every request waits this long: lets a test observe concurrency
+    _in_flight: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    release: threading.Event = field(default_factory=threading.Event)
+    url: str = ""
+
+    def script(self, *steps: Step) -> None:
+        self.steps = list(steps)
+
+    def next_step(self, body: dict[str, Any]) -> Step:
+        with self._lock:
+            self.requests.append(body)
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            return self.steps.pop(0) if len(self.steps) > 1 else self.steps[0]
+
+    def done(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+
+def _handler(server_state: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", 0))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            server_state.authorizations.append(self.headers.get("Authorization", ""))
+            step = server_state.next_step(body)
+            try:
+                if server_state.hold_s:
+                    time.sleep(server_state.hold_s)
+                if step.stall_s:
+                    server_state.release.wait(step.stall_s)
+                self._answer(step, body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test): nothing to answer
+            finally:
+                server_state.done()
+
+        def _answer(self, step: Step, body: dict[str, Any]) -> None:
+            if step.raw_body is not None:
+                payload = step.raw_body
+            elif step.status != 200:
+                payload = json.dumps({"error": {"message": step.content, "type": "scripted"}})
+            elif self.path.startswith("/api/chat"):
+                payload = json.dumps(_ollama_body(step, body))
+            else:
+                payload = json.dumps(_openai_body(step, body))
+            data = payload.encode("utf-8")
+            self.send_response(step.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+def _openai_body(step: Step, body: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", "test-model"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": step.content},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    if step.usage is not None:
+        prompt, completion = step.usage
+        result["usage"] = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+    return result
+
+
+def _ollama_body(step: Step, body: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "model": body.get("model", "test-model"),
+        "created_at": "2024-01-01T00:00:00Z",
+        "message": {"role": "assistant", "content": step.content},
+        "done": True,
+        "done_reason": "stop",
+    }
+    if step.usage is not None:
+        result["prompt_eval_count"], result["eval_count"] = step.usage
+    return result
+
+
+def start() -> tuple[FakeLLMServer, ThreadingHTTPServer]:
+    state = FakeLLMServer()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd.daemon_threads = True
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True).start()
+    return state, httpd

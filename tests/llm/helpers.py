@@ -1,0 +1,61 @@
+"""Small builders shared by the LLM-layer tests."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from runner.config.model import (
+    LLMConfig,
+    LookupOptions,
+    Pipeline,
+    PromptOptions,
+    ScriptRule,
+    TemplateRef,
+    ToolConfig,
+    ToolKind,
+)
+from runner.llm import build_client
+from runner.llm.client import Client
+from runner.llm.prompts import Prompts
+
+T = TypeVar("T")
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coroutine)
+
+
+def tool(name: str, instruction: str = "", **kwargs: Any) -> ToolConfig:
+    options = PromptOptions(template=TemplateRef(inline="{{ text }}"))
+    return ToolConfig(
+        name=name, kind=ToolKind.PROMPT, instruction=instruction, options=options, **kwargs
+    )
+
+
+def pipeline(folder: Path, *tools: ToolConfig, llm: LLMConfig | None = None) -> Pipeline:
+    return Pipeline(
+        path=folder / "pipeline.yaml",
+        domain="test",
+        tools=tools or (tool("only"),),
+        llm=llm or LLMConfig(),
+    )
+
+
+def lookup_tool(table: Path, key: str, **kwargs: Any) -> ToolConfig:
+    return ToolConfig(
+        name="product_lookup",
+        kind=ToolKind.LOOKUP,
+        options=LookupOptions(table=table, key=key, **kwargs),
+    )
+
+
+def scripted(*rules: ScriptRule, **config: Any) -> Client:
+    return build_client(LLMConfig(provider="scripted", script=rules, **config), environ={})
+
+
+def offline(pipeline: Pipeline | None = None) -> tuple[Client, Prompts]:
+    client = build_client(LLMConfig(), pipeline=pipeline, environ={})
+    return client, Prompts(client, pipeline)
