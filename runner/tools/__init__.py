@@ -41,9 +41,16 @@ class ToolServices:
 
 
 def build_tools(pipeline: Pipeline, services: ToolServices) -> dict[str, Tool]:
-    """Every tool of the pipeline, by simple name, in file order."""
+    """Every tool of the pipeline, by simple name, in file order.
+
+    A tool with a `decompose` block is wrapped in the declarative coordinator
+    (runner/tools/declarative.py), whatever its kind: the engine sees YAML and Python
+    coordinators alike, through the protocols only.
+    """
+    from runner.tools.declarative import wrap
+
     tools: dict[str, Tool] = {}
     for config in pipeline.tools:
         module = importlib.import_module(KIND_MODULES[config.kind])
-        tools[config.name] = module.build(config, services)
+        tools[config.name] = wrap(module.build(config, services), config)
     return tools

@@ -1,0 +1,214 @@
+"""Composing a run: pipeline file → LLM client → prompts → tools → orchestrator, and sessions.
+
+`Runtime.open(...)` is what `runner run`, `runner chat` and `runner test` start from; a
+`Conversation` runs rounds on one stored session, saving after every step (C24):
+
+    runtime = Runtime.open("pipelines/support.yaml", llm_override="offline")
+    with SessionStore.for_pipeline(runtime.pipeline) as store:
+        conversation = runtime.conversation(store, session_id=None)
+        result = asyncio.run(conversation.say("Is the KW-620 quiet?"))
+
+Heavy modules (llama-index through the retrieval layer) are imported only when the pipeline has
+corpora, and only when a tool first opens one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from runner.config.model import Pipeline
+from runner.sessions import OpenSession, RoundRecord, SessionStore, SessionWriter
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from runner.engine.orchestrator import Orchestrator
+    from runner.engine.outcome import RoundResult
+    from runner.engine.protocols import Tool
+    from runner.engine.state import SessionState
+    from runner.llm.client import Client
+    from runner.llm.prompts import Prompts
+    from runner.trace import Trace
+
+
+@dataclass
+class Runtime:
+    """A loaded pipeline with its LLM client, prompts and tools, ready to run rounds."""
+
+    pipeline: Pipeline
+    client: Client
+    prompts: Prompts
+    tools: dict[str, Tool]
+
+    @classmethod
+    def open(
+        cls,
+        pipeline_path: str | Path,
+        *,
+        llm_override: str | None = None,
+        llm_script: str | Path | None = None,
+        record: str | Path | None = None,
+        cache: bool | None = None,
+        allow_python: bool = False,
+        build_indexes: bool = True,
+        index_progress: Callable[[str, str, int, int], None] | None = None,
+    ) -> Runtime:
+        """Load and validate the pipeline file, then compose everything a round needs.
+
+        Raises PipelineError (an invalid file), LLMConfigError (bad provider settings) or
+        ToolBuildError (a tool that cannot be built, e.g. a `python` tool not allowed)."""
+        from runner.config import load_pipeline
+
+        pipeline = load_pipeline(Path(pipeline_path))
+        return cls.from_pipeline(
+            pipeline,
+            llm_override=llm_override,
+            llm_script=llm_script,
+            record=record,
+            cache=cache,
+            allow_python=allow_python,
+            build_indexes=build_indexes,
+            index_progress=index_progress,
+        )
+
+    @classmethod
+    def from_pipeline(
+        cls,
+        pipeline: Pipeline,
+        *,
+        llm_override: str | None = None,
+        llm_script: str | Path | None = None,
+        record: str | Path | None = None,
+        cache: bool | None = None,
+        allow_python: bool = False,
+        build_indexes: bool = True,
+        index_progress: Callable[[str, str, int, int], None] | None = None,
+    ) -> Runtime:
+        from runner.llm import build_client
+        from runner.llm.prompts import Prompts
+        from runner.tools import ToolServices, build_tools
+
+        client = build_client(
+            pipeline.llm,
+            pipeline=pipeline,
+            override=llm_override,
+            script=Path(llm_script) if llm_script is not None else None,
+            record=Path(record) if record is not None else None,
+            cache=cache,
+        )
+        services = ToolServices(
+            pipeline,
+            allow_python=allow_python,
+            corpus=corpus_hook(pipeline, build_indexes, index_progress),
+            state_dir=pipeline.state_folder,
+        )
+        try:
+            tools = build_tools(pipeline, services)
+        except BaseException:
+            client.close()
+            raise
+        return cls(pipeline, client, Prompts(client, pipeline), tools)
+
+    def orchestrator(
+        self,
+        *,
+        trace: Trace | None = None,
+        checkpoint: Callable[[SessionState], None] | None = None,
+    ) -> Orchestrator:
+        from runner.engine.orchestrator import Orchestrator
+
+        return Orchestrator(
+            self.pipeline,
+            self.tools,
+            self.prompts,
+            trace=trace,
+            checkpoint=checkpoint,
+            llm=self.client,
+        )
+
+    def conversation(self, store: SessionStore, session_id: str | None = None) -> Conversation:
+        """Rounds on one session: the stored one with that id, or a new one."""
+        return Conversation(self, store, store.open(session_id, self.pipeline))
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def corpus_hook(
+    pipeline: Pipeline,
+    build_indexes: bool,
+    progress: Callable[[str, str, int, int], None] | None = None,
+) -> Callable[[str], Any] | None:
+    """`services.corpus` for the retrieval kinds: None for a pipeline without corpora, so that
+    such a pipeline never imports the retrieval layer."""
+    if not pipeline.corpora:
+        return None
+    from runner.retrieval import corpus_loader
+
+    opened: dict[str, Callable[[str], Any]] = {}
+
+    def corpus(name: str) -> Any:
+        if name not in opened:
+            report = None
+            if progress is not None:
+
+                def report(stage: str, done: int, total: int) -> None:
+                    progress(name, stage, done, total)
+
+            opened[name] = corpus_loader(pipeline, build=build_indexes, progress=report)
+        return opened[name](name)
+
+    return corpus
+
+
+@dataclass
+class Conversation:
+    """One session's rounds. Saves after every tool, every clarification and every round
+    (the orchestrator's checkpoints), and keeps each finished round's result and trace."""
+
+    runtime: Runtime
+    store: SessionStore
+    session: OpenSession
+    results: list[RoundResult] = field(default_factory=list)
+
+    @property
+    def session_id(self) -> str:
+        return self.session.state.session_id
+
+    @property
+    def state(self) -> SessionState:
+        return self.session.state
+
+    @property
+    def warnings(self) -> list[str]:
+        """Said once, when the session was opened (e.g. the pipeline file changed)."""
+        return self.session.warnings
+
+    async def say(self, message: str) -> RoundResult:
+        """One round: a fresh message, the answer to the pending question, or (when the stored
+        state is an interrupted round) that round finished first."""
+        from runner.trace import Trace
+
+        trace = Trace()
+        writer = SessionWriter(self.store, self.session.version)
+        orchestrator = self.runtime.orchestrator(trace=trace, checkpoint=writer)
+        result = await orchestrator.run_round(self.state, message)
+        record = RoundRecord(
+            round=result.round,
+            message=self.state.history[-1]["message"] if self.state.history else message,
+            outcome=result.outcome,
+            result=result.to_json(),
+            trace=list(trace.events),
+        )
+        writer.finish(self.state, record)
+        self.session.version = writer.version
+        self.results.append(result)
+        return result

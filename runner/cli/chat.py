@@ -1,0 +1,98 @@
+"""`runner chat PIPELINE`: an interactive conversation on one session.
+
+Each line is a round; a clarifying question is asked inline and the next line answers it (C24).
+Ctrl-D (end of input) ends the chat; the session stays stored, so `--session ID` continues it
+later, in `chat` or in `run`. Reads piped input too, one message a line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+import click
+
+from runner.cli.run import (
+    conversation,
+    friendly_errors,
+    make_console,
+    run_options,
+    runtime_options,
+    show_result,
+    warn,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from runner.app import Conversation
+
+
+@click.command("chat")
+@click.argument("pipeline", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@runtime_options
+@click.option("--tree", is_flag=True, help="Show the task tree after every answer.")
+def command(pipeline: Path, tree: bool, **values: Any) -> None:
+    """Talk to PIPELINE: one message a line, clarifying questions answered inline.
+
+    Ctrl-D ends the chat. The session is stored after every step; continue it later with
+    --session ID (here or in `runner run`).
+    """
+    options = run_options(pipeline, values)
+    stdin = sys.stdin
+    console = make_console()
+    with friendly_errors(options.debug), conversation(options) as talk:
+        warn(talk.warnings)
+        interactive = stdin.isatty()
+        if interactive:
+            console.print(
+                f"runner chat · {talk.runtime.pipeline.domain} · session {talk.session_id} "
+                "· Ctrl-D to end",
+                style="dim",
+            )
+        asyncio.run(chat(talk, stdin, console, tree=tree, interactive=interactive))
+        console.print(
+            f"session {talk.session_id} saved · continue with: runner chat {pipeline} "
+            f"--session {talk.session_id}",
+            style="dim",
+        )
+
+
+async def chat(
+    talk: Conversation, stdin: TextIO, console: Console, *, tree: bool, interactive: bool
+) -> None:
+    """One round a line until the input ends. A single event loop serves the whole chat, so
+    the LLM client's connections and limits live as long as the conversation."""
+    while True:
+        waiting = talk.state.waiting
+        line = read_line("answer> " if waiting else "you> ", stdin, interactive)
+        if line is None:  # Ctrl-D / end of the piped input
+            if interactive:
+                console.print()
+            return
+        message = line.strip()
+        if not message:
+            continue
+        if not interactive:  # a transcript of piped input shows what was said
+            console.print(f"{'answer' if waiting else 'you'}> {message}", style="bold")
+        result = await talk.say(message)
+        warn(result.warnings)
+        show_result(console, result, tree=tree, stats=tree)
+        console.print()
+        sys.stdout.flush()
+
+
+def read_line(prompt: str, stdin: TextIO, interactive: bool) -> str | None:
+    """The next message, None at the end of the input. On a terminal, `input()` with line
+    editing and history (readline, where the platform has it)."""
+    if not interactive:
+        return stdin.readline() or None
+    with contextlib.suppress(ImportError):  # imported for its side effect: line editing
+        import readline  # noqa: F401
+    try:
+        return input(prompt)
+    except EOFError:
+        return None

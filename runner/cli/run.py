@@ -1,0 +1,386 @@
+"""`runner run PIPELINE MESSAGE`: one round of a conversation.
+
+Exit 0: answered; 3: a clarifying question was asked (answer it with `--session ID`); 1: an
+error, told in one readable paragraph (the traceback only with `--debug`).
+
+The options, the error handling and the human output here are shared with `runner chat`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from runner.app import Conversation, Runtime
+    from runner.engine.outcome import RoundResult
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_ERROR = 1
+
+# How the task tree names the reason a tool ran (the engine's activation reasons).
+REASONS = {
+    "forced": "forced",
+    "suitability": "suitability",
+    "rule": "rule",
+    "always": "always",
+    "retrieval": "retrieval",
+    "after_subtasks": "after subtasks",
+    "deep_fallback": "deep fallback",
+}
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What `run` and `chat` share: how to build the runtime and where the session lives."""
+
+    pipeline: Path
+    session: str | None
+    llm: str | None
+    llm_script: Path | None
+    record: Path | None
+    cache: bool | None
+    allow_python: bool
+    state: Path | None
+    build: bool
+    debug: bool
+
+
+def runtime_options(function: F) -> F:
+    """The options of `run` and `chat`, in help order."""
+    options = [
+        click.option(
+            "--session",
+            "session",
+            metavar="ID",
+            help="Continue this session (its pending question is answered by the message); "
+            "without it a new session is started and its id printed.",
+        ),
+        click.option(
+            "--llm",
+            metavar="PROVIDER[:MODEL]",
+            help="Override the pipeline's LLM: offline, scripted, replay, openai_like, ollama.",
+        ),
+        click.option(
+            "--llm-script",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help="Answer with the scripted provider, from this file's rules.",
+        ),
+        click.option(
+            "--record",
+            metavar="CASSETTE",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="Write every LLM reply to this cassette (replay it with --llm replay).",
+        ),
+        click.option(
+            "--cache/--no-cache",
+            default=None,
+            help="Use the on-disk LLM response cache (default: the pipeline's llm.cache).",
+        ),
+        click.option(
+            "--allow-python",
+            is_flag=True,
+            envvar="RUNNER_ALLOW_PYTHON",
+            help="Allow `python` tools to import and run their code (also RUNNER_ALLOW_PYTHON=1).",
+        ),
+        click.option(
+            "--state",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="The session store (default: .runner/state.sqlite beside the pipeline).",
+        ),
+        click.option(
+            "--no-build",
+            is_flag=True,
+            help="Fail instead of building a missing or stale corpus index.",
+        ),
+        click.option("--debug", is_flag=True, help="Show tracebacks of errors."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def run_options(pipeline: Path, values: Mapping[str, Any]) -> RunOptions:
+    return RunOptions(
+        pipeline=pipeline,
+        session=values["session"],
+        llm=values["llm"],
+        llm_script=values["llm_script"],
+        record=values["record"],
+        cache=values["cache"],
+        allow_python=values["allow_python"],
+        state=values["state"],
+        build=not values["no_build"],
+        debug=values["debug"],
+    )
+
+
+@click.command("run")
+@click.argument("pipeline", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("message")
+@runtime_options
+@click.option("--json", "as_json", is_flag=True, help="Print the result object as JSON.")
+@click.option(
+    "--trace",
+    "trace_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the round's trace as JSON Lines.",
+)
+def command(
+    pipeline: Path, message: str, as_json: bool, trace_file: Path | None, **values: Any
+) -> None:
+    """Run one round of PIPELINE on MESSAGE.
+
+    Prints the answer, its sources and the task tree (which tools ran on which task, and why).
+    Exit 0: answered; 3: a clarifying question was asked (answer it with --session ID);
+    1: error.
+    """
+    options = run_options(pipeline, values)
+    with friendly_errors(options.debug), conversation(options) as talk:
+        warn(talk.warnings)
+        result = asyncio.run(talk.say(message))
+    if trace_file is not None and result.trace is not None:
+        result.trace.write_jsonl(trace_file)
+    warn(result.warnings)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+    else:
+        console = make_console()
+        show_result(console, result, tree=True)
+        show_session_hint(console, result, options)
+    sys.exit(result.exit_code)
+
+
+# --- shared with `runner chat` ---------------------------------------------------------------
+
+
+@contextmanager
+def conversation(options: RunOptions) -> Iterator[Conversation]:
+    """The runtime and the session store for one command, closed when it ends."""
+    from runner.app import Runtime
+    from runner.sessions import SessionStore
+
+    runtime = open_runtime(options, Runtime)
+    try:
+        with SessionStore.for_pipeline(runtime.pipeline, options.state) as store:
+            yield runtime.conversation(store, options.session)
+    finally:
+        runtime.close()
+
+
+def open_runtime(options: RunOptions, runtime_class: type[Runtime]) -> Runtime:
+    return runtime_class.open(
+        options.pipeline,
+        llm_override=options.llm,
+        llm_script=options.llm_script,
+        record=options.record,
+        cache=options.cache,
+        allow_python=options.allow_python,
+        build_indexes=options.build,
+        index_progress=_index_progress,
+    )
+
+
+def _index_progress(corpus: str, stage: str, done: int, total: int) -> None:
+    # building an index on first use can take a while: say so once, on stderr
+    if stage == "read" and done == 0:
+        click.echo(f"building the index of corpus {corpus!r} ({total} files)…", err=True)
+
+
+@contextmanager
+def friendly_errors(debug: bool) -> Iterator[None]:
+    """Errors as one readable paragraph on stderr and exit 1; tracebacks only with --debug."""
+    try:
+        yield
+    except (click.exceptions.Exit, click.ClickException, SystemExit):
+        raise
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        if debug:
+            raise
+        click.echo(f"error: {describe_error(exc)}", err=True)
+        sys.exit(EXIT_ERROR)
+
+
+def describe_error(exc: BaseException) -> str:
+    """Our own errors already name the file, the place and the fix; anything else is a bug."""
+    if is_expected(exc):
+        return str(exc)
+    return (
+        f"internal error: {type(exc).__name__}: {exc} (run again with --debug for the "
+        "traceback, and please report it)"
+    )
+
+
+def is_expected(exc: BaseException) -> bool:
+    from runner.config import PipelineError
+    from runner.llm.errors import LLMError
+    from runner.sessions import SessionError
+    from runner.tables import TableError
+    from runner.tools.base import ToolBuildError, ToolRunError
+
+    expected: tuple[type[BaseException], ...] = (
+        PipelineError,
+        LLMError,
+        SessionError,
+        TableError,
+        ToolBuildError,
+        ToolRunError,
+        OSError,
+    )
+    if isinstance(exc, expected):
+        return True
+    # the retrieval layer's errors, named so that their module (and llama-index) stay unloaded
+    return type(exc).__name__ in {"CorpusError", "IndexMissingError"}
+
+
+def warn(warnings: list[str]) -> None:
+    for message in warnings:
+        click.echo(f"warning: {message}", err=True)
+
+
+def make_console() -> Console:
+    """Rich output on stdout; when it is not a terminal (a pipe, a file, a test), a fixed
+    width, so that tables and trees are not cut to a guessed one."""
+    from rich.console import Console
+
+    width = None if sys.stdout.isatty() else 120
+    return Console(highlight=False, soft_wrap=True, width=width)
+
+
+def show_result(console: Console, result: RoundResult, *, tree: bool, stats: bool = True) -> None:
+    """The answer (or question, or error), its sources and, with `tree`, the task tree."""
+    from rich.text import Text
+
+    if result.outcome == "answer":
+        console.print(Text(result.answer or ""))
+    elif result.outcome == "clarification":
+        console.print(Text("? ", style="bold yellow") + Text(result.question or ""))
+    else:
+        console.print(Text("error: ", style="bold red") + Text(result.error or ""))
+    if result.sources:
+        console.print()
+        console.print(Text("Sources", style="bold"))
+        for source in result.sources:
+            console.print(Text(f"  - {source_label(source.to_json())}"))
+    if tree and result.tasks is not None:
+        console.print()
+        console.print(Text("Tasks", style="bold"))
+        console.print(task_tree(result.tasks, answered_by(result)))
+    if stats and result.stats:
+        numbers = result.stats
+        console.print(
+            Text(
+                f"{numbers.get('llm_calls', 0)} LLM calls · {numbers.get('tokens', 0)} tokens · "
+                f"{round(numbers.get('wall_ms', 0))} ms",
+                style="dim",
+            )
+        )
+
+
+def show_session_hint(console: Console, result: RoundResult, options: RunOptions) -> None:
+    from rich.text import Text
+
+    line = f"session {result.session} · round {result.round}"
+    if result.outcome == "clarification":
+        line += (
+            f' · answer with: runner run {options.pipeline} "<your answer>" '
+            f"--session {result.session}"
+        )
+    console.print(Text(line, style="dim"))
+
+
+def source_label(source: Mapping[str, Any]) -> str:
+    parts = [str(source.get("title") or source["document"])]
+    if source.get("title"):
+        parts[0] += f" ({source['document']})"
+    if source.get("page") is not None:
+        parts.append(f"page {source['page']}")
+    if source.get("heading"):
+        parts.append(str(source["heading"]))
+    return ", ".join(parts)
+
+
+def answered_by(result: RoundResult) -> frozenset[str]:
+    """The completion keys of the tools whose result was the round's terminal answer (C25)."""
+    if result.trace is None:
+        return frozenset()
+    return frozenset(event["key"] for event in result.trace.of("terminal") if "key" in event)
+
+
+def task_tree(task: Mapping[str, Any], terminal: frozenset[str] = frozenset()) -> Any:
+    """The result's task tree as a rich Tree: each task with its status, each tool with the
+    reason it ran and what it left in the buffer; skipped conditionals marked as skipped."""
+    from rich.tree import Tree
+
+    node = Tree(task_label(task))
+    _fill(node, task, terminal)
+    return node
+
+
+def _fill(node: Any, task: Mapping[str, Any], terminal: frozenset[str]) -> None:
+    for tool in task.get("tools", []):
+        node.add(tool_label(tool, tool.get("key") in terminal))
+    for child in task.get("children", []):
+        _fill(node.add(task_label(child)), child, terminal)
+
+
+def task_label(task: Mapping[str, Any]) -> Any:
+    from rich.text import Text
+
+    status = "skipped" if task.get("skipped") else task.get("status", "")
+    style = {"done": "green", "skipped": "dim", "failed": "red", "waiting": "yellow"}.get(
+        status, ""
+    )
+    label = Text(f"{task['task_no']} ", style="bold") + Text(shorten(task.get("prompt", "")))
+    label += Text(f"  [{status}]", style=style)
+    details = []
+    if task.get("owner"):
+        details.append(f"by {task['owner']}")
+    if task.get("conditional"):
+        details.append("conditional")
+    if task.get("required_tools"):
+        details.append("requires " + ", ".join(task["required_tools"]))
+    if details:
+        label += Text("  " + "; ".join(details), style="dim")
+    return label
+
+
+def tool_label(tool: Mapping[str, Any], terminal: bool = False) -> Any:
+    from rich.text import Text
+
+    reason = REASONS.get(tool.get("reason", ""), tool.get("reason", "") or "?")
+    label = Text(str(tool["name"]), style="cyan") + Text(f" — {reason}")
+    status = tool.get("status")
+    if status == "asked":
+        label += Text(", asked a question", style="yellow")
+    elif status == "failed":
+        label += Text(", failed", style="red")
+    elif terminal:
+        label += Text(", gave the answer", style="green")
+    else:
+        items = tool.get("items", 0)
+        label += Text(f", {items} item{'s' if items != 1 else ''}")
+        if tool.get("guaranteed"):
+            label += Text(", guaranteed")
+    return label + Text(f"  ({tool['key']})", style="dim")
+
+
+def shorten(text: str, limit: int = 70) -> str:
+    """One line, cut to `limit` characters with an ellipsis."""
+    one_line = " ".join(str(text).split())
+    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"

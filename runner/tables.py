@@ -1,0 +1,118 @@
+"""Lookup tables: rows of a CSV, YAML or JSON file, loaded once and shared.
+
+A `lookup` tool matches rows by key; the offline LLM provider needs the same key values to
+recognise them in a question. Both read tables through `load_table`, so a table is parsed once
+per process (and again only when the file changes).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runner.config.model import Pipeline
+
+Row = dict[str, Any]
+
+TABLE_SUFFIXES = (".csv", ".yaml", ".yml", ".json")
+
+
+class TableError(ValueError):
+    """A table file is missing or is not a list of rows; the message names the file and the fix."""
+
+
+def load_table(path: Path) -> list[Row]:
+    """The rows of a table file, each a dict with string keys, in file order.
+
+    CSV: the first line is the header; every value is a string. YAML/JSON: a list of mappings, or
+    a mapping with a `rows` list. The rows are cached by path and modification time; the caller
+    gets its own copies, so changing them changes nothing shared.
+    """
+    resolved = Path(path).resolve()
+    try:
+        stat = resolved.stat()
+    except FileNotFoundError:
+        raise TableError(
+            f"{path}: table file not found; check the tool's `table:` path (relative to the "
+            "pipeline file)"
+        ) from None
+    return [dict(row) for row in _cached_rows(resolved, stat.st_mtime_ns, stat.st_size)]
+
+
+def key_values(pipeline: Pipeline) -> list[str]:
+    """Every value of every `lookup` tool's key column, without duplicates, in table order."""
+    from runner.config.model import LookupOptions
+
+    values: dict[str, None] = {}
+    for tool in pipeline.tools:
+        if isinstance(tool.options, LookupOptions):
+            table = table_path(pipeline, tool.options.table)
+            for row in load_table(table):
+                value = cell_text(row.get(tool.options.key))
+                if value:
+                    values.setdefault(value, None)
+    return list(values)
+
+
+def table_path(pipeline: Pipeline, table: Path) -> Path:
+    """A table path as written in the pipeline is relative to the pipeline's folder."""
+    return table if table.is_absolute() else pipeline.folder / table
+
+
+def cell_text(value: Any) -> str:
+    """A cell as text: numbers and booleans as written, lists joined, missing as empty."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(cell_text(item) for item in value)
+    return str(value).strip()
+
+
+@cache
+def _cached_rows(path: Path, _mtime_ns: int, _size: int) -> tuple[Row, ...]:
+    # mtime and size are part of the cache key so that an edited table is read again
+    suffix = path.suffix.lower()
+    if suffix not in TABLE_SUFFIXES:
+        raise TableError(
+            f"{path}: a table must be a .csv, .yaml, .yml or .json file (got {suffix or 'none'})"
+        )
+    text = path.read_text(encoding="utf-8-sig")
+    rows = _csv_rows(text) if suffix == ".csv" else _document_rows(path, _parse(path, text))
+    return tuple(rows)
+
+
+def _csv_rows(text: str) -> list[Row]:
+    reader = csv.DictReader(text.splitlines())
+    # DictReader puts surplus cells under the key None; a table row has named columns only
+    return [{str(k).strip(): v for k, v in row.items() if k is not None} for row in reader]
+
+
+def _parse(path: Path, text: str) -> Any:
+    try:
+        if path.suffix.lower() == ".json":
+            return json.loads(text)
+        import yaml
+
+        return yaml.safe_load(text)
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise TableError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from None
+    except Exception as exc:  # yaml.YAMLError, kept lazy to import yaml only for YAML tables
+        raise TableError(f"{path}: not valid YAML: {exc}") from None
+
+
+def _document_rows(path: Path, data: Any) -> list[Row]:
+    if isinstance(data, Mapping) and isinstance(data.get("rows"), list):
+        data = data["rows"]
+    if not isinstance(data, list) or not all(isinstance(row, Mapping) for row in data):
+        raise TableError(
+            f"{path}: a table must be a list of rows (mappings of column to value), or a mapping "
+            "with a `rows:` list of them"
+        )
+    return [{str(key): value for key, value in row.items()} for row in data]

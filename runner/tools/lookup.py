@@ -1,0 +1,182 @@
+"""The `lookup` kind: rows of a CSV/YAML/JSON table, matched by key.
+
+With `match: text` the key values are searched in the task's text (case-insensitive, whole
+tokens, longest first, so `KD-460i` is not also read as `KD-460`); with `match: params` the LLM
+extracts the parameter named by `parameter` and its value(s) are matched. The matched rows become
+the context, one compact line each, with the table file and the key as their source (C33).
+When no key is found and the tool has `clarify`, it asks (C24); the answer is then searched for
+the key. `rows_for(key)` is the tool's direct-call function (C26), also reachable from prompt
+templates as `lookup(tool, key)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from runner.config.model import LookupOptions, ToolConfig
+from runner.engine.protocols import ToolEnv
+from runner.engine.results import ToolResult
+from runner.llm.types import Purpose
+from runner.sources import Source
+from runner.tables import Row, TableError, cell_text, load_table, table_path
+from runner.text import tokenize
+from runner.tools.base import (
+    BuiltinTool,
+    Call,
+    ToolBuildError,
+    ToolRunError,
+    clarifying_question,
+    finish,
+    instantiate,
+    is_missing,
+    may_ask,
+    place,
+    template_source,
+    with_answer,
+)
+
+if TYPE_CHECKING:
+    from runner.tools import ToolServices
+
+
+class LookupTool(BuiltinTool):
+    """Table rows matched by key."""
+
+    def __init__(self, config: ToolConfig, services: ToolServices) -> None:
+        super().__init__(config, services)
+        assert isinstance(config.options, LookupOptions)
+        self.options = config.options
+        self.table = table_path(services.pipeline, self.options.table)
+        try:
+            rows = load_table(self.table)
+        except TableError as exc:
+            raise ToolBuildError(f"{place(config)}: {exc}") from None
+        if rows and self.options.key not in rows[0]:
+            raise ToolBuildError(
+                f"{place(config)}: its key column {self.options.key!r} is not a column of "
+                f"{self.table.name} (columns: {', '.join(rows[0])}); fix `key:`"
+            )
+        clarify = self.options.clarify
+        self.clarify_source = (
+            template_source(config, clarify.question, "clarify question") if clarify else None
+        )
+
+    # --- C26: the direct-call function ------------------------------------------------------
+
+    def rows_for(self, key: str) -> list[Row]:
+        """The rows whose key column equals `key` (case-insensitive), as fresh dicts."""
+        wanted = key.strip().casefold()
+        return [row for row in self._rows() if self._key_of(row).casefold() == wanted]
+
+    def keys(self) -> list[str]:
+        """Every key value of the table, in table order, without duplicates."""
+        return list(dict.fromkeys(key for key in map(self._key_of, self._rows()) if key))
+
+    # --- orchestrated runs -----------------------------------------------------------------
+
+    async def run(self, call: Call) -> ToolResult:
+        keys = await self._keys_in(call)
+        if not keys and self.clarify_source is not None and may_ask(call, self.services):
+            missing = [self.options.parameter or self.options.key]
+            return clarifying_question(self.config, self.clarify_source, call, {}, missing)
+        rows = [(key, row) for key in keys for row in self.rows_for(key)]
+        context = "\n".join(self._render_row(row) for _key, row in rows)
+        sources = [Source(document=self.table.name, heading=key) for key, _row in rows]
+        return finish(self.config, call.env, context, sources)
+
+    async def _keys_in(self, call: Call) -> list[str]:
+        if call.clarification is not None and call.clarification.answer:
+            # C24: the user's answer is where the missing key should now be
+            found = self.find_keys(call.clarification.answer)
+            if found:
+                return found
+        text = with_answer(call.directive, call.clarification)
+        if self.options.match == "params":
+            return await self._extracted_keys(call, text)
+        return self.find_keys(text)
+
+    async def _extracted_keys(self, call: Call, text: str) -> list[str]:
+        parameter = self.options.parameter or self.options.key
+        schema = {
+            "type": "object",
+            "properties": {
+                parameter: {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": f"values of the {self.options.key!r} column named in the text",
+                }
+            },
+        }
+        params = await call.env.prompts.extract(
+            Purpose.EXTRACT,
+            text,
+            schema,
+            tool=self.name,
+            instruction=self.config.description or self.config.instruction,
+        )
+        value = params.get(parameter)
+        values = [value] if isinstance(value, str) else list(value or [])
+        known = {key.casefold(): key for key in self.keys()}
+        wanted = [str(v).strip().casefold() for v in values if not is_missing(v)]
+        return list(dict.fromkeys(known[v] for v in wanted if v in known))
+
+    def find_keys(self, text: str) -> list[str]:
+        """Key values that occur in `text` as whole tokens, case-insensitive, longest first;
+        a token already claimed by a longer key is not matched again. In order of appearance."""
+        tokens = tokenize(text)
+        claimed: set[int] = set()
+        found: dict[int, str] = {}
+        for key, key_tokens in self._keys_longest_first():
+            for start in _occurrences(tokens, key_tokens):
+                span = set(range(start, start + len(key_tokens)))
+                if not span & claimed:
+                    claimed |= span
+                    found.setdefault(start, key)
+        return list(dict.fromkeys(found[start] for start in sorted(found)))
+
+    def _keys_longest_first(self) -> list[tuple[str, list[str]]]:
+        keyed = [(key, tokenize(key)) for key in self.keys()]
+        keyed = [(key, toks) for key, toks in keyed if toks]
+        return sorted(keyed, key=lambda item: (-len(item[1]), -len(item[0])))
+
+    def _render_row(self, row: Row) -> str:
+        columns = self.options.columns or tuple(row)
+        cells = [f"{column}: {cell_text(row.get(column))}" for column in columns]
+        return "; ".join(cells)
+
+    def _key_of(self, row: Row) -> str:
+        return cell_text(row.get(self.options.key))
+
+    def _rows(self) -> list[Row]:
+        try:
+            return load_table(self.table)
+        except TableError as exc:  # the file changed or went away after the tool was built
+            raise ToolRunError(f"{place(self.config)}: {exc}") from None
+
+
+def _occurrences(tokens: Sequence[str], wanted: Sequence[str]) -> list[int]:
+    width = len(wanted)
+    return [
+        i for i in range(len(tokens) - width + 1) if list(tokens[i : i + width]) == list(wanted)
+    ]
+
+
+def lookup_function(env: ToolEnv) -> Callable[[str, str], list[Row]]:
+    """`lookup(tool, key)` for templates: a direct call (C26) of a lookup tool's `rows_for`."""
+
+    def lookup(tool: str, key: str) -> list[Row]:
+        target: Any = env.tool(tool)
+        rows_for = getattr(target, "rows_for", None)
+        if not callable(rows_for):
+            raise ToolRunError(
+                f"lookup({tool!r}, …) in a template: tool {tool!r} has no rows_for(); only "
+                "`lookup` tools can be called this way"
+            )
+        return list(rows_for(str(key)))
+
+    return lookup
+
+
+def build(config: ToolConfig, services: ToolServices) -> LookupTool:
+    return instantiate(LookupTool, config, services)

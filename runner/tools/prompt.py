@@ -1,0 +1,121 @@
+"""The `prompt` kind: a Jinja template sent to the LLM (purpose `tool`).
+
+Optional `parameters` are extracted first (purpose `extract`); when a required one is missing and
+the tool has `clarify`, it asks its templated question instead (C24), and continuing re-extracts
+from the task's text plus the user's answer. A tool with `consumes_context: true` receives the
+context buffer as `context` passages (C20c). The reply becomes context, guaranteed context or the
+terminal answer, as `output` / `coordinator_output` say (C23, C25).
+
+The template's variables are PROMPT_TOOL_VARIABLES (runner/llm/purposes.py), plus the direct-call
+function `lookup(tool, key)` (C26).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from runner.config.model import PromptOptions, ToolConfig
+from runner.engine.results import ToolResult
+from runner.llm.types import Purpose
+from runner.tools.base import (
+    BuiltinTool,
+    Call,
+    clarifying_question,
+    context_passages,
+    finish,
+    instantiate,
+    is_missing,
+    may_ask,
+    plain,
+    prior_sources,
+    render,
+    template_source,
+    with_answer,
+)
+from runner.tools.lookup import lookup_function
+
+if TYPE_CHECKING:
+    from runner.tools import ToolServices
+
+
+class PromptTool(BuiltinTool):
+    """A templated LLM call."""
+
+    def __init__(self, config: ToolConfig, services: ToolServices) -> None:
+        super().__init__(config, services)
+        assert isinstance(config.options, PromptOptions)
+        self.options = config.options
+        self.template = template_source(config, self.options.template, "prompt")
+        clarify = self.options.clarify
+        self.clarify_source = (
+            template_source(config, clarify.question, "clarify question") if clarify else None
+        )
+        self.required = required_parameters(self.options)
+        parameters = self.options.parameters
+        # Prompts.extract lets the LLM leave any parameter out; the tool itself notices a
+        # missing required one and asks (C24).
+        self.extract_schema = plain(parameters.schema) if parameters else None
+
+    async def run(self, call: Call) -> ToolResult:
+        params = await self._parameters(call)
+        missing = [name for name in self.required if is_missing(params.get(name))]
+        if missing and self.clarify_source is not None and may_ask(call, self.services):
+            return clarifying_question(self.config, self.clarify_source, call, params, missing)
+        facts = self._variables(call, params)
+        prompt = render(self.config, "prompt", self.template, {**facts, **self._functions(call)})
+        reply = await call.env.prompts.tool(
+            prompt, tool=self.name, subject=call.env.task.task_prompt, facts=facts
+        )
+        return finish(self.config, call.env, reply.strip(), prior_sources(call.prior))
+
+    async def _parameters(self, call: Call) -> dict[str, Any]:
+        parameters = self.options.parameters
+        if parameters is None or self.extract_schema is None:
+            return {}
+        params = await call.env.prompts.extract(
+            Purpose.EXTRACT,
+            with_answer(call.directive, call.clarification),
+            self.extract_schema,
+            tool=self.name,
+            instruction=self.config.description or self.config.instruction,
+            template=parameters.template,
+        )
+        # every declared parameter is present (None when not found), so templates may test it
+        declared = dict.fromkeys(self.extract_schema.get("properties", {}))
+        return {**declared, **(params or {})}
+
+    def _variables(self, call: Call, params: Mapping[str, Any]) -> dict[str, Any]:
+        """PROMPT_TOOL_VARIABLES: plain data, also handed to the LLM layer as the call's facts."""
+        clarification = call.clarification
+        return {
+            "text": call.text,
+            "task": call.env.task.task_prompt,
+            "original": call.original,
+            "coordinator_requested": call.env.coordinator_requested,
+            "params": dict(params),
+            "context": context_passages(call.prior),
+            "clarification": (
+                {"question": clarification.question, "answer": clarification.answer}
+                if clarification is not None
+                else None
+            ),
+            "tool": self.name,
+            "domain": self.services.pipeline.domain,
+        }
+
+    def _functions(self, call: Call) -> dict[str, Any]:
+        return {"lookup": lookup_function(call.env)}
+
+
+def required_parameters(options: PromptOptions) -> tuple[str, ...]:
+    """C24: `clarify.required`, or else the parameters schema's own `required` list."""
+    if options.clarify is not None and options.clarify.required:
+        return options.clarify.required
+    if options.parameters is None:
+        return ()
+    return tuple(str(name) for name in options.parameters.schema.get("required", ()))
+
+
+def build(config: ToolConfig, services: ToolServices) -> PromptTool:
+    return instantiate(PromptTool, config, services)
