@@ -1,0 +1,74 @@
+"""Pages as context, and pages read by the LLM (purpose `read_page`): what the search and
+neighbour-search tools share.
+
+Reading is concurrent (`asyncio.gather`); the LLM client's concurrency limit (`llm.concurrency`)
+is what bounds how many calls are in flight at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from runner.retrieval.pages import Page
+
+if TYPE_CHECKING:
+    from runner.config.model import TemplateRef
+    from runner.llm.prompts import Passage, Prompts
+
+
+@dataclass(frozen=True)
+class PageAnswer:
+    page: Page
+    answer: str
+
+
+def label(page: Page) -> str:
+    """How a page is cited in context text: `[document, page N]` (no ". " inside, so that a
+    sentence splitter never cuts a citation in two)."""
+    return f"[{page.document}, page {page.page}]"
+
+
+def pages_context(pages: Sequence[Page]) -> str:
+    """Pages as one context text, each under its citation and heading."""
+    blocks = []
+    for page in pages:
+        heading = f" {page.heading}" if page.heading else ""
+        blocks.append(f"{label(page)}{heading}\n{page.text}")
+    return "\n\n".join(blocks)
+
+
+def answers_context(answers: Sequence[PageAnswer]) -> str:
+    """The pages' answers, each cited, in page order."""
+    return "\n\n".join(f"{label(found.page)} {found.answer}" for found in answers)
+
+
+def page_passage(page: Page) -> Passage:
+    from runner.llm.prompts import Passage
+
+    return Passage(text=page.text, sources=(page.source,), key=page.node_id)
+
+
+async def read_pages(
+    prompts: Prompts,
+    question: str,
+    pages: Iterable[Page],
+    *,
+    tool: str,
+    template: TemplateRef | None = None,
+) -> list[PageAnswer]:
+    """Ask the LLM whether each page answers the question; the pages that do, in page order."""
+    chosen = list(pages)
+    replies = await asyncio.gather(
+        *(
+            prompts.read_page(question, page_passage(page), tool=tool, template=template)
+            for page in chosen
+        )
+    )
+    return [PageAnswer(page, reply) for page, reply in zip(chosen, replies, strict=True) if reply]
+
+
+def unique_pages(pages: Iterable[Page]) -> list[Page]:
+    return list({page.node_id: page for page in pages}.values())

@@ -1,0 +1,66 @@
+"""The `retrieve` kind: the domain's RAG tool. The top-k pages of a corpus for the task's text,
+as context, each page cited with its source (C27, C33).
+
+The result's `data` carries the page ids (`pages`) so that a neighbour search can look around
+them later in the round. No LLM call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from runner.config.model import RetrieveOptions, ToolConfig
+from runner.engine.results import ToolResult
+from runner.retrieval.pages import CorpusError
+from runner.retrieval.reading import pages_context
+from runner.tools.base import BuiltinTool, Call, ToolBuildError, finish, instantiate, place
+
+if TYPE_CHECKING:
+    from runner.retrieval.index import CorpusIndex
+    from runner.retrieval.pages import Page
+    from runner.tools import ToolServices
+
+
+def corpus_for(config: ToolConfig, services: ToolServices, corpus: str) -> CorpusIndex:
+    """The loaded index of the tool's corpus (built first when missing or stale)."""
+    if corpus not in services.pipeline.corpora:
+        known = ", ".join(sorted(services.pipeline.corpora)) or "none"
+        raise ToolBuildError(
+            f"{place(config)}: corpus {corpus!r} is not defined (corpora: {known}); add it "
+            "under `corpora:` or fix `corpus:`"
+        )
+    if services.corpus is None:
+        raise ToolBuildError(
+            f"{place(config)}: this runtime gives tools no corpora (ToolServices.corpus is "
+            "unset); use runner.retrieval.corpus_loader(pipeline)"
+        )
+    try:
+        return services.corpus(corpus)
+    except CorpusError as error:
+        raise ToolBuildError(f"{place(config)}: {error}") from None
+
+
+def with_pages(result: ToolResult, pages: list[Page], **data: object) -> ToolResult:
+    """The result with the page ids it drew on in `data["pages"]` (read by neighbour search)."""
+    return replace(result, data={**result.data, "pages": [p.node_id for p in pages], **data})
+
+
+class RetrieveTool(BuiltinTool):
+    """Top-k pages as context."""
+
+    def __init__(self, config: ToolConfig, services: ToolServices) -> None:
+        super().__init__(config, services)
+        assert isinstance(config.options, RetrieveOptions)
+        self.options = config.options
+        self.index = corpus_for(config, services, self.options.corpus)
+
+    async def run(self, call: Call) -> ToolResult:
+        hits = self.index.search(call.directive, self.options.top_k)
+        pages = [hit.page for hit in hits]
+        result = finish(self.config, call.env, pages_context(pages), [p.source for p in pages])
+        return with_pages(result, pages, scores=[round(hit.score, 4) for hit in hits])
+
+
+def build(config: ToolConfig, services: ToolServices) -> RetrieveTool:
+    return instantiate(RetrieveTool, config, services)
