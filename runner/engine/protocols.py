@@ -16,6 +16,7 @@ from runner.engine.results import Clarification, PromptAndContext, SubtaskDecisi
 if TYPE_CHECKING:
     from runner.config.model import Pipeline, ToolConfig
     from runner.engine.task import Task
+    from runner.llm.prompts import Prompts
     from runner.llm.types import LLMClient
 
 PriorContext = Mapping[str, tuple[PromptAndContext, ...]]
@@ -30,6 +31,7 @@ class ToolEnv(Protocol):
 
     pipeline: Pipeline
     llm: LLMClient
+    prompts: Prompts  # one method per LLM purpose (extraction, a prompt tool's call, ...)
     task: Task  # the task being executed (read it; only coordinators change tasks)
     buffer: PriorContext  # a snapshot of the context buffer when the call started
 

@@ -7,8 +7,9 @@ session stores it between clarification rounds (C24).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any
 
@@ -48,6 +49,13 @@ class Task:
     loop_vars: dict[str, Any] = field(default_factory=dict)  # saved when a template made it
     template_name: str | None = None  # the subtask template that made it, if any
     depth: int = 0
+    # The tools activated on this task, by priority, decided once (so a resumed round neither
+    # repeats the suitability call nor changes its mind) and why each one was (C13-C15a, C20e).
+    planned_tools: list[str] | None = None
+    tool_reasons: dict[str, str] = field(default_factory=dict)
+    # Root only (C27-C28): the gatekeeper's verdict, once made: "enough", "deep" or "none" (the
+    # prompt type has no deep fallback).
+    fallback: str | None = None
 
     def walk(self) -> Iterator[Task]:
         """This task and its descendants, depth-first in list order."""
@@ -57,6 +65,15 @@ class Task:
 
     def find(self, task_no: str) -> Task | None:
         return next((t for t in self.walk() if t.task_no == task_no), None)
+
+    def snapshot(self) -> TaskSnapshot:
+        """C10: everything about this task and its subtree, to put back in place on error."""
+        values = {
+            f.name: copy.deepcopy(getattr(self, f.name))
+            for f in fields(self)
+            if f.name != "sub_tasks"
+        }
+        return TaskSnapshot(self, values, [sub.snapshot() for sub in self.sub_tasks])
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -72,13 +89,17 @@ class Task:
             "prompt_context": self.prompt_context,
             "status": self.status.value,
             "tool_status": {k: v.value for k, v in self.tool_status.items()},
-            "loop_vars": self.loop_vars,
+            "loop_vars": copy.deepcopy(self.loop_vars),
             "template_name": self.template_name,
             "depth": self.depth,
+            "planned_tools": None if self.planned_tools is None else list(self.planned_tools),
+            "tool_reasons": dict(self.tool_reasons),
+            "fallback": self.fallback,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Task:
+        planned = data.get("planned_tools")
         return cls(
             task_no=data["task_no"],
             task_prompt=data["task_prompt"],
@@ -92,15 +113,40 @@ class Task:
             prompt_context=data.get("prompt_context"),
             status=TaskStatus(data.get("status", "pending")),
             tool_status={k: ToolStatus(v) for k, v in data.get("tool_status", {}).items()},
-            loop_vars=dict(data.get("loop_vars", {})),
+            loop_vars=copy.deepcopy(dict(data.get("loop_vars", {}))),
             template_name=data.get("template_name"),
             depth=data.get("depth", 0),
+            planned_tools=None if planned is None else list(planned),
+            tool_reasons=dict(data.get("tool_reasons", {})),
+            fallback=data.get("fallback"),
         )
+
+
+@dataclass
+class TaskSnapshot:
+    """A task's state at one moment. `restore()` puts it back *into the same objects* (C2: the
+    orchestrator and the session hold on to them), subtasks included."""
+
+    task: Task
+    values: dict[str, Any]
+    children: list[TaskSnapshot]
+
+    def restore(self) -> None:
+        for name, value in self.values.items():
+            setattr(self.task, name, copy.deepcopy(value))
+        self.task.sub_tasks = [child.task for child in self.children]
+        for child in self.children:
+            child.restore()
 
 
 def completion_key(task_no: str, tool: str) -> str:
     """C7/C17: the key a tool's results on a task are stored under."""
     return f"{task_no}:{tool}"
+
+
+def key_task_no(key: str) -> str:
+    """The task number part of a completion key (tool names never hold a colon)."""
+    return key.rpartition(":")[0]
 
 
 class ContextBuffer:
@@ -120,6 +166,10 @@ class ContextBuffer:
 
     def snapshot(self) -> dict[str, tuple[PromptAndContext, ...]]:
         return {k: tuple(v) for k, v in self._entries.items()}
+
+    def snapshot_of(self, task_nos: set[str]) -> dict[str, tuple[PromptAndContext, ...]]:
+        """The entries produced on the given tasks (C17's `completed_so_far`)."""
+        return {k: tuple(v) for k, v in self._entries.items() if key_task_no(k) in task_nos}
 
     def keys(self) -> list[str]:
         return list(self._entries)

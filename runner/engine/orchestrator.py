@@ -1,0 +1,864 @@
+"""The recursive orchestrator: one round of a conversation, by the rules C1–C33.
+
+A round works on a `SessionState` in place. For each task, depth-first in list order:
+
+1. the coordinator step (C8–C12): every coordinator not yet applied on the task's lineage runs,
+   by priority, each on the previous one's output; a failing one leaves the task as it was (C10);
+2. its subtasks, one by one in list order, each processed the same way (C4–C7), a conditional one
+   only when its owner decides RUN (C16–C19);
+3. its activation (C13–C15a, C20e): forced tools, or the candidates chosen by rule, `always` and
+   one suitability call, plus the retrieval tool, run by priority; results go to the context
+   buffer (C20), a clarifying question or a terminal answer ends the round (C24, C25);
+4. on the root only: the gatekeeper and the deep fallback (C27–C28).
+
+Then the final answer (C33). The checkpoint callback gets the state after every step that must
+survive a crash; a stored state whose `active_message` is set is resumed without running any
+completed tool again.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from runner.config.model import ActivationMode, Output, Pipeline, ToolConfig
+from runner.engine.activation import admits, classify_by_rule, rule_matches
+from runner.engine.env import RuntimeEnv
+from runner.engine.marker import execution_text, is_coordinator_requested
+from runner.engine.outcome import ANSWER, CLARIFICATION, ERROR, RoundResult, task_tree
+from runner.engine.protocols import Tool, is_context_consumer, is_coordinator
+from runner.engine.results import (
+    Clarification,
+    PromptAndContext,
+    ResultKind,
+    SubtaskDecision,
+    ToolResult,
+)
+from runner.engine.state import SessionState
+from runner.engine.task import ContextBuffer, Task, TaskStatus, ToolStatus, completion_key
+from runner.sources import Source
+from runner.trace import Trace
+
+if TYPE_CHECKING:
+    from runner.llm.prompts import Passage, Prompts
+    from runner.llm.types import LLMClient
+
+T = TypeVar("T")
+
+CLOSED = frozenset({TaskStatus.DONE, TaskStatus.SKIPPED, TaskStatus.FAILED})
+FINISHED_TOOL = frozenset({ToolStatus.DONE, ToolStatus.FAILED})
+
+# Why a tool was activated on a task (the trace's `activation` event and the result's tree).
+FORCED = "forced"  # C13: the task's required_tool_names
+SUITABILITY = "suitability"  # the LLM's yes in the task's one suitability call
+RULE = "rule"  # the tool's keywords / pattern matched the task prompt
+ALWAYS = "always"
+RETRIEVAL = "retrieval"  # the domain's retrieval tool on every non-forced task (C27)
+AFTER_SUBTASKS = "after_subtasks"  # C20e: the coordinator builds its answer from its subtasks'
+DEEP_FALLBACK = "deep_fallback"  # C28: the deep-search coordinator on the root
+
+
+class RoundError(Exception):
+    """Ends the round with an error the user can read (e.g. too many clarification rounds)."""
+
+
+class CoordinatorContractError(RuntimeError):
+    """A coordinator broke C2 (it must change the task it was given in place and return it)."""
+
+
+@dataclass(frozen=True)
+class _Stop:
+    """Why processing stopped before the final answer: a question or a terminal answer."""
+
+    outcome: str  # CLARIFICATION | ANSWER | ERROR
+    text: str
+    sources: tuple[Source, ...] = ()
+
+
+async def _resolve(value: T | Awaitable[T]) -> T:
+    """Tool methods may be plain or async (protocols.py): await what is awaitable."""
+    if inspect.isawaitable(value):
+        return await value
+    return value  # type: ignore[return-value]
+
+
+class Orchestrator:
+    """Runs rounds of one pipeline. Holds no per-round state, so rounds of different sessions
+    may share it."""
+
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        tools: Mapping[str, Tool],
+        prompts: Prompts,
+        *,
+        trace: Trace | None = None,
+        checkpoint: Callable[[SessionState], None] | None = None,
+        llm: LLMClient | None = None,
+    ) -> None:
+        strangers = [name for name in tools if pipeline.find_tool(name) is None]
+        if strangers:
+            raise ValueError(f"tools {strangers} are not in the pipeline {pipeline.path}")
+        self.pipeline = pipeline
+        self.tools = dict(tools)
+        self.prompts = prompts
+        self.llm = llm if llm is not None else getattr(prompts, "client", None)
+        self.trace = trace
+        self.checkpoint = checkpoint
+        # every tool the round can run, in file order (the tie-break of equal priorities)
+        self.configs: dict[str, ToolConfig] = {
+            config.name: config for config in pipeline.tools if config.name in self.tools
+        }
+        self._file_order = {name: index for index, name in enumerate(self.configs)}
+
+    def by_priority(self, names: Iterable[str]) -> list[str]:
+        """Lower priority first; ties in file order."""
+        return sorted(names, key=lambda n: (self.configs[n].priority, self._file_order[n]))
+
+    async def run_round(self, state: SessionState, message: str | None) -> RoundResult:
+        """One round: a fresh message, the answer to the pending question (C24), or — when the
+        stored state is an interrupted round — that round, finished."""
+        return await _Round(self, state, self.trace or Trace()).run(message)
+
+
+class _Round:
+    """The work of one round on one session state."""
+
+    def __init__(self, orchestrator: Orchestrator, state: SessionState, trace: Trace) -> None:
+        self.o = orchestrator
+        self.pipeline = orchestrator.pipeline
+        self.limits = orchestrator.pipeline.limits
+        self.tools = orchestrator.tools
+        self.prompts = orchestrator.prompts
+        self.state = state
+        self.trace = trace
+        self.warnings: list[str] = []
+        self._started = time.monotonic()
+        self._calls_seen = len(self._llm_calls())
+        self._first_call = self._calls_seen
+        self._last_task: str | None = None
+
+    # --- the round ----------------------------------------------------------------------
+
+    async def run(self, message: str | None) -> RoundResult:
+        message = self._begin(message)
+        try:
+            root = self._root
+            if root.prompt_type is None:
+                root.prompt_type = await self._classify(root.task_prompt)
+            stop = await self._process(root)
+            if stop is None:
+                stop = await self._final_answer(root)
+        except RoundError as exc:
+            stop = _Stop(ERROR, str(exc))
+        except Exception as exc:  # an LLM or template failure outside any tool: end cleanly
+            stop = _Stop(ERROR, f"{type(exc).__name__}: {exc}")
+        return self._end(message, stop)
+
+    @property
+    def _root(self) -> Task:
+        assert self.state.root is not None
+        return self.state.root
+
+    def _begin(self, message: str | None) -> str:
+        state = self.state
+        if state.interrupted:
+            kind = "resume"
+            resumed = state.active_message or ""
+            if message and message != resumed:
+                self.warn(
+                    f"the round interrupted on {resumed!r} was finished first; the message "
+                    f"{message!r} was not processed: send it again"
+                )
+            message = resumed
+        elif state.waiting:
+            kind = "answer"
+            assert state.pending is not None
+            state.pending = replace(state.pending, answer=message or "")
+            state.rounds += 1
+        else:
+            kind = "fresh"
+            state.rounds += 1
+            from runner.text import content_words
+
+            state.root = Task("1", message or "", important_words=content_words(message or ""))
+            state.buffer = ContextBuffer()
+            state.pending = None
+            state.clarifications = []  # clarification rounds are counted per question tree
+        state.active_message = message or ""
+        self.emit(
+            "round.start",
+            None,
+            session=state.session_id,
+            round=state.rounds,
+            kind=kind,
+            message=state.active_message,
+        )
+        self.save()
+        return state.active_message
+
+    def _end(self, message: str, stop: _Stop) -> RoundResult:
+        state = self.state
+        if stop.outcome != CLARIFICATION:
+            state.pending = None
+        self._close_open_tasks(TaskStatus.FAILED if stop.outcome == ERROR else TaskStatus.DONE)
+        state.active_message = None
+        entry: dict[str, Any] = {"round": state.rounds, "message": message, "outcome": stop.outcome}
+        entry["question" if stop.outcome == CLARIFICATION else stop.outcome] = stop.text
+        state.history.append(entry)
+        self.emit(
+            "round.end",
+            None,
+            outcome=stop.outcome,
+            error=stop.text if stop.outcome == ERROR else None,
+            sources=len(stop.sources),
+        )
+        stats = self._stats()
+        self.save()
+        return RoundResult(
+            session=state.session_id,
+            round=state.rounds,
+            outcome=stop.outcome,
+            answer=stop.text if stop.outcome == ANSWER else None,
+            question=stop.text if stop.outcome == CLARIFICATION else None,
+            sources=stop.sources,
+            tasks=None if state.root is None else task_tree(state.root, state.buffer),
+            stats=stats,
+            error=stop.text if stop.outcome == ERROR else None,
+            warnings=list(self.warnings),
+            trace=self.trace,
+        )
+
+    def _close_open_tasks(self, status: TaskStatus) -> None:
+        """At a round's end nothing is running: a terminal answer closed the tasks on its way
+        up (C25), an error failed them; tasks waiting for an answer keep waiting (C24)."""
+        if self.state.root is None:
+            return
+        for task in self.state.root.walk():
+            if task.status is TaskStatus.RUNNING:
+                task.status = status
+
+    async def _classify(self, text: str) -> str:
+        """The root's prompt type: by rule (no LLM), or one LLM call when there is a choice."""
+        config = self.pipeline.prompt_types
+        names = [kind.name for kind in config.types]
+        if len(names) <= 1:
+            return names[0] if names else config.default
+        if config.classify == "rule":
+            return classify_by_rule(config, text)
+        chosen = await self.prompts.prompt_type(text, config.types)
+        if chosen not in names:
+            self.warn(
+                f"the LLM classified the message as {chosen!r}, which is no prompt type "
+                f"of the pipeline; using the default {config.default!r}"
+            )
+            return config.default
+        return chosen
+
+    # --- one task -----------------------------------------------------------------------
+
+    async def _process(self, task: Task) -> _Stop | None:
+        """Close one task: coordinators, subtasks, activation, (root:) deep fallback."""
+        if task.status in CLOSED:
+            return None
+        resumed = task.status is not TaskStatus.PENDING
+        task.status = TaskStatus.RUNNING
+        self.emit(
+            "task.start",
+            task.task_no,
+            prompt=task.task_prompt,
+            depth=task.depth,
+            prompt_type=task.prompt_type,
+            resumed=resumed,
+            conditional=task.conditional,
+            owner=task.owner_coordinator_name,
+            required_tools=task.required_tool_names,
+        )
+        await self._coordinator_step(task)
+        stop = await self._close_subtasks(task)
+        if stop is None:
+            stop = await self._activate(task)
+        if stop is None and task is self.state.root:
+            stop = await self._deep_fallback(task)
+        if stop is not None:
+            task.status = TaskStatus.WAITING if stop.outcome == CLARIFICATION else TaskStatus.DONE
+            self.emit("task.end", task.task_no, status=task.status.value, stopped_by=stop.outcome)
+            return stop
+        task.status = TaskStatus.DONE
+        self.emit("task.end", task.task_no, status=task.status.value, stopped_by=None)
+        self.save()
+        return None
+
+    async def _close_subtasks(self, task: Task) -> _Stop | None:
+        """C5–C7: every subtask, recursively, in list order, one by one.
+
+        Seam for `decompose.parallel` (issue 7): independent siblings could run concurrently here,
+        as long as buffer entries and trace events keep this observable order."""
+        for index, sub in enumerate(task.sub_tasks):
+            if sub.status in CLOSED:
+                continue
+            if sub.conditional and sub.status is TaskStatus.PENDING:
+                decision = await self._decide(task, sub, task.sub_tasks[:index])
+                if decision is SubtaskDecision.SKIP:
+                    sub.status = TaskStatus.SKIPPED
+                    self.save()
+                    continue
+            stop = await self._process(sub)
+            if stop is not None:
+                return stop  # C6: a question or terminal answer propagates to the top
+        return None
+
+    # --- the coordinator step (C8–C12) --------------------------------------------------
+
+    async def _coordinator_step(self, task: Task) -> None:
+        """C8/C9: every coordinator of the domain, by priority, in every round; the deep
+        fallback coordinator runs only through the fallback (C28, C30)."""
+        fallback = self.pipeline.deep_fallback
+        names = [
+            name
+            for name in self.o.by_priority(self.tools)
+            if is_coordinator(self.tools[name])
+            and (fallback is None or name != fallback.coordinator)
+        ]
+        await self._run_coordinators(task, names)
+
+    async def _run_coordinators(self, task: Task, names: Sequence[str]) -> None:
+        for name in names:
+            reason = self._coordinator_skip_reason(task, name)
+            if reason is not None:
+                self.emit(
+                    "coordinator.skip",
+                    task.task_no,
+                    coordinator=name,
+                    reason=reason,
+                    depth=task.depth,
+                )
+                continue
+            existing = {id(t) for t in task.walk()}
+            await self._decompose(task, name)
+            created = {id(t) for t in task.walk() if id(t) not in existing}
+            taken = {t.task_no for t in self._root.walk() if id(t) not in created}
+            self._adopt(task, created, name, taken)
+            # C11/C12: it had its chance (even if it declined or raised), here and below. The
+            # task's descendants are exactly the subtasks made in its coordinator step, so they
+            # all get the extended set; adding one name at a time and storing the state after
+            # each coordinator lets a crashed step resume without running one twice.
+            for member in task.walk():
+                member.applied_coordinator_names.add(name)
+            self.save()
+
+    def _coordinator_skip_reason(self, task: Task, name: str) -> str | None:
+        if name in task.applied_coordinator_names:
+            return "applied"  # C11/C12: it had its chance on this task or an ancestor
+        if not admits(self.o.configs[name], task.prompt_type):
+            return "prompt_type"
+        if task.depth >= self.limits.max_depth:
+            return "depth"  # C4
+        return None
+
+    async def _decompose(self, task: Task, name: str) -> None:
+        """One coordinator on one task (C1, C2), its failure undone (C10)."""
+        snapshot = task.snapshot()
+        before_prompt, before_subtasks = task.task_prompt, list(task.sub_tasks)
+        prompt_context, task.prompt_context = task.prompt_context, None  # C20b: never seen
+        env = self._env(task, task.task_prompt)
+        try:
+            returned = await _resolve(self.tools[name].decompose(task, env))  # type: ignore[attr-defined]
+            if returned is not None and returned is not task:
+                raise CoordinatorContractError(
+                    f"coordinator {name!r} returned a different Task object; C2: change the task "
+                    "it was given in place (task_prompt, sub_tasks) and return that same task"
+                )
+        except Exception as exc:
+            snapshot.restore()
+            self.emit(
+                "coordinator.error",
+                task.task_no,
+                coordinator=name,
+                error=f"{type(exc).__name__}: {exc}",
+                restored=True,
+            )
+            return
+        task.prompt_context = prompt_context  # the orchestrator owns it (C20a)
+        new = [sub.task_no for sub in task.sub_tasks if all(sub is not b for b in before_subtasks)]
+        appended = task.task_prompt != before_prompt
+        self.emit(
+            "coordinator.run",
+            task.task_no,
+            coordinator=name,
+            changed=bool(new) or appended,
+            appended=appended,
+            subtasks=new,
+        )
+
+    def _adopt(self, parent: Task, created: set[int], owner: str, taken: set[str]) -> None:
+        """Fill what the orchestrator owns on the tasks a coordinator just created: number,
+        depth, owner (C18), prompt_context (C20a), the parent's applied names (C12), the
+        inherited prompt type and important words; drop what breaks the limits (C4,
+        max_subtasks) or reuses a task number."""
+        kept: list[Task] = []
+        for index, sub in enumerate(parent.sub_tasks, 1):
+            if id(sub) in created:
+                sub.task_no = sub.task_no or f"{parent.task_no}.{index}"
+                problem = self._drop_reason(parent, sub, len(kept), taken)
+                if problem is not None:
+                    self.warn(
+                        f"subtask {sub.task_no!r} of task {parent.task_no} made by "
+                        f"{owner!r} was dropped: {problem}",
+                        parent.task_no,
+                    )
+                    continue
+                taken.add(sub.task_no)
+                sub.depth = parent.depth + 1
+                sub.owner_coordinator_name = owner
+                sub.prompt_context = execution_text(parent.task_prompt, parent.prompt_context)
+                sub.applied_coordinator_names |= parent.applied_coordinator_names
+                sub.prompt_type = sub.prompt_type or parent.prompt_type
+                sub.important_words = sub.important_words or list(parent.important_words)
+            kept.append(sub)
+            self._adopt(sub, created, owner, taken)
+        parent.sub_tasks = kept
+
+    def _drop_reason(self, parent: Task, sub: Task, siblings: int, taken: set[str]) -> str | None:
+        if parent.depth + 1 > self.limits.max_depth:
+            return f"it would be deeper than limits.max_depth ({self.limits.max_depth})"
+        if siblings >= self.limits.max_subtasks:
+            limit = self.limits.max_subtasks
+            return f"task {parent.task_no} already has limits.max_subtasks ({limit}) subtasks"
+        if sub.task_no in taken:
+            return "another task of the tree has that number; give subtasks unique ids"
+        return None
+
+    # --- conditional subtasks (C16–C19) -------------------------------------------------
+
+    async def _decide(self, parent: Task, sub: Task, earlier: Sequence[Task]) -> SubtaskDecision:
+        owner = sub.owner_coordinator_name
+        tool = self.tools.get(owner) if owner else None
+        decide = getattr(tool, "decide_conditional", None)
+        # C17: what the earlier siblings and their descendants put in the buffer
+        completed = self.state.buffer.snapshot_of({t.task_no for s in earlier for t in s.walk()})
+        if not callable(decide):
+            decision, why = SubtaskDecision.RUN, "the owner makes no decision: RUN (C3)"
+        else:
+            try:
+                reply = await _resolve(
+                    decide(parent, sub, completed, self._env(parent, parent.task_prompt))
+                )
+                decision = SubtaskDecision(getattr(reply, "value", reply))
+                why = f"{owner}.decide_conditional looked at {len(completed)} earlier result(s)"
+            except Exception as exc:
+                decision = SubtaskDecision.RUN
+                why = f"the decision failed, so the subtask runs (C19): {type(exc).__name__}: {exc}"
+        self.emit(
+            "subtask.decision",
+            sub.task_no,
+            parent=parent.task_no,
+            decision=decision.value,
+            decided_by=owner,
+            reason=why,
+            completed_keys=list(completed),
+        )
+        return decision
+
+    # --- activation (C13–C15a, C20e) ----------------------------------------------------
+
+    async def _activate(self, task: Task) -> _Stop | None:
+        if task.planned_tools is None:
+            plan = await self._plan(task)
+            task.planned_tools = list(plan)
+            task.tool_reasons.update(plan)
+            self.save()
+        for name in task.planned_tools:
+            if task.tool_status.get(name) in FINISHED_TOOL:
+                continue  # C24: a completed tool never runs again
+            stop = await self._run_tool(task, name)
+            if stop is not None:
+                return stop
+        return None
+
+    async def _plan(self, task: Task) -> dict[str, str]:
+        """The tools to run on a task and why, by priority. Decided once per task."""
+        if task.required_tool_names:
+            return self._forced(task)
+        chosen: dict[str, str] = {}
+        candidates = self._candidates(task)
+        asked: list[ToolConfig] = []
+        for config in candidates:
+            mode = config.activation.mode
+            if mode is ActivationMode.ALWAYS:
+                chosen[config.name] = ALWAYS
+            elif mode is ActivationMode.RULE:
+                activation = config.activation
+                if rule_matches(activation.keywords, activation.pattern, task.task_prompt):
+                    chosen[config.name] = RULE
+            else:
+                asked.append(config)
+        answers: dict[str, bool] = {}
+        if asked:  # one call for all of them, on task_prompt alone (C20b)
+            reply = await self.prompts.suitability(task.task_prompt, asked)
+            answers = self._known_answers(reply, asked)
+            chosen.update({name: SUITABILITY for name, yes in answers.items() if yes})
+        retrieval = self.pipeline.retrieval_tool
+        if retrieval in self.o.configs and admits(self.o.configs[retrieval], task.prompt_type):
+            chosen.setdefault(retrieval, RETRIEVAL)
+        for sub in task.sub_tasks:  # C20e
+            owner = sub.owner_coordinator_name
+            if owner and self._activates_after_subtasks(owner):
+                chosen[owner] = AFTER_SUBTASKS
+        plan = {name: chosen[name] for name in self.o.by_priority(chosen)}
+        self.emit(
+            "activation",
+            task.task_no,
+            mode="selected",
+            candidates=[c.name for c in candidates],
+            suitability=answers if asked else None,
+            activated=[{"tool": n, "reason": r} for n, r in plan.items()],
+            ignored=[],
+        )
+        return plan
+
+    def _forced(self, task: Task) -> dict[str, str]:
+        """C13–C15: exactly the required tools, by simple or prefixed name; no suitability call,
+        no retrieval tool beside them. An unknown name made at run time is ignored, with a
+        warning."""
+        known: list[str] = []
+        ignored: list[str] = []
+        for name in sorted(task.required_tool_names):
+            config = self.pipeline.find_tool(name)
+            if config is None or config.name not in self.tools:
+                ignored.append(name)
+                self.warn(
+                    f"task {task.task_no} requires tool {name!r}, which the domain "
+                    f"{self.pipeline.domain!r} does not have; it is ignored (C15)",
+                    task.task_no,
+                )
+            elif config.name not in known:
+                known.append(config.name)
+        plan = {name: FORCED for name in self.o.by_priority(known)}
+        self.emit(
+            "activation",
+            task.task_no,
+            mode=FORCED,
+            candidates=sorted(task.required_tool_names),
+            suitability=None,
+            activated=[{"tool": n, "reason": FORCED} for n in plan],
+            ignored=ignored,
+        )
+        return plan
+
+    def _candidates(self, task: Task) -> list[ToolConfig]:
+        """Who may be activated on a non-forced task, in file order: not coordinator_only
+        (C15a), not the retrieval tool (added apart), not the deep fallback coordinator (C30),
+        and admitted by its prompt_types."""
+        fallback = self.pipeline.deep_fallback
+        excluded = {self.pipeline.retrieval_tool, fallback.coordinator if fallback else None}
+        return [
+            config
+            for config in self.o.configs.values()
+            if config.activation.mode is not ActivationMode.COORDINATOR_ONLY
+            and config.name not in excluded
+            and admits(config, task.prompt_type)
+        ]
+
+    def _known_answers(
+        self, reply: Mapping[str, Any], asked: Sequence[ToolConfig]
+    ) -> dict[str, bool]:
+        """The suitability reply by simple tool name; a tool the reply leaves out is a no."""
+        answers = {config.name: False for config in asked}
+        for name, value in reply.items():
+            config = self.pipeline.find_tool(name)
+            if config is not None and config.name in answers:
+                answers[config.name] = bool(value)
+        return answers
+
+    def _activates_after_subtasks(self, name: str) -> bool:
+        flag = getattr(self.tools[name], "activate_after_subtasks", None)
+        if flag is not None:
+            return bool(flag)
+        decompose = self.o.configs[name].decompose
+        return decompose is not None and decompose.activate_after_subtasks
+
+    # --- running a tool -----------------------------------------------------------------
+
+    async def _run_tool(self, task: Task, name: str) -> _Stop | None:
+        tool = self.tools[name]
+        text = execution_text(task.task_prompt, task.prompt_context)  # C21
+        clarification = self._answered_clarification(task, name)
+        consumer = is_context_consumer(tool)
+        key = completion_key(task.task_no, name)
+        try:
+            result = await _resolve(self._call(tool, text, clarification, consumer, task))
+            if not isinstance(result, ToolResult):
+                raise TypeError(f"tool {name!r} returned {type(result).__name__}, not a ToolResult")
+        except Exception as exc:
+            task.tool_status[name] = ToolStatus.FAILED
+            self._consume(clarification)
+            self.emit(
+                "tool.error", task.task_no, tool=name, key=key, error=f"{type(exc).__name__}: {exc}"
+            )
+            self.save()
+            return None
+        self._consume(clarification)
+        return self._take(task, name, text, self._as_configured(name, result, text), consumer)
+
+    def _call(
+        self, tool: Tool, text: str, clarification: Clarification | None, consumer: bool, task: Task
+    ) -> Any:
+        """The entry point that fits: with the buffer for a consumer (C20c), with the question
+        and answer when continuing a clarification (C24, C20d)."""
+        env = self._env(task, text)
+        if clarification is not None:
+            self.emit(
+                "clarification.resume",
+                task.task_no,
+                tool=tool.name,
+                question=clarification.question,
+                answer=clarification.answer,
+            )
+            method = (
+                "execute_with_clarification_and_prior_context"
+                if consumer
+                else "execute_with_clarification"
+            )
+            entry = getattr(tool, method, None)
+            if not callable(entry):
+                raise TypeError(
+                    f"tool {tool.name!r} asked a clarifying question but has no "
+                    f"{method}(...) to continue it with the answer (C24)"
+                )
+            if consumer:
+                return entry(text, clarification, env.buffer, env)
+            return entry(text, clarification, env)
+        if consumer:
+            return tool.execute_with_prior_context(text, env.buffer, env)  # type: ignore[attr-defined]
+        return tool.execute(text, env)
+
+    def _as_configured(self, name: str, result: ToolResult, text: str) -> ToolResult:
+        """C23/C25: a tool's `output` (or `coordinator_output` when a coordinator asked) makes
+        its context guaranteed or a terminal answer, whatever kind of tool it is. Only ever
+        raises the result: a tool that returns guaranteed context itself keeps it."""
+        config = self.o.configs[name]
+        output = config.output
+        if config.coordinator_output is not None and is_coordinator_requested(text):
+            output = config.coordinator_output
+        if result.kind is not ResultKind.CONTEXT or result.is_empty:
+            return result
+        if output is Output.GUARANTEED:
+            return replace(result, kind=ResultKind.GUARANTEED)
+        if output is Output.ANSWER:
+            return replace(result, kind=ResultKind.TERMINAL)
+        return result
+
+    def _take(
+        self, task: Task, name: str, text: str, result: ToolResult, consumer: bool
+    ) -> _Stop | None:
+        key = completion_key(task.task_no, name)
+        if result.kind is ResultKind.CLARIFICATION:
+            return self._ask(task, name, result.text)
+        task.tool_status[name] = ToolStatus.DONE
+        if result.kind is ResultKind.TERMINAL:
+            self.emit(
+                "terminal",
+                task.task_no,
+                tool=name,
+                key=key,
+                chars=len(result.text),
+                sources=len(result.sources),
+            )
+            return _Stop(ANSWER, result.text, tuple(dict.fromkeys(result.sources)))
+        guaranteed = result.kind is ResultKind.GUARANTEED
+        entry = PromptAndContext(text, result.text, guaranteed, result.sources, dict(result.data))
+        self.state.buffer.add(task.task_no, name, entry)  # C7, C20
+        self.emit(
+            "tool.run",
+            task.task_no,
+            tool=name,
+            key=key,
+            reason=task.tool_reasons.get(name, ""),
+            result=result.kind.value,
+            consumer=consumer,
+            empty=result.is_empty,
+            chars=len(result.text),
+            sources=len(result.sources),
+        )
+        self.save()
+        return None
+
+    def _ask(self, task: Task, name: str, question: str) -> _Stop:
+        """C24: the round ends with the question; the tool runs again with the answer."""
+        rounds = 1 + sum(1 for c in self.state.clarifications if c.task_no == task.task_no)
+        limit = self.limits.max_clarification_rounds
+        if rounds > limit:
+            task.tool_status[name] = ToolStatus.FAILED
+            raise RoundError(
+                f"tool {name!r} on task {task.task_no} asked a clarifying question again after "
+                f"{limit} clarification rounds (limits.max_clarification_rounds): ask the whole "
+                f"question again with every detail in one message. Its question: {question}"
+            )
+        task.tool_status[name] = ToolStatus.ASKED
+        self.state.pending = Clarification(task.task_no, name, question, rounds=rounds)
+        self.emit("clarification.ask", task.task_no, tool=name, question=question, rounds=rounds)
+        return _Stop(CLARIFICATION, question)
+
+    def _answered_clarification(self, task: Task, name: str) -> Clarification | None:
+        pending = self.state.pending
+        if pending is None or pending.answer is None:
+            return None
+        if pending.task_no != task.task_no or pending.tool != name:
+            return None
+        return pending
+
+    def _consume(self, clarification: Clarification | None) -> None:
+        """An answered question, once handed to its tool, becomes history."""
+        if clarification is not None:
+            self.state.clarifications.append(clarification)
+            self.state.pending = None
+
+    # --- deep fallback (C27–C28) --------------------------------------------------------
+
+    async def _deep_fallback(self, root: Task) -> _Stop | None:
+        fallback = self.pipeline.deep_fallback
+        if fallback is None:
+            return None
+        if root.fallback is None:
+            root.fallback = await self._gate(root)
+            self.save()
+        if root.fallback != "deep":
+            return None
+        name = fallback.coordinator
+        if name not in self.tools or not is_coordinator(self.tools[name]):
+            raise RoundError(
+                f"deep_fallback.coordinator {name!r} is not a coordinator tool of the domain; "
+                "name a deep_search tool (or a python coordinator)"
+            )
+        await self._run_coordinators(root, [name])
+        stop = await self._close_subtasks(root)
+        if stop is not None or root.tool_status.get(name) in FINISHED_TOOL:
+            return stop
+        root.tool_reasons[name] = DEEP_FALLBACK  # C20e: it answers from its subtasks' results
+        return await self._run_tool(root, name)
+
+    async def _gate(self, root: Task) -> str:
+        """C27: is the primary context enough? "enough", "deep", or "none" (no fallback for
+        this prompt type)."""
+        fallback = self.pipeline.deep_fallback
+        assert fallback is not None
+        if fallback.prompt_types and root.prompt_type not in fallback.prompt_types:
+            self.emit(
+                "deep_fallback",
+                root.task_no,
+                coordinator=fallback.coordinator,
+                run=False,
+                reason=f"prompt type {root.prompt_type!r} has no deep fallback",
+            )
+            return "none"
+        passages = self._passages(guaranteed=None)
+        gatekeeper = fallback.gatekeeper
+        if gatekeeper.mode == "rule":
+            from runner.text import coverage
+
+            share = coverage(root.important_words, "\n".join(p.text for p in passages))
+            enough = share >= gatekeeper.min_coverage
+            needed = gatekeeper.min_coverage
+            reason = f"the context covers {share:.0%} of the important words (needs {needed:.0%})"
+        else:
+            enough, reason = await self.prompts.gatekeeper(
+                root.task_prompt, passages, template=gatekeeper.template
+            )
+        self.emit(
+            "gatekeeper",
+            root.task_no,
+            mode=gatekeeper.mode,
+            enough=enough,
+            reason=reason,
+            passages=len(passages),
+        )
+        self.emit(
+            "deep_fallback",
+            root.task_no,
+            coordinator=fallback.coordinator,
+            run=not enough,
+            reason="the gatekeeper found the context enough"
+            if enough
+            else "the gatekeeper found the context not enough",
+        )
+        return "enough" if enough else "deep"
+
+    # --- the final answer (C33) ---------------------------------------------------------
+
+    async def _final_answer(self, root: Task) -> _Stop:
+        """All the guaranteed context (never dropped, C23) and the buffer's context up to
+        `answer.max_context_items`, through the answer template; the sources of both."""
+        guaranteed = self._passages(guaranteed=True)
+        context = self._passages(guaranteed=False)[: self.pipeline.answer.max_context_items]
+        answer = await self.prompts.answer(
+            root.task_prompt, guaranteed, context, template=self.pipeline.answer.template
+        )
+        sources = tuple(dict.fromkeys(s for p in (*guaranteed, *context) for s in p.sources))
+        return _Stop(ANSWER, answer, sources)
+
+    def _passages(self, *, guaranteed: bool | None) -> list[Passage]:
+        """The buffer's non-empty results as passages, in buffer order; `guaranteed` selects
+        one kind (None: both)."""
+        from runner.llm.prompts import Passage
+
+        return [
+            Passage(result.context, result.sources, key, result.guaranteed)
+            for key, results in self.state.buffer.items()
+            for result in results
+            if result.context.strip() and (guaranteed is None or result.guaranteed is guaranteed)
+        ]
+
+    # --- plumbing -----------------------------------------------------------------------
+
+    def _env(self, task: Task, text: str) -> RuntimeEnv:
+        return RuntimeEnv(
+            pipeline=self.pipeline,
+            llm=self.o.llm,  # type: ignore[arg-type]
+            prompts=self.prompts,
+            task=task,
+            buffer=self.state.buffer.snapshot(),
+            text=text,
+            tools=self.tools,
+            emit=self.emit,
+        )
+
+    def save(self) -> None:
+        if self.o.checkpoint is not None:
+            self.o.checkpoint(self.state)
+
+    def warn(self, message: str, task: str | None = None) -> None:
+        self.warnings.append(message)
+        self.emit("warning", task, message=message)
+
+    def emit(self, event: str, task: str | None = None, **fields: Any) -> None:
+        """Add an event; the LLM calls made since the last event go in first."""
+        self._flush_llm_calls()
+        self.trace.emit(event, task, **fields)
+        self._last_task = task if task is not None else self._last_task
+
+    def _flush_llm_calls(self) -> None:
+        calls = self._llm_calls()
+        for record in calls[self._calls_seen :]:
+            fields = record.to_json() if hasattr(record, "to_json") else dict(record)
+            self.trace.emit("llm.call", self._last_task, **fields)
+        self._calls_seen = len(calls)
+
+    def _llm_calls(self) -> Sequence[Any]:
+        """The client's call records (runner.llm.accounting.CallRecord), oldest first."""
+        calls = getattr(self.o.llm, "calls", None)
+        return calls if calls is not None else ()
+
+    def _stats(self) -> dict[str, Any]:
+        from runner.llm.accounting import Accounting
+
+        accounting = Accounting()
+        for record in self._llm_calls()[self._first_call :]:
+            accounting.add(record)
+        stats = accounting.stats()
+        stats["tokens"] = stats["prompt_tokens"] + stats["completion_tokens"]
+        stats["wall_ms"] = round((time.monotonic() - self._started) * 1000, 3)
+        return stats

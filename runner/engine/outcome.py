@@ -1,0 +1,90 @@
+"""What a round returns: `RoundResult`, whose `to_json()` is the `runner run --json` object
+(`schemas/result.schema.json`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from runner.engine.task import ContextBuffer, Task, TaskStatus, completion_key
+from runner.sources import Source
+
+if TYPE_CHECKING:
+    from runner.trace import Trace
+
+ANSWER = "answer"
+CLARIFICATION = "clarification"
+ERROR = "error"
+
+EXIT_CODES = {ANSWER: 0, CLARIFICATION: 3, ERROR: 1}  # `runner run`'s exit status
+
+
+@dataclass
+class RoundResult:
+    session: str
+    round: int
+    outcome: str  # answer | clarification | error
+    answer: str | None = None
+    question: str | None = None
+    sources: tuple[Source, ...] = ()
+    tasks: dict[str, Any] | None = None  # the task tree (see `task_tree`)
+    stats: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    trace: Trace | None = field(default=None, repr=False, compare=False)  # not part of the JSON
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.outcome]
+
+    def validate(self) -> list[str]:
+        """`to_json()` checked against schemas/result.schema.json; empty when it is valid."""
+        from runner.trace import schema_problems
+
+        return schema_problems("result", self.to_json(), "result")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "round": self.round,
+            "outcome": self.outcome,
+            "answer": self.answer,
+            "question": self.question,
+            "sources": [s.to_json() for s in self.sources],
+            "tasks": self.tasks,
+            "stats": self.stats,
+            "error": self.error,
+            "warnings": list(self.warnings),
+        }
+
+
+def task_tree(task: Task, buffer: ContextBuffer) -> dict[str, Any]:
+    """A task and its subtasks for people and tools: which tools ran on it and why, and how much
+    context each one left in the buffer under its completion key."""
+    entries = dict(buffer.items())
+    tools = []
+    for name, status in task.tool_status.items():
+        key = completion_key(task.task_no, name)
+        results = entries.get(key, [])
+        tools.append(
+            {
+                "name": name,
+                "key": key,
+                "status": status.value,
+                "reason": task.tool_reasons.get(name, ""),
+                "items": sum(1 for r in results if r.context.strip()),
+                "guaranteed": any(r.guaranteed for r in results),
+            }
+        )
+    return {
+        "task_no": task.task_no,
+        "prompt": task.task_prompt,
+        "status": task.status.value,
+        "skipped": task.status is TaskStatus.SKIPPED,
+        "conditional": task.conditional,
+        "owner": task.owner_coordinator_name,
+        "required_tools": sorted(task.required_tool_names),
+        "prompt_type": task.prompt_type,
+        "tools": tools,
+        "children": [task_tree(sub, buffer) for sub in task.sub_tasks],
+    }

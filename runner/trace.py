@@ -1,0 +1,130 @@
+"""The trace of a round: one event per step, each saying what happened and why.
+
+An event is `{seq, ms, event, task, ...fields}`: `seq` counts from 1, `ms` is the time since the
+trace began, `event` is one of `EVENTS` (design.md's list) and `task` the task number the event is
+about (null for round-level events). `schemas/trace.schema.json` describes every event's fields;
+`runner explain --session` and the tests read them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping
+from enum import Enum
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+EVENTS: frozenset[str] = frozenset(
+    {
+        "round.start",
+        "coordinator.run",
+        "coordinator.skip",
+        "coordinator.error",
+        "subtask.decision",
+        "task.start",
+        "task.end",
+        "activation",
+        "tool.run",
+        "tool.error",
+        "clarification.ask",
+        "clarification.resume",
+        "terminal",
+        "gatekeeper",
+        "deep_fallback",
+        "llm.call",
+        "warning",
+        "round.end",
+    }
+)
+
+_RESERVED = frozenset({"seq", "ms", "event", "task"})
+
+
+class TraceError(ValueError):
+    """An event that the trace format does not know, or a field that would overwrite its head."""
+
+
+class Trace:
+    """Collects the events of one round (or of several, when the caller reuses it)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.events: list[dict[str, Any]] = []
+        self._clock = clock
+        self._start = clock()
+
+    def emit(self, event: str, task: str | None = None, **fields: Any) -> dict[str, Any]:
+        if event not in EVENTS:
+            raise TraceError(
+                f"unknown trace event {event!r}; use one of: {', '.join(sorted(EVENTS))}"
+            )
+        clash = _RESERVED & fields.keys()
+        if clash:
+            raise TraceError(f"trace event fields may not be named {sorted(clash)}")
+        record = {
+            "seq": len(self.events) + 1,
+            "ms": round((self._clock() - self._start) * 1000, 3),
+            "event": event,
+            "task": task,
+            **_jsonable(fields),
+        }
+        self.events.append(record)
+        return record
+
+    def of(self, event: str) -> list[dict[str, Any]]:
+        """The events of one name, in order."""
+        return [e for e in self.events if e["event"] == event]
+
+    def to_jsonl(self) -> str:
+        return "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in self.events)
+
+    def write_jsonl(self, path: Path | str) -> None:
+        Path(path).write_text(self.to_jsonl(), encoding="utf-8")
+
+    def validate(self) -> list[str]:
+        """Every event checked against schemas/trace.schema.json; an empty list when all pass."""
+        return validate_events(self.events)
+
+
+def validate_events(events: Iterable[Mapping[str, Any]]) -> list[str]:
+    problems: list[str] = []
+    for event in events:
+        label = f"event {event.get('seq')} ({event.get('event')})"
+        problems.extend(schema_problems("trace", event, label))
+    return problems
+
+
+def schema_problems(schema: str, instance: Mapping[str, Any], label: str) -> list[str]:
+    """`instance` checked against `schemas/<schema>.schema.json`: one readable line a problem."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(_schema(schema))
+    return [
+        f"{label}: {'/'.join(str(p) for p in error.absolute_path) or '(top)'}: {error.message}"
+        for error in validator.iter_errors(dict(instance))
+    ]
+
+
+@cache
+def _schema(name: str) -> dict[str, Any]:
+    from runner.resources import schema_path
+
+    return json.loads(schema_path(name).read_text(encoding="utf-8"))
+
+
+def _jsonable(value: Any) -> Any:
+    """Fields as plain JSON: enums by value, tuples and sets as lists, objects by `to_json`."""
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(_jsonable(v) for v in value)
+    if hasattr(value, "to_json"):
+        return _jsonable(value.to_json())
+    if value is None or isinstance(value, (int, float, str, bool)):
+        return value
+    return str(value)
