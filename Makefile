@@ -21,11 +21,11 @@ $(BENCH_STAMP): pyproject.toml $(STAMP)
 	touch $@
 
 demo: $(STAMP)
-	$(BIN)/runner validate pipelines/
-	$(BIN)/runner explain pipelines/minimal.yaml
+	$(BIN)/python -m runner.demo
 
 test: $(STAMP)
 	$(BIN)/runner validate pipelines/
+	$(BIN)/runner test pipelines/
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)

@@ -1,0 +1,138 @@
+"""Checking one round's result against a turn's `expect`: a list of what differed, in words.
+
+The result is the `runner run --json` object (`schemas/result.schema.json`), so a check reads
+exactly what a user of the command line sees.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from fnmatch import fnmatchcase
+from typing import Any
+
+from runner.testing.model import Expect, SourceExpect, TextExpect
+
+
+def check(expect: Expect, result: Mapping[str, Any]) -> list[str]:
+    """Every way `result` differs from `expect`; empty when it meets it."""
+    return [
+        *_outcome(expect, result),
+        *_text("answer", expect.answer, result.get("answer")),
+        *_text("question", expect.question, result.get("question")),
+        *_text("error", expect.error, result.get("error")),
+        *_sources(expect, result.get("sources") or []),
+        *_tools(expect, list(tool_runs(result.get("tasks")))),
+        *_skips(expect, list(walk(result.get("tasks")))),
+        *_calls(expect, result.get("stats") or {}),
+    ]
+
+
+def _outcome(expect: Expect, result: Mapping[str, Any]) -> Iterator[str]:
+    if expect.outcome is not None and expect.outcome != result.get("outcome"):
+        yield f"outcome: expected {expect.outcome}, got {result.get('outcome')}"
+
+
+def _text(what: str, expect: TextExpect | None, text: str | None) -> Iterator[str]:
+    if expect is None:
+        return
+    if text is None:
+        yield f"{what}: expected one, but the round gave none"
+        return
+    folded = text.casefold()
+    for wanted in expect.contains:
+        if wanted.casefold() not in folded:
+            yield f"{what} does not contain {wanted!r}"
+    for unwanted in expect.not_contains:
+        if unwanted.casefold() in folded:
+            yield f"{what} contains {unwanted!r}, which it must not"
+    if expect.matches is not None and re.search(expect.matches, text) is None:
+        yield f"{what} does not match /{expect.matches}/"
+
+
+def _sources(expect: Expect, sources: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    for wanted in expect.sources:
+        if not any(_same_source(wanted, source) for source in sources):
+            yield f"source missing: {wanted}"
+    if expect.no_sources and sources:
+        yield f"expected no sources, got {', '.join(_source_label(s) for s in sources)}"
+
+
+def _same_source(wanted: SourceExpect, source: Mapping[str, Any]) -> bool:
+    document = str(source.get("document", ""))
+    same_document = document == wanted.document or document.endswith("/" + wanted.document)
+    return same_document and (wanted.page is None or source.get("page") == wanted.page)
+
+
+def _source_label(source: Mapping[str, Any]) -> str:
+    page = source.get("page")
+    return str(source.get("document")) + (f" p. {page}" if page is not None else "")
+
+
+def _tools(expect: Expect, runs: list[tuple[str, str]]) -> Iterator[str]:
+    """`ran`: some tool run matches the key and did not fail; `not_ran`: none matches."""
+    for pattern in expect.ran:
+        matching = [(key, status) for key, status in runs if fnmatchcase(key, pattern)]
+        if not matching:
+            yield f"did not run: {pattern}"
+        elif all(status == "failed" for _key, status in matching):
+            failed = ", ".join(key for key, _status in matching)
+            yield f"ran but failed: {failed} (see the run's problems below)"
+    for pattern in expect.not_ran:
+        matching = [key for key, _status in runs if fnmatchcase(key, pattern)]
+        if matching:
+            yield f"ran, but must not have: {', '.join(matching)}"
+
+
+def _skips(expect: Expect, tasks: list[Mapping[str, Any]]) -> Iterator[str]:
+    skipped = {task["task_no"] for task in tasks if task.get("skipped")}
+    ran = {task["task_no"] for task in tasks if not task.get("skipped")}
+    for pattern in expect.skipped:
+        if not any(fnmatchcase(no, pattern) for no in skipped):
+            yield f"not skipped: {pattern} " + _presence(pattern, ran)
+    for pattern in expect.not_skipped:
+        if not any(fnmatchcase(no, pattern) for no in ran):
+            yield f"did not run: task {pattern} " + _presence(pattern, skipped)
+
+
+def _presence(pattern: str, elsewhere: set[str]) -> str:
+    if any(fnmatchcase(no, pattern) for no in elsewhere):
+        return "(it is in the task tree)"
+    return "(no such task in the tree)"
+
+
+def _calls(expect: Expect, stats: Mapping[str, Any]) -> Iterator[str]:
+    by_purpose = stats.get("by_purpose") or {}
+    for purpose, bound in expect.llm_calls:
+        if purpose == "total":
+            calls = int(stats.get("llm_calls", 0))
+        else:
+            calls = int((by_purpose.get(purpose) or {}).get("calls", 0))
+        if not bound.admits(calls):
+            yield f"LLM calls for {purpose}: expected {bound}, got {calls}"
+
+
+# --- reading the task tree ------------------------------------------------------------------
+
+
+def walk(task: Mapping[str, Any] | None) -> Iterator[Mapping[str, Any]]:
+    """The tree's tasks, depth-first in list order."""
+    if task is None:
+        return
+    yield task
+    for child in task.get("children", ()):
+        yield from walk(child)
+
+
+def tool_runs(task: Mapping[str, Any] | None) -> Iterator[tuple[str, str]]:
+    """(completion key, status) of every tool run in the tree."""
+    for node in walk(task):
+        for tool in node.get("tools", ()):
+            yield str(tool["key"]), str(tool.get("status", ""))
+
+
+def calls_summary(stats: Mapping[str, Any]) -> str:
+    """`suitability 1, tool 2, answer 1 (4 in all)`."""
+    by_purpose = stats.get("by_purpose") or {}
+    parts = [f"{purpose} {entry.get('calls', 0)}" for purpose, entry in by_purpose.items()]
+    return f"{', '.join(parts) or 'none'} ({stats.get('llm_calls', 0)} in all)"

@@ -1,0 +1,471 @@
+"""Finding and loading test-case files, with the same diagnostics `runner validate` gives.
+
+A file goes through the config package's stages: YAML loading with positions
+(`runner.config.loader`), the JSON Schema (`schemas/testcase.schema.json`, errors rewritten by
+`runner.config.humanize`), then the checks a schema cannot make (codes `T1xx`, docs/testing.md):
+turns in a sensible order, unique case names, files that exist, regular expressions that
+compile, and tool names that the pipeline has.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from runner.config import PipelineError, find_pipeline_files
+from runner.config.build import script_rule
+from runner.config.diagnostics import Diagnostic, KeyPath, format_key_path, sort_diagnostics
+from runner.config.humanize import humanize, suggestion_suffix
+from runner.config.loader import Document, LoadError, read_document
+from runner.config.model import Pipeline, ScriptRule, Where
+from runner.resources import schema_path
+from runner.testing.model import (
+    CallBound,
+    Case,
+    CaseFile,
+    Expect,
+    LLMSpec,
+    SourceExpect,
+    TextExpect,
+    Turn,
+)
+
+_YAML_SUFFIXES = (".yaml", ".yml")
+_MODELINE = re.compile(r"yaml-language-server:\s*\$schema=\S*testcase\.schema\.json")
+_CASES_KEY = re.compile(r"^cases\s*:", re.MULTILINE)
+
+
+class CaseFileError(Exception):
+    """A test-case file that cannot be run; carries every diagnostic found."""
+
+    def __init__(self, path: Path, diagnostics: Iterable[Diagnostic]) -> None:
+        self.path = path
+        self.diagnostics = tuple(sort_diagnostics(diagnostics))
+        super().__init__(f"{path}: {len(self.diagnostics)} problem(s)")
+
+
+# --- finding files --------------------------------------------------------------------------
+
+
+def find_case_files(paths: Iterable[Path | str]) -> list[Path]:
+    """Files as given, and the test-case files found in folders: YAML files whose top level has
+    `cases` (or that carry the test-case schema's modeline). Hidden folders (`.runner`) are
+    skipped. Raises FileNotFoundError for a path that does not exist."""
+    from runner.config import _yaml_files  # the folder walk `runner validate` uses
+
+    found: list[Path] = []
+    for given in map(Path, paths):
+        if not given.exists():
+            raise FileNotFoundError(given)
+        candidates = [given] if given.is_file() else list(_yaml_files(given))
+        for candidate in candidates:
+            if (given.is_file() or looks_like_case_file(candidate)) and candidate not in found:
+                found.append(candidate)
+    return found
+
+
+def looks_like_case_file(path: Path) -> bool:
+    """Decided on the text, so that a file broken beyond parsing is still reported."""
+    if path.suffix not in _YAML_SUFFIXES:
+        return False
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return bool(_MODELINE.search(text[:2000]) or _CASES_KEY.search(text))
+
+
+def default_pipeline(case_file: Path) -> list[Path]:
+    """The pipeline files in the test file's own folder, or else in its parent folder."""
+    for folder in (case_file.parent, case_file.parent.parent):
+        found = [p for p in find_pipeline_files([folder]) if p.parent == folder]
+        if found:
+            return found
+    return []
+
+
+# --- the schema -------------------------------------------------------------------------------
+
+
+@cache
+def _schema_file() -> dict[str, Any]:
+    return json.loads(schema_path("testcase").read_text(encoding="utf-8"))
+
+
+def _inlined(node: Any) -> Any:
+    """A part of the test-case schema with its local `$ref`s written out, so that the
+    diagnostics code (which resolves references against the pipeline schema) reads it as it
+    is."""
+    if isinstance(node, dict):
+        if "$ref" in node:
+            name = str(node["$ref"]).removeprefix("#/$defs/")
+            rest = {key: value for key, value in node.items() if key != "$ref"}
+            return _inlined({**_schema_file()["$defs"][name], **rest})
+        return {key: _inlined(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inlined(item) for item in node]
+    return node
+
+
+@cache
+def case_schema() -> dict[str, Any]:
+    """`schemas/testcase.schema.json`, its references written out."""
+    return _inlined({key: value for key, value in _schema_file().items() if key != "$defs"})
+
+
+@cache
+def _case_validator() -> Draft202012Validator:
+    return Draft202012Validator(case_schema())
+
+
+@cache
+def _script_file_validator() -> Draft202012Validator:
+    return Draft202012Validator(_inlined(_schema_file()["$defs"]["script_file"]))
+
+
+# --- loading ----------------------------------------------------------------------------------
+
+PipelineLoader = Callable[[Path], Pipeline]
+
+
+def load_case_file(path: Path, pipelines: PipelineLoader) -> tuple[CaseFile, Pipeline]:
+    """The cases of one file and the pipeline they test. Raises CaseFileError (the file) or
+    PipelineError (the pipeline it names is invalid)."""
+    document = _read(path)
+    diagnostics = humanize(_case_validator().iter_errors(document.data), document)
+    if diagnostics:
+        raise CaseFileError(path, diagnostics)
+    builder = _Builder(document)
+    pipeline_path = builder.pipeline_path()
+    cases = builder.cases()
+    if builder.diagnostics or pipeline_path is None:
+        raise CaseFileError(path, builder.diagnostics)
+    case_file = CaseFile(path, pipeline_path, cases, document.data.get("description", ""))
+    pipeline = pipelines(pipeline_path)
+    builder.check_tools(pipeline, case_file)
+    if builder.diagnostics:
+        raise CaseFileError(path, builder.diagnostics)
+    return case_file, pipeline
+
+
+def _read(path: Path) -> Document:
+    try:
+        return read_document(path)
+    except LoadError as error:
+        raise CaseFileError(path, [error.diagnostic]) from None
+
+
+class _Builder:
+    """Turns a schema-valid document into the model, collecting T1xx diagnostics."""
+
+    def __init__(self, document: Document) -> None:
+        self.document = document
+        self.data: Mapping[str, Any] = document.data
+        self.folder = document.path.parent
+        self.diagnostics: list[Diagnostic] = []
+
+    def emit(self, code: str, message: str, path: KeyPath, hint: str = "") -> None:
+        position = self.document.position(path)
+        self.diagnostics.append(
+            Diagnostic(
+                code,
+                message,
+                self.document.path,
+                position.line,
+                position.col,
+                path=path,
+                hint=hint,
+                depth=len(path),
+            )
+        )
+
+    def line(self, path: KeyPath) -> int:
+        return self.document.position(path).line
+
+    # --- the pipeline ------------------------------------------------------------------
+
+    def pipeline_path(self) -> Path | None:
+        given = self.data.get("pipeline")
+        if given is not None:
+            target = (self.folder / given).resolve()
+            if not target.is_file():
+                self.emit(
+                    "T104",
+                    f"pipeline file `{given}` not found (looked for {target})",
+                    ("pipeline",),
+                    hint="the path is relative to this test file",
+                )
+                return None
+            return target
+        found = default_pipeline(self.document.path)
+        if len(found) == 1:
+            return found[0].resolve()
+        names = ", ".join(str(p) for p in found)
+        self.emit(
+            "T104",
+            f"several pipeline files could be the one under test: {names}"
+            if found
+            else "no pipeline file in this file's folder or its parent folder",
+            (),
+            hint="name it with `pipeline: ../<domain>.yaml` (relative to this file)",
+        )
+        return None
+
+    # --- cases -------------------------------------------------------------------------
+
+    def cases(self) -> tuple[Case, ...]:
+        file_llm = self.llm(self.data.get("llm"), ("llm",))
+        seen: dict[str, int] = {}
+        cases = []
+        for index, data in enumerate(self.data["cases"]):
+            path: KeyPath = ("cases", index)
+            name = data["name"]
+            if name in seen:
+                self.emit(
+                    "T103",
+                    f"two cases are named `{name}` (the first at line {seen[name]})",
+                    (*path, "name"),
+                    hint="give every case of a file its own name: reports name cases by it",
+                )
+            seen.setdefault(name, self.line(path))
+            case_llm = self.llm(data.get("llm"), (*path, "llm"))
+            turns = tuple(
+                self.turn(turn, (*path, "turns", i)) for i, turn in enumerate(data["turns"])
+            )
+            cases.append(
+                Case(
+                    name=name,
+                    turns=turns,
+                    llm=case_llm.then(file_llm),
+                    line=self.line(path),
+                    description=data.get("description", ""),
+                )
+            )
+        return tuple(cases)
+
+    def turn(self, data: Mapping[str, Any], path: KeyPath) -> Turn:
+        if "message" in data and "answer" in data:
+            self.emit(
+                "T101",
+                "a turn is a `message` (a new question) or an `answer` (to the clarifying "
+                "question the previous turn asked), not both",
+                (*path, "answer"),
+                hint="split it into two turns, or keep one of the keys",
+            )
+        if "answer" in data and path[-1] == 0:
+            self.emit(
+                "T102",
+                "the first turn of a case is an `answer`, but no question was asked yet",
+                (*path, "answer"),
+                hint="start the case with `message:`",
+            )
+        is_answer = "message" not in data
+        text = data["answer"] if is_answer else data["message"]
+        return Turn(
+            text, is_answer, self.expect(data.get("expect", {}), (*path, "expect")), self.line(path)
+        )
+
+    def expect(self, data: Mapping[str, Any], path: KeyPath) -> Expect:
+        return Expect(
+            outcome=data.get("outcome"),
+            answer=self.text(data.get("answer"), (*path, "answer")),
+            question=self.text(data.get("question"), (*path, "question")),
+            error=self.text(data.get("error"), (*path, "error")),
+            sources=tuple(self.source(s) for s in data.get("sources", ())),
+            no_sources=bool(data.get("no_sources", False)),
+            ran=tuple(data.get("ran", ())),
+            not_ran=tuple(data.get("not_ran", ())),
+            skipped=tuple(data.get("skipped", ())),
+            not_skipped=tuple(data.get("not_skipped", ())),
+            llm_calls=tuple(
+                (purpose, self.bound(bound)) for purpose, bound in data.get("llm_calls", {}).items()
+            ),
+        )
+
+    def text(self, data: Any, path: KeyPath) -> TextExpect | None:
+        if data is None:
+            return None
+        if isinstance(data, str):
+            return TextExpect(contains=(data,))
+        matches = data.get("matches")
+        if matches is not None:
+            self.regex(matches, (*path, "matches"))
+        return TextExpect(
+            contains=_texts(data.get("contains")),
+            not_contains=_texts(data.get("not_contains")),
+            matches=matches,
+        )
+
+    @staticmethod
+    def source(data: str | Mapping[str, Any]) -> SourceExpect:
+        if isinstance(data, str):
+            return SourceExpect(data)
+        return SourceExpect(data["document"], data.get("page"))
+
+    @staticmethod
+    def bound(data: int | Mapping[str, int]) -> CallBound:
+        if isinstance(data, int):
+            return CallBound(exact=data)
+        return CallBound(min=data.get("min"), max=data.get("max"))
+
+    # --- the LLM -----------------------------------------------------------------------
+
+    def llm(self, data: Mapping[str, Any] | None, path: KeyPath) -> LLMSpec:
+        if data is None:
+            return LLMSpec()
+        rules = [
+            self.rule(rule, (*path, "script", i)) for i, rule in enumerate(data.get("script", ()))
+        ]
+        fallback = data.get("fallback")
+        if "script_file" in data:
+            file_rules, file_fallback = self.script_file(
+                data["script_file"], (*path, "script_file")
+            )
+            rules.extend(file_rules)
+            fallback = fallback or file_fallback
+        cassette = None
+        if "cassette" in data:
+            cassette = self.existing(data["cassette"], (*path, "cassette"), "cassette")
+        return LLMSpec(data.get("provider"), tuple(rules), fallback, cassette)
+
+    def rule(
+        self, data: Mapping[str, Any], path: KeyPath, document: Document | None = None
+    ) -> ScriptRule:
+        document = document or self.document
+        position = document.position(path)
+        for key in ("task", "prompt"):
+            if key in data:
+                self.regex(data[key], (*path, key), document)
+        return script_rule(data, Where(document.path, position.line, position.col))
+
+    def regex(self, pattern: str, path: KeyPath, document: Document | None = None) -> None:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            target = document or self.document
+            position = target.position(path)
+            self.diagnostics.append(
+                Diagnostic(
+                    "T106",
+                    f"{format_key_path(path)}: `{pattern}` is not a valid regular expression "
+                    f"({error})",
+                    target.path,
+                    position.line,
+                    position.col,
+                    path=path,
+                    hint="escape special characters such as ( ) ? + . with a backslash",
+                    depth=len(path),
+                )
+            )
+
+    def existing(self, relative: str, path: KeyPath, what: str) -> Path | None:
+        target = (self.folder / relative).resolve()
+        if not target.is_file():
+            self.emit(
+                "T105",
+                f"{what} file `{relative}` not found (looked for {target})",
+                path,
+                hint="the path is relative to this test file",
+            )
+            return None
+        return target
+
+    def script_file(self, relative: str, path: KeyPath) -> tuple[list[ScriptRule], str | None]:
+        target = self.existing(relative, path, "script")
+        if target is None:
+            return [], None
+        try:
+            document = read_document(target)
+        except LoadError as error:
+            self.diagnostics.append(error.diagnostic)
+            return [], None
+        problems = humanize(_script_file_validator().iter_errors(document.data), document)
+        if problems:
+            self.diagnostics.extend(problems)
+            return [], None
+        listed = isinstance(document.data, list)
+        items = document.data if listed else document.data["rules"]
+        prefix: KeyPath = () if listed else ("rules",)
+        rules = [self.rule(item, (*prefix, i), document) for i, item in enumerate(items)]
+        return rules, None if listed else document.data.get("fallback")
+
+    # --- names the pipeline must have ---------------------------------------------------
+
+    def check_tools(self, pipeline: Pipeline, case_file: CaseFile) -> None:
+        """A misspelt tool in `not_ran` would make a check that cannot fail, and one in a rule
+        a rule that never answers: refuse both."""
+        known = [tool.name for tool in pipeline.tools]
+        places: list[tuple[str, Where, KeyPath]] = []
+        for rule in dict.fromkeys(r for case in case_file.cases for r in case.llm.script):
+            if rule.tool is not None and rule.where is not None:
+                places.append((rule.tool, rule.where, ()))
+        for path, name in self._expected_tools():
+            position = self.document.position(path)
+            places.append((name, Where(self.document.path, position.line, position.col), path))
+        for name, where, path in places:
+            if "*" in name or pipeline.find_tool(name) is not None:
+                continue
+            self.diagnostics.append(
+                Diagnostic(
+                    "T107",
+                    f"the pipeline `{pipeline.domain}` has no tool `{name}`"
+                    + suggestion_suffix(name, known),
+                    where.file,
+                    where.line,
+                    where.col,
+                    path=path,
+                    hint=f"its tools: {', '.join(known)}",
+                    depth=len(path),
+                )
+            )
+
+    def _expected_tools(self) -> Iterator[tuple[KeyPath, str]]:
+        for c, case in enumerate(self.data["cases"]):
+            for t, turn in enumerate(case["turns"]):
+                expect = turn.get("expect", {})
+                for key in ("ran", "not_ran"):
+                    for k, completion in enumerate(expect.get(key, ())):
+                        path: KeyPath = ("cases", c, "turns", t, "expect", key, k)
+                        yield path, completion.rpartition(":")[2]
+
+
+def _get(data: Any, path: KeyPath) -> Any:
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _texts(value: str | list[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def cached_pipeline_loader() -> PipelineLoader:
+    """`load_pipeline`, once per file per run; an invalid pipeline raises its PipelineError
+    each time it is asked for."""
+    from runner.config import load_pipeline
+
+    loaded: dict[Path, Pipeline | PipelineError] = {}
+
+    def load(path: Path) -> Pipeline:
+        if path not in loaded:
+            try:
+                loaded[path] = load_pipeline(path)
+            except PipelineError as error:
+                loaded[path] = error
+        result = loaded[path]
+        if isinstance(result, PipelineError):
+            raise result
+        return result
+
+    return load

@@ -1,0 +1,128 @@
+"""The typed, immutable form of a test-case file (`schemas/testcase.schema.json`).
+
+`runner.testing.loader` builds these from a file that passed the schema; the executor and the
+expectation checks read only these. Every case and turn keeps the line it was written on, so
+that a failure can point at it (`file:line`, GitHub annotations, JUnit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runner.config.model import ScriptRule
+
+OUTCOMES = ("answer", "clarification", "error")
+
+
+@dataclass(frozen=True)
+class LLMSpec:
+    """Where a case's LLM replies come from; a case's spec is merged over its file's."""
+
+    provider: str | None = None  # offline | scripted | replay; None: from the rules / cassette
+    script: tuple[ScriptRule, ...] = ()  # inline rules first, then those of `script_file`
+    fallback: str | None = None
+    cassette: Path | None = None
+
+    def then(self, later: LLMSpec) -> LLMSpec:
+        """This spec (a case's) first, `later` (its file's) filling what it leaves open; rules
+        are tried in that order too."""
+        return LLMSpec(
+            provider=self.provider or later.provider,
+            script=self.script + later.script,
+            fallback=self.fallback or later.fallback,
+            cassette=self.cassette or later.cassette,
+        )
+
+    @property
+    def is_empty(self) -> bool:
+        return self == LLMSpec()
+
+
+@dataclass(frozen=True)
+class TextExpect:
+    """Checks on a text: everything in `contains` (case-insensitive), nothing in
+    `not_contains`, and `matches` searched as a regular expression."""
+
+    contains: tuple[str, ...] = ()
+    not_contains: tuple[str, ...] = ()
+    matches: str | None = None
+
+
+@dataclass(frozen=True)
+class SourceExpect:
+    document: str  # the document's corpus path, or the end of it
+    page: int | None = None
+
+    def __str__(self) -> str:
+        return self.document if self.page is None else f"{self.document} p. {self.page}"
+
+
+@dataclass(frozen=True)
+class CallBound:
+    """LLM calls of one purpose (or `total`): exact, or between `min` and `max`."""
+
+    exact: int | None = None
+    min: int | None = None
+    max: int | None = None
+
+    def admits(self, calls: int) -> bool:
+        if self.exact is not None:
+            return calls == self.exact
+        return (self.min is None or calls >= self.min) and (self.max is None or calls <= self.max)
+
+    def __str__(self) -> str:
+        if self.exact is not None:
+            return f"exactly {self.exact}"
+        bounds = []
+        if self.min is not None:
+            bounds.append(f"at least {self.min}")
+        if self.max is not None:
+            bounds.append(f"at most {self.max}")
+        return " and ".join(bounds)
+
+
+@dataclass(frozen=True)
+class Expect:
+    outcome: str | None = None
+    answer: TextExpect | None = None
+    question: TextExpect | None = None
+    error: TextExpect | None = None
+    sources: tuple[SourceExpect, ...] = ()
+    no_sources: bool = False
+    ran: tuple[str, ...] = ()
+    not_ran: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+    not_skipped: tuple[str, ...] = ()
+    llm_calls: tuple[tuple[str, CallBound], ...] = ()  # (purpose or "total", bound)
+
+
+@dataclass(frozen=True)
+class Turn:
+    text: str
+    is_answer: bool  # True: the answer to the pending clarifying question
+    expect: Expect
+    line: int
+
+    @property
+    def label(self) -> str:
+        kind = "answer" if self.is_answer else "message"
+        shown = self.text if len(self.text) <= 60 else self.text[:59] + "…"
+        return f"{kind} {shown!r}"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    turns: tuple[Turn, ...]
+    llm: LLMSpec
+    line: int
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class CaseFile:
+    path: Path
+    pipeline: Path
+    cases: tuple[Case, ...] = field(default_factory=tuple)
+    description: str = ""
