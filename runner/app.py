@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from runner.config.model import Pipeline
 from runner.sessions import OpenSession, RoundRecord, SessionStore, SessionWriter
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
     from runner.engine.orchestrator import Orchestrator
     from runner.engine.outcome import RoundResult
@@ -31,6 +33,18 @@ if TYPE_CHECKING:
     from runner.llm.client import Client
     from runner.llm.prompts import Prompts
     from runner.trace import Trace
+
+
+class RuntimeOptions(TypedDict, total=False):
+    """The keyword arguments of `Runtime.open`, handed on to `Runtime.from_pipeline`."""
+
+    llm_override: str | None
+    llm_script: str | Path | None
+    record: str | Path | None
+    cache: bool | None
+    allow_python: bool
+    build_indexes: bool
+    index_progress: Callable[[str, str, int, int], None] | None
 
 
 @dataclass
@@ -46,32 +60,16 @@ class Runtime:
     def open(
         cls,
         pipeline_path: str | Path,
-        *,
-        llm_override: str | None = None,
-        llm_script: str | Path | None = None,
-        record: str | Path | None = None,
-        cache: bool | None = None,
-        allow_python: bool = False,
-        build_indexes: bool = True,
-        index_progress: Callable[[str, str, int, int], None] | None = None,
+        **options: Unpack[RuntimeOptions],
     ) -> Runtime:
-        """Load and validate the pipeline file, then compose everything a round needs.
+        """Load and validate the pipeline file, then compose everything a round needs
+        (`options`: those of `from_pipeline`).
 
         Raises PipelineError (an invalid file), LLMConfigError (bad provider settings) or
         ToolBuildError (a tool that cannot be built, e.g. a `python` tool not allowed)."""
         from runner.config import load_pipeline
 
-        pipeline = load_pipeline(Path(pipeline_path))
-        return cls.from_pipeline(
-            pipeline,
-            llm_override=llm_override,
-            llm_script=llm_script,
-            record=record,
-            cache=cache,
-            allow_python=allow_python,
-            build_indexes=build_indexes,
-            index_progress=index_progress,
-        )
+        return cls.from_pipeline(load_pipeline(Path(pipeline_path)), **options)
 
     @classmethod
     def from_pipeline(

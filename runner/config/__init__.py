@@ -4,6 +4,8 @@
     validate_file(path) -> FileReport      diagnostics (and the model when the file is valid)
     validate_paths(paths) -> [FileReport]  files and folders (folders are searched)
     find_pipeline_files(paths) -> [Path]
+    find_yaml_files(paths, accept) -> [Path]   the same folder search, for other YAML files
+    yaml_files(folder) -> Iterator[Path]       every YAML file below a folder, hidden ones skipped
 
 A file goes through four stages, each reporting with positions: YAML loading (Y0xx), the JSON
 Schema (S1xx), the semantic checks (R1xx) and building the typed model. The semantic checks run
@@ -13,7 +15,7 @@ only on a file that passed the schema, because they rely on its shapes.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,9 +28,11 @@ __all__ = [
     "PipelineError",
     "Severity",
     "find_pipeline_files",
+    "find_yaml_files",
     "load_pipeline",
     "validate_file",
     "validate_paths",
+    "yaml_files",
 ]
 
 _YAML_SUFFIXES = (".yaml", ".yml")
@@ -95,18 +99,26 @@ def find_pipeline_files(paths: Iterable[Path | str]) -> list[Path]:
     `domain` and `tools` (or that carry the pipeline schema's modeline). Test cases, data tables
     and other YAML are skipped; so are hidden folders such as `.runner`. Raises FileNotFoundError
     for a path that does not exist."""
+    return find_yaml_files(paths, _looks_like_pipeline)
+
+
+def find_yaml_files(paths: Iterable[Path | str], accept: Callable[[Path], bool]) -> list[Path]:
+    """Files as given (whatever they hold), and the YAML files below folders that `accept`
+    takes, each once, in order. Raises FileNotFoundError for a path that does not exist."""
     found: list[Path] = []
     for given in map(Path, paths):
         if not given.exists():
             raise FileNotFoundError(given)
-        candidates = [given] if given.is_file() else _yaml_files(given)
+        candidates = [given] if given.is_file() else yaml_files(given)
         for candidate in candidates:
-            if (given.is_file() or _looks_like_pipeline(candidate)) and candidate not in found:
+            if (given.is_file() or accept(candidate)) and candidate not in found:
                 found.append(candidate)
     return found
 
 
-def _yaml_files(folder: Path) -> Iterator[Path]:
+def yaml_files(folder: Path) -> Iterator[Path]:
+    """Every `.yaml` / `.yml` file below a folder, sorted; hidden folders (`.runner`, `.git`),
+    `__pycache__` and `node_modules` are skipped."""
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder).parts
         hidden = any(part.startswith(".") or part in _SKIPPED_FOLDERS for part in relative)

@@ -3,6 +3,10 @@
 Runs only on data that passed the schema and the semantic checks, so it trusts the shapes and
 fills in the defaults. Paths are resolved against the pipeline's folder; objects an error may
 later need to point at get their `where`.
+
+Public API (besides `build_pipeline`): `script_rule(data, where)` turns one scripted-LLM rule
+(`llm.script`, `llm.script_file`, or a test case's `llm.script`) into a `ScriptRule`, so that
+every place that reads such rules builds them alike; `frozen(value)` makes free data read-only.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from runner.config.model import (
     Decompose,
     DeepFallback,
     DeepSearchOptions,
+    Embedding,
     Extraction,
     Gatekeeper,
     KindOptions,
@@ -49,6 +54,8 @@ from runner.config.model import (
     ToolKind,
     Where,
 )
+
+__all__ = ["FrozenDict", "FrozenList", "build_pipeline", "frozen", "script_rule"]
 
 
 def build_pipeline(document: Document) -> Pipeline:
@@ -100,6 +107,8 @@ def frozen(value: Any) -> Any:
 
 
 def script_rule(data: Mapping[str, Any], where: Where | None) -> ScriptRule:
+    """One scripted-LLM rule, already checked against the schema's `script_rule`, as the model;
+    `where` is its place for messages (None when it has none)."""
     return ScriptRule(
         reply=frozen(data["reply"]),
         purpose=data.get("purpose"),
@@ -240,7 +249,15 @@ class _Builder:
             extra["include"] = tuple(spec["include"])
         if "max_words" in spec.get("pages", {}):
             extra["max_words"] = spec["pages"]["max_words"]
+        if "embedding" in spec:
+            extra["embedding"] = Embedding(self.embedding_model(spec["embedding"]["model"]))
         return Corpus(name=name, path=self.folder / spec["path"], **extra)
+
+    def embedding_model(self, model: str) -> str:
+        """A folder beside the pipeline that holds a model, as an absolute path; anything else
+        is a model name for sentence-transformers to fetch (`BAAI/bge-small-en-v1.5`)."""
+        local = self.folder / model
+        return str(local) if local.is_dir() else model
 
     def deep_fallback(self, data: Mapping[str, Any]) -> DeepFallback:
         gate = data.get("gatekeeper", {})

@@ -86,6 +86,16 @@ def format_key_path(path: KeyPath) -> str:
     return text or "(top level)"
 
 
+def value_at(data: Any, path: KeyPath) -> Any:
+    """The value at a key path of loaded YAML data, or None where the path does not exist."""
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
 def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     """Errors before warnings, then in file order; at one place the most specific first."""
     return sorted(

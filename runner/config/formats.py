@@ -89,27 +89,61 @@ def _json(reports: Sequence[FileReport], strict: bool, color: bool) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
-def _escape_data(text: str) -> str:
+# --- GitHub workflow commands (also used by `runner test --format github`) -----------------
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message, escaped so that GitHub keeps its line breaks and `%`."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+def escape_property(text: str) -> str:
+    """A workflow command's property value (file, title), where `:` and `,` are separators."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotation(
+    level: str,
+    file: Path,
+    message: str,
+    *,
+    line: int = 0,
+    col: int = 0,
+    title: str | None = None,
+) -> str:
+    """One `::error ...::message` (or `::warning`) line that GitHub shows on the file's line;
+    `line` 0 means the whole file, `col` 0 no column."""
+    properties = [f"file={escape_property(display_path(file))}"]
+    if line > 0:
+        properties.append(f"line={line}")
+        if col > 0:
+            properties.append(f"col={col}")
+    if title is not None:
+        properties.append(f"title={escape_property(title)}")
+    return f"::{level} {','.join(properties)}::{escape_data(message)}"
+
+
+def diagnostic_annotation(diagnostic: Diagnostic, level: str) -> str:
+    """A diagnostic (with its hint) as a GitHub annotation titled by its code."""
+    message = diagnostic.message
+    if diagnostic.hint:
+        message += f"\nhint: {diagnostic.hint}"
+    return github_annotation(
+        level,
+        diagnostic.file,
+        message,
+        line=diagnostic.line,
+        col=diagnostic.col,
+        title=f"runner {diagnostic.code}",
+    )
 
 
 def _github(reports: Sequence[FileReport], strict: bool, color: bool) -> str:
-    lines: list[str] = []
-    for report in reports:
-        for diagnostic in report.diagnostics:
-            level = "error" if diagnostic.is_error or strict else "warning"
-            properties = [f"file={_escape_property(display_path(diagnostic.file))}"]
-            if diagnostic.line > 0:
-                properties += [f"line={diagnostic.line}", f"col={diagnostic.col}"]
-            properties.append(f"title={_escape_property('runner ' + diagnostic.code)}")
-            message = diagnostic.message
-            if diagnostic.hint:
-                message += f"\nhint: {diagnostic.hint}"
-            lines.append(f"::{level} {','.join(properties)}::{_escape_data(message)}")
+    lines = [
+        diagnostic_annotation(diagnostic, "error" if diagnostic.is_error or strict else "warning")
+        for report in reports
+        for diagnostic in report.diagnostics
+    ]
     lines.append(summary(reports, strict))
     return "\n".join(lines)
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
-from runner.config.diagnostics import Diagnostic, KeyPath, format_key_path
+from runner.config.diagnostics import Diagnostic, KeyPath, format_key_path, value_at
 from runner.config.loader import Document
 from runner.config.schema import validation_schema
 
@@ -99,19 +100,10 @@ class _Explainer:
     def _diagnostic(
         self, code: str, message: str, path: KeyPath, *, hint: str = "", at_key: bool = False
     ) -> Diagnostic:
-        position = self.document.position(path, at_key=at_key)
-        if not path and not at_key:
-            position = type(position)(1, 1)
-        return Diagnostic(
-            code,
-            message,
-            self.document.path,
-            position.line,
-            position.col,
-            path=path,
-            hint=hint,
-            depth=len(path),
-        )
+        diagnostic = self.document.diagnostic(code, message, path, hint=hint, at_key=at_key)
+        if not path and not at_key:  # the whole document: its first line, not its first key
+            return replace(diagnostic, line=1, col=1)
+        return diagnostic
 
     def _subject(self, path: KeyPath) -> str:
         """How a message names a place: `tools[2] (product_lookup)` or `llm.cache`."""
@@ -119,7 +111,7 @@ class _Explainer:
             return "the top level"
         text = format_key_path(path)
         if len(path) == 2 and path[0] == "tools":
-            name = _get(self.document.data, (*path, "name"))
+            name = value_at(self.document.data, (*path, "name"))
             if isinstance(name, str):
                 text += f" (`{name}`)"
         return text
@@ -362,15 +354,6 @@ class _Explainer:
 
 def _path(error: ValidationError) -> KeyPath:
     return tuple(error.absolute_path)
-
-
-def _get(data: Any, path: KeyPath) -> Any:
-    for part in path:
-        try:
-            data = data[part]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return data
 
 
 def _is_scalar(value: Any) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 from yaml.constructor import SafeConstructor
 
-from runner.config.diagnostics import Diagnostic, KeyPath
+from runner.config.diagnostics import Diagnostic, KeyPath, Severity
 
 # A pipeline has a few hundred nodes; nothing legitimate comes near this after expansion.
 MAX_NODES = 100_000
@@ -59,6 +59,31 @@ class Document:
             if prefix in self.value_nodes:
                 return _position(self.value_nodes[prefix])
         return Position(1, 1)
+
+    def diagnostic(
+        self,
+        code: str,
+        message: str,
+        path: KeyPath,
+        *,
+        hint: str = "",
+        severity: Severity = Severity.ERROR,
+        at_key: bool = False,
+    ) -> Diagnostic:
+        """A diagnostic placed where the value at `path` (or, with `at_key`, its key) starts;
+        deeper paths sort first (the most specific problem leads)."""
+        position = self.position(path, at_key=at_key)
+        return Diagnostic(
+            code,
+            message,
+            self.path,
+            position.line,
+            position.col,
+            severity,
+            path,
+            hint,
+            depth=len(path),
+        )
 
 
 class LoadError(Exception):

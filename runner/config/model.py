@@ -298,11 +298,20 @@ class PromptTypes:
 
 
 @dataclass(frozen=True)
+class Embedding:
+    """The embedding model of a corpus's vector / hybrid search: a sentence-transformers model
+    name, or (already resolved against the pipeline's folder) a folder holding one."""
+
+    model: str
+
+
+@dataclass(frozen=True)
 class Corpus:
     name: str
     path: Path
     include: tuple[str, ...] = ("**/*.md", "**/*.txt", "**/*.rst")
     max_words: int = 250
+    embedding: Embedding | None = None  # None: $RUNNER_EMBED_MODEL or runner's default
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,10 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from jinja2 import TemplateSyntaxError, nodes
-from jinja2.lexer import describe_token
-from jinja2.parser import Parser
+from jinja2 import TemplateSyntaxError
 from jsonschema.exceptions import ValidationError, best_match
 
-from runner.config.diagnostics import Diagnostic, KeyPath, Severity
+from runner.config.diagnostics import Diagnostic, KeyPath, Severity, value_at
 from runner.config.humanize import TYPE_NAMES, describe, humanize, suggestion_suffix
 from runner.config.loader import Document, LoadError, Position, read_document
 from runner.config.schema import definition_validator, metaschema_validator
@@ -34,7 +32,8 @@ from runner.llm.purposes import (
     PURPOSE_VARIABLES,
 )
 from runner.llm.types import Purpose
-from runner.templates import environment
+from runner.patterns import compile_pattern
+from runner.templates import Reads, expression_reads, template_reads
 
 _PYTHON_REFERENCE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -95,8 +94,10 @@ class _Checker:
         document: Document | None = None,
     ) -> None:
         document = document or self.document
-        position = document.position(path, at_key=at_key)
-        self.emit_at(code, message, document.path, position.line, position.col, path, hint, warning)
+        severity = Severity.WARNING if warning else Severity.ERROR
+        self.diagnostics.append(
+            document.diagnostic(code, message, path, hint=hint, severity=severity, at_key=at_key)
+        )
 
     def emit_at(
         self,
@@ -224,6 +225,10 @@ class _Checker:
             return
         requirable = self.requirable_tools()
         for path, tool in self.tool_items():
+            # a coordinator still decomposes in every coordinator step (C8), and one that is
+            # activated after its subtasks runs then too (C20e)
+            if "decompose" in tool:
+                continue
             if tool.get("activation") == "coordinator_only" and tool["name"] not in requirable:
                 self.emit(
                     "R104",
@@ -281,6 +286,10 @@ class _Checker:
 
     def corpora(self) -> None:
         for name, spec in self.data.get("corpora", {}).items():
+            if "embedding" in spec:  # a model name, or a folder that must stay in ours
+                self.inside_folder(
+                    spec["embedding"]["model"], ("corpora", name, "embedding", "model")
+                )
             folder = self.existing_path(spec["path"], ("corpora", name, "path"), folder=True)
             if folder is None:
                 continue
@@ -347,9 +356,9 @@ class _Checker:
     # --- templates and expressions --------------------------------------------------------
 
     def inline_template(self, path: KeyPath, allowed: frozenset[str] | set[str]) -> None:
-        source = _get(self.data, path)
+        source = value_at(self.data, path)
         try:
-            reads = _template_reads(source)
+            reads = template_reads(source)
         except TemplateSyntaxError as error:
             line, col = self.inline_line(path, error.lineno)
             self.emit_at(
@@ -375,13 +384,13 @@ class _Checker:
             )
 
     def file_template(self, path: KeyPath, allowed: frozenset[str] | set[str]) -> None:
-        relative = _get(self.data, path)
+        relative = value_at(self.data, path)
         target = self.existing_path(relative, path)
         if target is None:
             return
         try:
             source = target.read_text(encoding="utf-8")
-            reads = _template_reads(source)
+            reads = template_reads(source)
         except UnicodeDecodeError:
             self.emit("R109", f"template `{relative}` is not UTF-8 text", path)
             return
@@ -405,7 +414,7 @@ class _Checker:
 
     def template_pair(self, path: KeyPath, allowed: frozenset[str] | set[str]) -> None:
         """A `template` (file) / `prompt` (inline) pair at `path`, whichever is given."""
-        block = _get(self.data, path)
+        block = value_at(self.data, path)
         if not isinstance(block, Mapping):
             return
         if "template" in block:
@@ -414,10 +423,10 @@ class _Checker:
             self.inline_template((*path, "prompt"), allowed)
 
     def expression(self, path: KeyPath, allowed: frozenset[str] | set[str]) -> None:
-        source = _get(self.data, path)
+        source = value_at(self.data, path)
         position = self.document.position(path)
         try:
-            unknown = _unknown(_expression_reads(source), allowed)
+            unknown = _unknown(expression_reads(source), allowed)
         except TemplateSyntaxError as error:
             self.emit(
                 "R111",
@@ -487,7 +496,7 @@ class _Checker:
 
     def extraction(self, path: KeyPath, purpose: Purpose) -> None:
         self.template_pair(path, PURPOSE_VARIABLES[purpose])
-        schema = _get(self.data, (*path, "schema"))
+        schema = value_at(self.data, (*path, "schema"))
         error = _metaschema_error(json.dumps(schema, sort_keys=True, default=str))
         if error is not None:
             self.emit(
@@ -602,7 +611,7 @@ class _Checker:
         if sibling in earlier:
             return
         siblings = path[:-3]  # the `subtasks` list
-        all_names = [spec.get("name") for spec in _get(self.data, siblings)]
+        all_names = [spec.get("name") for spec in value_at(self.data, siblings)]
         if sibling == subtask.get("name"):
             problem = "a subtask cannot depend on itself"
         elif sibling in all_names:
@@ -656,9 +665,9 @@ class _Checker:
 
     def regex(self, path: KeyPath, document: Document | None = None) -> None:
         document = document or self.document
-        pattern = _get(document.data, path)
+        pattern = value_at(document.data, path)
         try:
-            re.compile(pattern)
+            compile_pattern(pattern)
         except re.error as error:
             position = document.position(path)
             quoted = 1 if position.style in ("'", '"') else 0
@@ -718,74 +727,14 @@ class _Checker:
 # --- helpers --------------------------------------------------------------------------------
 
 
-def _get(data: Any, path: KeyPath) -> Any:
-    for part in path:
-        data = data[part]
-    return data
-
-
-# Names Jinja binds by itself inside loops, macros, call blocks and blocks.
-_IMPLICIT_NAMES = frozenset({"loop", "caller", "varargs", "kwargs", "self", "super"})
-
-
-Reads = tuple[tuple[str, int], ...]
-
-
-@lru_cache(maxsize=4096)
-def _template_reads(source: str) -> Reads:
-    """The free variables a template reads, with the line of first use. Cached by text: a
-    template file shared by many pipelines is parsed once. Raises TemplateSyntaxError."""
-    return _free_names(environment().parse(source))
-
-
-@lru_cache(maxsize=4096)
-def _expression_reads(source: str) -> Reads:
-    return _free_names(_parse_expression(source))
-
-
 def _unknown(reads: Reads, allowed: frozenset[str] | set[str]) -> Reads:
     return tuple((name, line) for name, line in reads if name not in allowed)
-
-
-def _free_names(ast: nodes.Node) -> Reads:
-    """The variables a template or expression reads without binding them, in order of use.
-
-    Read from the syntax tree alone: jinja2.meta runs the code generator, which made validation
-    ten times slower. A name the template binds anywhere (a `for` target, `set`, a macro
-    argument, an import) counts as bound everywhere; reading it outside its scope still fails
-    when the template renders."""
-    bound = set(_IMPLICIT_NAMES) | set(environment().globals)
-    reads: dict[str, int] = {}
-    for node in ast.find_all((nodes.Name, nodes.Macro, nodes.Import, nodes.FromImport)):
-        if isinstance(node, nodes.Name):
-            if node.ctx == "load":
-                reads.setdefault(node.name, node.lineno)
-            else:
-                bound.add(node.name)
-        elif isinstance(node, nodes.Macro):
-            bound.add(node.name)
-        elif isinstance(node, nodes.Import):
-            bound.add(node.target)
-        else:
-            bound.update(name if isinstance(name, str) else name[1] for name in node.names)
-    free = [(name, line) for name, line in reads.items() if name not in bound]
-    return tuple(sorted(free, key=lambda item: (item[1], item[0])))
 
 
 @lru_cache(maxsize=1024)
 def _metaschema_error(schema_json: str) -> ValidationError | None:
     """The most relevant metaschema error of an extraction schema (cached by its JSON)."""
     return best_match(metaschema_validator().iter_errors(json.loads(schema_json)))
-
-
-def _parse_expression(source: str) -> nodes.Expr:
-    """One Jinja expression, parsed as `compile_expression` parses it, without compiling."""
-    parser = Parser(environment(), source, state="variable")
-    expression = parser.parse_expression()
-    if not parser.stream.eos:
-        current = parser.stream.current
-        raise TemplateSyntaxError(f"unexpected {describe_token(current)!r}", current.lineno)
-    return expression
 
 
 def _column_of(name: str, text: str, start: int = 0) -> int:

@@ -8,10 +8,10 @@ are exactly the variables the template was rendered with (runner/llm/purposes.py
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from jinja2 import TemplateError
 
@@ -44,6 +44,44 @@ class Passage:
             "key": self.key,
             "guaranteed": self.guaranteed,
         }
+
+
+class BufferEntry(Protocol):
+    """What a context-buffer result offers (runner.engine.results.PromptAndContext; the LLM layer
+    does not import the engine)."""
+
+    @property
+    def context(self) -> str: ...
+
+    @property
+    def sources(self) -> tuple[Source, ...]: ...
+
+    @property
+    def guaranteed(self) -> bool: ...
+
+
+class BufferEntries(Protocol):
+    """A context buffer or a snapshot of one: completion key → that tool's results, in order."""
+
+    def items(self) -> Iterable[tuple[str, Iterable[BufferEntry]]]: ...
+
+
+def passages_from_buffer(
+    entries: BufferEntries | None, *, guaranteed: bool | None = None
+) -> list[Passage]:
+    """The buffer's non-empty results as passages, in buffer order. Empty contexts are left
+    out: they say only that a tool found nothing. `guaranteed` selects one kind (None: both)."""
+    return [
+        Passage(result.context, tuple(result.sources), key, result.guaranteed)
+        for key, results in (entries.items() if entries is not None else ())
+        for result in results
+        if result.context.strip() and (guaranteed is None or result.guaranteed is guaranteed)
+    ]
+
+
+def passages_json(passages: Iterable[Passage]) -> list[dict[str, Any]]:
+    """Passages as templates see them (`{text, sources, key, guaranteed}`)."""
+    return [passage.to_json() for passage in passages]
 
 
 def _source_facts(source: Source) -> dict[str, Any]:
@@ -166,7 +204,7 @@ class Prompts:
     async def gatekeeper(
         self, question: str, passages: Sequence[Passage], template: TemplateRef | None = None
     ) -> tuple[bool, str]:
-        facts = {"question": question, "passages": _passages(passages)}
+        facts = {"question": question, "passages": passages_json(passages)}
         data = await self._ask(
             Purpose.GATEKEEPER,
             facts,
@@ -183,7 +221,11 @@ class Prompts:
         max_missing: int,
         template: TemplateRef | None = None,
     ) -> list[str]:
-        facts = {"question": question, "passages": _passages(passages), "max_missing": max_missing}
+        facts = {
+            "question": question,
+            "passages": passages_json(passages),
+            "max_missing": max_missing,
+        }
         schema = {
             "type": "object",
             "properties": {
@@ -224,7 +266,7 @@ class Prompts:
         tool: str,
         template: TemplateRef | None = None,
     ) -> str:
-        facts = {"question": question, "answers": _passages(answers)}
+        facts = {"question": question, "answers": passages_json(answers)}
         return await self._ask(
             Purpose.COMPOSE, facts, subject=question, tool=tool, template=template
         )
@@ -238,8 +280,8 @@ class Prompts:
     ) -> str:
         facts = {
             "question": question,
-            "guaranteed": _passages(guaranteed),
-            "context": _passages(context),
+            "guaranteed": passages_json(guaranteed),
+            "context": passages_json(context),
         }
         return await self._ask(Purpose.ANSWER, facts, subject=question, template=template)
 
@@ -309,10 +351,6 @@ def _tool_facts(tool: ToolConfig) -> dict[str, Any]:
         "examples": list(tool.examples),
         "keywords": list(tool.activation.keywords),
     }
-
-
-def _passages(passages: Sequence[Passage]) -> list[dict[str, Any]]:
-    return [passage.to_json() for passage in passages]
 
 
 def _lenient(schema: Mapping[str, Any]) -> dict[str, Any]:

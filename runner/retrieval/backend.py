@@ -30,8 +30,9 @@ from llama_index.retrievers.bm25 import BM25Retriever
 BM25_FOLDER = "bm25"
 DOCSTORE_FILE = "docstore.json"
 VECTOR_FOLDER = "vector"
-# The embedding model used by `mode: vector | hybrid`: a sentence-transformers model name or a
-# local folder (needs the `vector` extra). Read when a vector search first runs.
+# The embedding model used by `mode: vector | hybrid` (needs the `vector` extra): a corpus's
+# `embedding.model`, which this environment variable overrides when set, else the default. A
+# sentence-transformers model name or a local folder. Read when a vector search first runs.
 EMBED_MODEL_ENV = "RUNNER_EMBED_MODEL"
 DEFAULT_EMBED_MODEL = "BAAI/bge-small-en-v1.5"
 
@@ -104,8 +105,10 @@ def is_complete(folder: Path) -> bool:
 # --- vector and hybrid (optional: the `vector` extra) -----------------------------------------
 
 
-def embed_model_name() -> str:
-    return os.environ.get(EMBED_MODEL_ENV) or DEFAULT_EMBED_MODEL
+def embed_model_name(configured: str | None = None) -> str:
+    """The model in force: $RUNNER_EMBED_MODEL, else the corpus's `embedding.model`, else
+    DEFAULT_EMBED_MODEL."""
+    return os.environ.get(EMBED_MODEL_ENV) or configured or DEFAULT_EMBED_MODEL
 
 
 def load_embed_model(name: str) -> Any:
@@ -115,8 +118,8 @@ def load_embed_model(name: str) -> Any:
     except ImportError as error:
         raise RuntimeError(
             "mode: vector and mode: hybrid need an embedding model: install runner's `vector` "
-            "extra (pip install 'runner[vector]') and set RUNNER_EMBED_MODEL to a "
-            "sentence-transformers model name or folder, or use mode: keyword"
+            "extra (pip install 'runner[vector]') and name a sentence-transformers model or "
+            "folder in the corpus's `embedding: {model: ...}`, or use mode: keyword"
         ) from error
     return HuggingFaceEmbedding(model_name=name)
 

@@ -97,8 +97,10 @@ class CorpusIndex:
         retriever: PositiveBM25Retriever,
         nodes: Sequence[Any],
         status: IndexStatus,
+        embedding: str | None = None,
     ) -> None:
         self.name = name
+        self.embedding = embedding  # the corpus's `embedding.model`, if it names one
         self.folder = folder  # the index folder
         self.status = status
         self._retriever = retriever
@@ -123,7 +125,8 @@ class CorpusIndex:
         """The best pages for a query, best first; never a page that scored zero.
 
         `mode` vector and hybrid need an embedding model: `embed_model` (any llama-index
-        embedding), else the one named by RUNNER_EMBED_MODEL (the `vector` extra)."""
+        embedding), else the one `backend.embed_model_name` names: $RUNNER_EMBED_MODEL, the
+        corpus's `embedding.model` or the default (the `vector` extra)."""
         if mode not in SEARCH_MODES:
             raise ValueError(f"unknown search mode {mode!r}; use one of {', '.join(SEARCH_MODES)}")
         if top_k < 1 or not query.strip():
@@ -176,7 +179,10 @@ class CorpusIndex:
     def _vector_retriever(self, embed_model: Any) -> Any:
         from runner.retrieval import backend
 
-        model_name = backend.embed_model_name() if embed_model is None else _model_name(embed_model)
+        if embed_model is None:
+            model_name = backend.embed_model_name(self.embedding)
+        else:
+            model_name = _model_name(embed_model)
         if model_name not in self._vectors:
             model = backend.load_embed_model(model_name) if embed_model is None else embed_model
             nodes = list(self._nodes.values())
@@ -217,7 +223,7 @@ def open_corpus(
     snapshot = _snapshot(corpus, source)
     reason = "forced" if force else _stale_reason(target, snapshot, source)
     if reason is None:
-        return _load(name, target, started=time.perf_counter())
+        return _load(corpus, target, started=time.perf_counter())
     if not build:
         raise IndexMissingError(
             f"{pipeline.path}: the index of corpus {name!r} is {reason} ({target}); build it "
@@ -330,7 +336,7 @@ def _build(
     _swap_in(building, target)
     report("save", 1, 1)
     status = IndexStatus(corpus.name, True, reason, len(pages), seconds)
-    return CorpusIndex(corpus.name, target, retriever, nodes, status)
+    return CorpusIndex(corpus.name, target, retriever, nodes, status, _embedding(corpus))
 
 
 def _swap_in(building: Path, target: Path) -> None:
@@ -343,12 +349,17 @@ def _swap_in(building: Path, target: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _load(name: str, target: Path, *, started: float) -> CorpusIndex:
+def _embedding(corpus: Corpus) -> str | None:
+    return corpus.embedding.model if corpus.embedding is not None else None
+
+
+def _load(corpus: Corpus, target: Path, *, started: float) -> CorpusIndex:
     from runner.retrieval import backend
 
     retriever, nodes = backend.load(target)
-    status = IndexStatus(name, False, "up to date", len(nodes), time.perf_counter() - started)
-    return CorpusIndex(name, target, retriever, nodes, status)
+    seconds = time.perf_counter() - started
+    status = IndexStatus(corpus.name, False, "up to date", len(nodes), seconds)
+    return CorpusIndex(corpus.name, target, retriever, nodes, status, _embedding(corpus))
 
 
 def corpus_loader(

@@ -18,7 +18,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from runner.config import PipelineError, find_pipeline_files
+from runner.config import PipelineError, find_pipeline_files, find_yaml_files
 from runner.config.build import script_rule
 from runner.config.diagnostics import Diagnostic, KeyPath, format_key_path, sort_diagnostics
 from runner.config.humanize import humanize, suggestion_suffix
@@ -36,7 +36,6 @@ from runner.testing.model import (
     Turn,
 )
 
-_YAML_SUFFIXES = (".yaml", ".yml")
 _MODELINE = re.compile(r"yaml-language-server:\s*\$schema=\S*testcase\.schema\.json")
 _CASES_KEY = re.compile(r"^cases\s*:", re.MULTILINE)
 
@@ -55,25 +54,14 @@ class CaseFileError(Exception):
 
 def find_case_files(paths: Iterable[Path | str]) -> list[Path]:
     """Files as given, and the test-case files found in folders: YAML files whose top level has
-    `cases` (or that carry the test-case schema's modeline). Hidden folders (`.runner`) are
-    skipped. Raises FileNotFoundError for a path that does not exist."""
-    from runner.config import _yaml_files  # the folder walk `runner validate` uses
-
-    found: list[Path] = []
-    for given in map(Path, paths):
-        if not given.exists():
-            raise FileNotFoundError(given)
-        candidates = [given] if given.is_file() else list(_yaml_files(given))
-        for candidate in candidates:
-            if (given.is_file() or looks_like_case_file(candidate)) and candidate not in found:
-                found.append(candidate)
-    return found
+    `cases` (or that carry the test-case schema's modeline), searched the way `runner validate`
+    searches for pipelines (hidden folders such as `.runner` are skipped). Raises
+    FileNotFoundError for a path that does not exist."""
+    return find_yaml_files(paths, looks_like_case_file)
 
 
 def looks_like_case_file(path: Path) -> bool:
     """Decided on the text, so that a file broken beyond parsing is still reported."""
-    if path.suffix not in _YAML_SUFFIXES:
-        return False
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -170,20 +158,16 @@ class _Builder:
         self.folder = document.path.parent
         self.diagnostics: list[Diagnostic] = []
 
-    def emit(self, code: str, message: str, path: KeyPath, hint: str = "") -> None:
-        position = self.document.position(path)
-        self.diagnostics.append(
-            Diagnostic(
-                code,
-                message,
-                self.document.path,
-                position.line,
-                position.col,
-                path=path,
-                hint=hint,
-                depth=len(path),
-            )
-        )
+    def emit(
+        self,
+        code: str,
+        message: str,
+        path: KeyPath,
+        hint: str = "",
+        document: Document | None = None,
+    ) -> None:
+        target = document or self.document
+        self.diagnostics.append(target.diagnostic(code, message, path, hint=hint))
 
     def line(self, path: KeyPath) -> int:
         return self.document.position(path).line
@@ -348,20 +332,12 @@ class _Builder:
         try:
             re.compile(pattern)
         except re.error as error:
-            target = document or self.document
-            position = target.position(path)
-            self.diagnostics.append(
-                Diagnostic(
-                    "T106",
-                    f"{format_key_path(path)}: `{pattern}` is not a valid regular expression "
-                    f"({error})",
-                    target.path,
-                    position.line,
-                    position.col,
-                    path=path,
-                    hint="escape special characters such as ( ) ? + . with a backslash",
-                    depth=len(path),
-                )
+            self.emit(
+                "T106",
+                f"{format_key_path(path)}: `{pattern}` is not a valid regular expression ({error})",
+                path,
+                hint="escape special characters such as ( ) ? + . with a backslash",
+                document=document,
             )
 
     def existing(self, relative: str, path: KeyPath, what: str) -> Path | None:
@@ -433,15 +409,6 @@ class _Builder:
                     for k, completion in enumerate(expect.get(key, ())):
                         path: KeyPath = ("cases", c, "turns", t, "expect", key, k)
                         yield path, completion.rpartition(":")[2]
-
-
-def _get(data: Any, path: KeyPath) -> Any:
-    for part in path:
-        try:
-            data = data[part]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return data
 
 
 def _texts(value: str | list[str] | None) -> tuple[str, ...]:

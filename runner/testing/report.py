@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from xml.etree import ElementTree
 
 from runner.config.diagnostics import render
-from runner.config.formats import _escape_data, _escape_property, display_path
+from runner.config.formats import diagnostic_annotation, display_path, github_annotation
 from runner.testing.execute import CaseReport, FileReport, TurnReport
 from runner.testing.expect import calls_summary
 
@@ -206,24 +206,21 @@ def _headline(case: CaseReport) -> str:
 def format_github(reports: Sequence[FileReport]) -> str:
     lines: list[str] = []
     for report in reports:
-        for diagnostic in report.diagnostics:
-            properties = [f"file={_escape_property(display_path(diagnostic.file))}"]
-            if diagnostic.line > 0:
-                properties += [f"line={diagnostic.line}", f"col={diagnostic.col}"]
-            properties.append(f"title={_escape_property('runner ' + diagnostic.code)}")
-            message = diagnostic.message + (f"\nhint: {diagnostic.hint}" if diagnostic.hint else "")
-            lines.append(f"::error {','.join(properties)}::{_escape_data(message)}")
+        lines += [diagnostic_annotation(diagnostic, "error") for diagnostic in report.diagnostics]
         if report.error is not None:
-            file = _escape_property(display_path(report.path))
-            lines.append(f"::error file={file}::{_escape_data(report.error)}")
+            lines.append(github_annotation("error", report.path, report.error))
         for case in report.cases:
             if case.passed:
                 continue
             turn = case.failed_turn
-            line = turn.turn.line if turn is not None else case.case.line
-            file = _escape_property(display_path(report.path))
-            title = _escape_property(f"runner test: {case.case.name}")
-            body = "\n".join(case_details(report, case))
-            lines.append(f"::error file={file},line={line},title={title}::{_escape_data(body)}")
+            lines.append(
+                github_annotation(
+                    "error",
+                    report.path,
+                    "\n".join(case_details(report, case)),
+                    line=turn.turn.line if turn is not None else case.case.line,
+                    title=f"runner test: {case.case.name}",
+                )
+            )
     lines.append(summary(reports))
     return "\n".join(lines)

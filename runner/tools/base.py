@@ -29,6 +29,7 @@ from runner.engine.protocols import (
     ToolEnv,
 )
 from runner.engine.results import Clarification, ToolResult
+from runner.llm.prompts import passages_from_buffer
 from runner.sources import Source
 
 if TYPE_CHECKING:
@@ -77,29 +78,9 @@ def finish(
     return ToolResult.context(text, unique)
 
 
-def context_passages(prior: PriorContext | None) -> list[dict[str, Any]]:
-    """The buffer as the passages templates see (`{text, sources, key, guaranteed}`, as every
-    LLM purpose shows them), in buffer order; empty contexts are left out: they say only that a
-    tool found nothing."""
-    from runner.llm.prompts import Passage
-
-    return [
-        Passage(result.context, result.sources, key, result.guaranteed).to_json()
-        for key, results in (prior or {}).items()
-        for result in results
-        if result.context.strip()
-    ]
-
-
 def prior_sources(prior: PriorContext | None) -> list[Source]:
     """Every source of the non-empty buffer entries: what a consumer's answer drew on (C33)."""
-    return [
-        source
-        for results in (prior or {}).values()
-        for result in results
-        if result.context.strip()
-        for source in result.sources
-    ]
+    return [source for passage in passages_from_buffer(prior) for source in passage.sources]
 
 
 def template_source(config: ToolConfig, ref: TemplateRef, label: str) -> str:

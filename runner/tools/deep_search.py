@@ -26,7 +26,7 @@ from runner.config.model import DeepSearchOptions, ToolConfig
 from runner.engine.protocols import PriorContext, ToolEnv
 from runner.engine.results import SubtaskDecision, ToolResult
 from runner.engine.task import Task, key_task_no
-from runner.llm.prompts import Passage
+from runner.llm.prompts import passages_from_buffer
 from runner.tools.base import (
     BuiltinTool,
     Call,
@@ -44,15 +44,9 @@ NEIGHBOR_SUFFIX = "n"
 SEARCH_SUFFIX = "s"
 
 
-def buffer_passages(prior: PriorContext, task_nos: set[str] | None = None) -> list[Passage]:
-    """The non-empty results of the buffer (of the given tasks only, when given) as passages."""
-    return [
-        Passage(result.context, tuple(result.sources), key, result.guaranteed)
-        for key, results in prior.items()
-        if task_nos is None or key_task_no(key) in task_nos
-        for result in results
-        if result.context.strip()
-    ]
+def of_tasks(prior: PriorContext, task_nos: set[str]) -> PriorContext:
+    """The buffer entries produced on the given tasks."""
+    return {key: results for key, results in prior.items() if key_task_no(key) in task_nos}
 
 
 class DeepSearchTool(BuiltinTool):
@@ -82,7 +76,7 @@ class DeepSearchTool(BuiltinTool):
         question = task.task_prompt  # C20b: never prompt_context
         missing = await env.prompts.missing_info(
             question,
-            buffer_passages(env.buffer),
+            passages_from_buffer(env.buffer),
             self.options.max_missing,
             template=self.options.missing_template,
         )
@@ -129,7 +123,7 @@ class DeepSearchTool(BuiltinTool):
         return {sub.task_no for sub in task.sub_tasks if pattern.fullmatch(sub.task_no)}
 
     async def run(self, call: Call) -> ToolResult:
-        answers = buffer_passages(call.prior or {}, self.own_subtasks(call.env.task))
+        answers = passages_from_buffer(of_tasks(call.prior or {}, self.own_subtasks(call.env.task)))
         if not answers:
             return ToolResult.context("")
         supplement = await call.env.prompts.compose(

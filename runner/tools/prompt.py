@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from runner.config.model import PromptOptions, ToolConfig
 from runner.engine.results import ToolResult
+from runner.llm.prompts import passages_from_buffer, passages_json
 from runner.llm.types import Purpose
 from runner.tools.base import (
     BuiltinTool,
     Call,
     clarifying_question,
-    context_passages,
     finish,
     instantiate,
     is_missing,
@@ -94,7 +94,7 @@ class PromptTool(BuiltinTool):
             "original": call.original,
             "coordinator_requested": call.env.coordinator_requested,
             "params": dict(params),
-            "context": context_passages(call.prior),
+            "context": passages_json(passages_from_buffer(call.prior)),
             "clarification": (
                 {"question": clarification.question, "answer": clarification.answer}
                 if clarification is not None

@@ -2,7 +2,8 @@
 
 A rule matches when every field it sets matches: `purpose` (equal), `tool` (equal, simple or
 domain-prefixed name), `task` (a regex searched in the task text) and `prompt` (a regex searched
-in the rendered prompt). The first matching rule with answers left (`times`) answers. A reply is
+in the rendered prompt), both case-insensitive like every pattern of a pipeline
+(runner/patterns.py). The first matching rule with answers left (`times`) answers. A reply is
 text, or any other YAML value sent as JSON. A request no rule matches is an error that shows the
 request — unless `fallback: offline` lets the offline provider answer it.
 """
@@ -17,10 +18,12 @@ from typing import Any
 
 import yaml
 
+from runner.config.build import script_rule
 from runner.config.model import ModelSettings, ScriptRule
 from runner.llm.errors import ScriptError, ScriptMissError
 from runner.llm.providers.base import Provider, ProviderReply
 from runner.llm.types import LLMRequest, Purpose
+from runner.patterns import compile_pattern
 
 _RULE_FIELDS = {"purpose", "tool", "task", "prompt", "reply", "times"}
 _PROMPT_LINES_SHOWN = 12
@@ -93,7 +96,7 @@ def _regex(pattern: str | None, origin: str, field: str) -> re.Pattern[str] | No
     if pattern is None:
         return None
     try:
-        return re.compile(pattern)
+        return compile_pattern(pattern)
     except re.error as error:
         raise ScriptError(
             f"{origin}: `{field}` is not a valid regular expression ({error}); "
@@ -171,12 +174,4 @@ def _rule(path: Path, index: int, item: Any) -> tuple[ScriptRule, str]:
         raise ScriptError(
             f"{origin}: unknown purpose {purpose!r}; use one of {', '.join(sorted(_PURPOSES))}"
         )
-    rule = ScriptRule(
-        reply=item["reply"],
-        purpose=item.get("purpose"),
-        tool=item.get("tool"),
-        task=item.get("task"),
-        prompt=item.get("prompt"),
-        times=times,
-    )
-    return rule, origin
+    return script_rule(item, where=None), origin
