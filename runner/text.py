@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+from itertools import pairwise
 
 # A token: a run of letters/digits, possibly joined by inner dashes, dots or apostrophes
 # ("XR-200", "v2.1", "don't"). Anything else is punctuation.
@@ -87,13 +88,15 @@ def stem(word: str) -> str:
     """A light suffix-stripping stemmer, so that related forms meet.
 
     "batteries"/"battery" -> "battery", "charging"/"charge"/"charged"/"charger" -> "charg",
-    "classes"/"class" -> "class". Only plural, verb and adverb endings are stripped, never below
-    three letters; the result need not be a word. Tokens with digits (model numbers, versions)
-    are kept whole.
+    "classes"/"class" -> "class", "fees"/"fee" -> "fee". Only plural, verb and adverb endings
+    are stripped, never below three letters (a four-letter word loses only a plural s); the
+    result need not be a word. Tokens with digits (model numbers, versions) are kept whole.
     """
     word = word.lower()
-    if any(ch.isdigit() for ch in word) or len(word) <= _MIN_STEM + 1:
+    if any(ch.isdigit() for ch in word) or len(word) <= _MIN_STEM:
         return word
+    if len(word) == _MIN_STEM + 1:  # "fees", "days", "kits": only a plural s comes off
+        return _drop_plural_s(word)
     if word.endswith(("ies", "ied")):
         return word[:-3] + "y"
     if word.endswith(("ibility", "ability")):
@@ -169,20 +172,78 @@ def estimate_tokens(text: str) -> int:
     return len(_TOKEN_ESTIMATE.findall(text))
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n\s*\n|\n(?=\s*[-*#\d]+[.)]?\s)")
-
-
+# Where prose may end a sentence: after . ! ? (and any closing quotes or brackets), before
+# whitespace and a capital, a digit, an opening quote or bracket. Paragraph breaks and line
+# breaks before list items always end one. `sentences` then vetoes the ends that follow an
+# abbreviation or fall inside square brackets (a citation such as "[manual.md p. 3]").
+_SENTENCE_END = re.compile(
+    r"[.!?][\"'”’)\]]*(?P<gap>\s+)(?=[\"'“‘(\[]?[A-Z0-9])|(?P<para>\n\s*\n|\n(?=\s*[-*#\d]+[.)]?\s))"
+)
 _LIST_MARKER = re.compile(r"^(?:\d{1,3}|[a-zA-Z])[.)]$")
+# The word just before a full stop (letters and inner dots: "e.g", "approx", "p").
+_WORD_BEFORE_DOT = re.compile(r"(?:^|[\s(\[\"'“])([^\W\d_]+(?:\.[^\W\d_]+)*)\.[\"'”’)\]]*$")
+
+# Abbreviations after which a full stop never ends a sentence.
+_ABBREVIATIONS_TEXT = """
+    e.g i.e cf vs viz approx appr incl excl esp resp al ca mr mrs ms dr prof st jr sr
+    fig figs eq eqs dept est inc ltd corp co bros
+"""
+ABBREVIATIONS: frozenset[str] = frozenset(_ABBREVIATIONS_TEXT.split())
+# Abbreviations that stand before a number ("p. 5", "No. 3", "approx. 20", "Fig. 2").
+_NUMBER_ABBREVIATIONS_TEXT = "p pp no nos nr vol vols ch chap sec sect art para ref tel ext v"
+NUMBER_ABBREVIATIONS: frozenset[str] = frozenset(_NUMBER_ABBREVIATIONS_TEXT.split())
 
 
 def sentences(text: str) -> list[str]:
-    """Split prose into sentences (and paragraphs/list items), trimmed, empties dropped. A bare
-    list marker ("1.") stays with the sentence after it."""
-    parts = [part.strip() for part in _SENTENCE_END.split(text) if part and part.strip()]
+    """Split prose into sentences (and paragraphs/list items), trimmed, empties dropped.
+
+    A sentence ends at . ! or ? before a space and a capital, a digit, a quote or a bracket.
+    A full stop after an abbreviation does not end one ("e.g. Kestrel", initials such as
+    "J. Smith"), nor one after "p.", "No.", "vol." … before a number ("p. 5", "No. 3"), nor one
+    inside square brackets (a citation). "etc." is no exception: before a capital it ends the
+    sentence. Decimals and model numbers ("3.5", "v2.1") have no space after their dot, so they
+    are never cut. A bare list marker ("1.") stays with the sentence after it."""
+    cuts = [0]
+    brackets = _bracket_spans(text)
+    for match in _SENTENCE_END.finditer(text):
+        if match.group("para") is None:
+            if _inside(match.start(), brackets) or _after_abbreviation(text, match):
+                continue
+            cuts.append(match.start("gap"))
+        else:
+            cuts.append(match.start())
+    cuts.append(len(text))
+    parts = [text[start:end].strip() for start, end in pairwise(cuts)]
     merged: list[str] = []
-    for part in parts:
+    for part in filter(None, parts):
         if merged and _LIST_MARKER.match(merged[-1]):
             merged[-1] = f"{merged[-1]} {part}"
         else:
             merged.append(part)
     return merged
+
+
+def _after_abbreviation(text: str, end: re.Match[str]) -> bool:
+    """Whether the full stop that `end` starts at closes an abbreviation, not a sentence."""
+    if text[end.start()] != ".":
+        return False
+    found = _WORD_BEFORE_DOT.search(text, max(0, end.start() - 40), end.start("gap"))
+    if not found:
+        return False
+    word = found.group(1)
+    lowered = word.lower()
+    following = text[end.end("gap") : end.end("gap") + 1]
+    if lowered in ABBREVIATIONS:
+        return True
+    if lowered in NUMBER_ABBREVIATIONS and following.isdigit():
+        return True
+    return len(word) == 1 and word.isupper()  # an initial: "J. Smith", "Plan B. Then" is rare
+
+
+def _bracket_spans(text: str) -> list[tuple[int, int]]:
+    """Start and end of every [...] without nested brackets or line breaks."""
+    return [(m.start(), m.end()) for m in re.finditer(r"\[[^\[\]\n]*\]", text)]
+
+
+def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
+    return any(start < position < end for start, end in spans)

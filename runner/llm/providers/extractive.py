@@ -1,32 +1,67 @@
-"""Extractive sentence selection for the offline provider: the best sentences of the given
-passages for a question, kept with the sources they came from.
+"""Extractive answers for the offline provider: the best units (sentences, list items, table
+rows, records: `offline_units`) of the given passages for a question, quoted with the pages they
+came from. docs/offline.md ("Writing answers") describes the same rules for pipeline authors.
 
-A passage is split into units (lines, then sentences; markdown headings and `[source]` labels
-dropped). Each content word of the question gets a weight: rarer among the units means heavier
-(inverse document frequency, with the units as documents), and a word no unit contains gets the
-highest weight, since it is what is missing. Units are then chosen greedily: each time the unit
-that adds the most weight of question words not yet covered, until no unit adds any or the limit
-is reached; a chosen unit that ends with a colon or is followed by list items ("1. …", "- …")
-brings those items along while places are left, so that steps are not cut off. When the chosen
-units cover less than a third of the question's weight, nothing is chosen and the caller says the
-context does not answer.
+Scoring, per unit:
+- each content word of the question weighs its BM25 inverse document frequency over the units
+  (a word no unit holds weighs most: it is what is missing); framing words ("difference",
+  "mean", "way") weigh half;
+- a unit matches a word it holds (1) and a word its section heading holds (+0.5);
+- the sum is length-normalised as BM25 does (k1 = 1.2, b = 0.5), then scaled by how much of the
+  question the unit's page holds (from 0.5 to 1), and raised for the first unit of a section
+  (+25 %), for the question's word pairs in the question's order (up to +50 %) and for a cue the
+  unit meets (+50 %: a number for "how many", a date for "when", a modal or a negation for
+  "can I", a reason for "why": `offline_question`).
+
+Choosing, after the guaranteed passages (C23: quoted first, matched or not, their words covered):
+1. competing: for each part of the question the context can answer at all (its pages hold a
+   third of the part's weight), the units that reach 40 % of the best score on what the part
+   still needs, on a page that holds half of that;
+2. greedily, the unit adding the most weight of question words not yet covered, until none adds
+   any, 4 are chosen or they reach 120 words;
+3. then, while there is room, units of the best unit's section scoring 60 % of it;
+4. a chosen unit brings the numbered steps that follow it (and the sentence after its colon);
+5. when no part of the question is a third covered, nothing is chosen.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.text import content_words, sentences, stem, token_stems, tokenize
+from runner.llm.providers.offline_question import FRAMING_STEMS, Part, parts, unit_cues
+from runner.llm.providers.offline_records import compact_record
+from runner.llm.providers.offline_units import (
+    ITEM,
+    RECORD,
+    ROW,
+    SENTENCE,
+    Unit,
+    citation_text,
+    closed,
+    parse,
+    word_pairs,
+)
+from runner.text import content_words, stem, tokenize
 
+_NUMBERED = re.compile(r"^\d{1,3}[.)]\s")
+CONTEXT_WEIGHT = 0.5  # a word only the unit's heading or column headers hold
+FRAMING_WEIGHT = 0.5  # "difference", "mean", "way": they frame the question, not its topic
+CUE_BONUS = 0.5  # a unit meeting the cue of a part it matches scores this much more
+LEAD_BONUS = 0.25  # the first unit of a section scores this much more
+PHRASE_BONUS = 0.5  # times the share of the question's word pairs the unit (or heading) has
+PAGE_FLOOR = 0.5  # a unit's score is scaled from this (its page holds no other question word)
+# up to 1 (its page holds every question word)
+BM25_K1, BM25_B = 1.2, 0.5
+RELEVANCE_MIN = 0.4  # of the best score for a part: below it a unit does not compete
+PAGE_MIN_SHARE = 0.5  # nor does a unit whose page holds less than this share of the part
+SUPPORT_MIN = 0.6  # of the best score: a further unit of a chosen section
 MIN_SHARE_OF_QUESTION = 1 / 3  # the chosen units must cover this share of the question's weight
-
-_ANY_WORD = re.compile(r"[^\W_]")
-_LIST_ITEM = re.compile(r"^\s*(?:\d{1,3}[.)]|[-*•])\s")
-_LABEL = re.compile(r"^\s*\[[^\]\n]{1,120}\]\s*|\s*\[[^\]\n]{1,120}\]\s*$")
+ANSWER_WORDS = 120  # context units stop being added past this many words
+FOLLOWER_ITEMS = 8  # list items a chosen unit may bring along
 
 
 @dataclass(frozen=True)
@@ -39,36 +74,69 @@ class Passage:
 
 
 @dataclass
-class _Unit:
+class _Candidate:
     passage: int
-    position: int
-    text: str
-    stems: frozenset[str]
+    unit: Unit
+    match: dict[
+        str, float
+    ]  # question stem -> 1 if the unit holds it, + CONTEXT_WEIGHT for its heading
+    norm: float = 1.0  # BM25 length normalisation, times the page factor and the lead bonus
+    cue: float = 1.0
     score: float = 0.0
+
+    @property
+    def place(self) -> tuple[int, int]:
+        return (self.passage, self.unit.position)
+
+    @property
+    def page(self) -> tuple[int, tuple[str, ...]]:
+        return (self.passage, self.unit.labels)
+
+    @property
+    def section(self) -> tuple[int, tuple[str, ...], str]:
+        return (self.passage, self.unit.labels, self.unit.section)
 
 
 @dataclass
 class Selection:
-    """Chosen units per passage, in passage order and original order within a passage."""
+    """Chosen units per passage, printed in passage order and text order within a passage."""
 
     passages: Sequence[Passage]
-    chosen: dict[int, list[_Unit]] = field(default_factory=dict)
+    question: str = ""
+    chosen: dict[tuple[int, int], Unit] = field(default_factory=dict)
+    covered: set[str] = field(default_factory=set)  # question stems the chosen units match
 
     @property
     def empty(self) -> bool:
         return not self.chosen
 
     def text(self, *, cite: bool) -> str:
-        lines = []
-        for index in sorted(self.chosen):
-            body = " ".join(unit.text for unit in sorted(self.chosen[index], key=_position))
-            citation = citation_of(self.passages[index].sources) if cite else ""
-            lines.append(f"{body} {citation}".rstrip())
-        return "\n".join(lines)
+        """One line per passage and citation: the units, then `[doc p. N; …]`; a unit that
+        carries its own citation (a page label or an earlier answer's citation) is cited by it,
+        any other by its passage's sources. A unit ending with a colon whose next unit is not
+        quoted ends with a full stop instead; a record shows the fields the question names."""
+        wanted = {stem(word) for word in content_words(self.question)}
+        lines: list[_Line] = []
+        for passage, position in sorted(self.chosen):
+            unit = self.chosen[(passage, position)]
+            labels = unit.labels or source_labels(self.passages[passage].sources)
+            citation = citation_text(labels) if cite else ""
+            shown = compact_record(unit.fields, wanted) if unit.kind == RECORD else unit.text
+            following = self.chosen.get((passage, position + 1))
+            if unit.introduces and (following is None or following.labels != unit.labels):
+                shown = closed(shown)  # what it introduced is not quoted
+            if lines and (lines[-1].passage, lines[-1].citation) == (passage, citation):
+                lines[-1].texts.append(shown)
+            else:
+                lines.append(_Line(passage, citation, [shown]))
+        return "\n".join(f"{' '.join(line.texts)} {line.citation}".rstrip() for line in lines)
 
 
-def _position(unit: _Unit) -> int:
-    return unit.position
+@dataclass
+class _Line:
+    passage: int
+    citation: str
+    texts: list[str]
 
 
 def passages_from_facts(items: Iterable[Any]) -> list[Passage]:
@@ -90,26 +158,22 @@ def _source(source: Any) -> Mapping[str, Any]:
     return source.to_json() if hasattr(source, "to_json") else {"document": str(source)}
 
 
-def citation_of(sources: Sequence[Mapping[str, Any]]) -> str:
-    """`[manual.md p. 3; policy.md]`, or "" when there are no sources."""
-    parts: list[str] = []
+# --- citations ----------------------------------------------------------------------------------
+
+
+def source_labels(sources: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """`doc p. N` (or `doc` without a page) for each source, without repeats, in order."""
+    labels: list[str] = []
     for source in sources:
-        label = str(source.get("document", ""))
-        if source.get("page") is not None:
+        label = str(source.get("document") or "")
+        if label and source.get("page") is not None:
             label += f" p. {source['page']}"
-        if label and label not in parts:
-            parts.append(label)
-    return f"[{'; '.join(parts)}]" if parts else ""
+        if label and label not in labels:
+            labels.append(label)
+    return tuple(labels)
 
 
-def units(text: str) -> list[str]:
-    """Lines, then sentences; markdown headings, blank lines and `[source]` labels dropped."""
-    found: list[str] = []
-    for line in text.splitlines():
-        line = _LABEL.sub("", line.strip())
-        if line and not line.startswith("#"):
-            found.extend(unit for unit in sentences(line) if _ANY_WORD.search(unit))
-    return found
+# --- selection ----------------------------------------------------------------------------------
 
 
 def select(
@@ -120,93 +184,278 @@ def select(
     limit: int,
     exclude: str = "",
 ) -> Selection:
-    """Guaranteed passages each give their best `per_guaranteed` units, matched or not (C23:
-    they reach the answer); the other passages give up to `limit` units by the rule in the
-    module's docstring. A unit that repeats a chosen one, or that occurs in `exclude` (the
-    question itself, say), is skipped."""
-    wanted = {stem(word) for word in content_words(question)}
-    excluded = f" {_normal(exclude)} " if exclude else ""
-    all_units = [
-        # a unit keeps only the question's stems it holds: all that scoring needs
-        _Unit(index, position, unit, frozenset(token_stems(unit) & wanted))
-        for index, passage in enumerate(passages)
-        for position, unit in enumerate(units(passage.text))
-        if not excluded or f" {_normal(unit)} " not in excluded
-    ]
-    weights = _weights(wanted, all_units)
-    for unit in all_units:
-        unit.score = _weight_of(unit.stems, weights)
-    selection = Selection(passages)
+    """Guaranteed passages give their units (the best `per_guaranteed` of each cited block when
+    they have more), matched or not (C23); the other passages give up to `limit` units by the
+    rules in the module's docstring. A unit that repeats a chosen one, or that occurs in
+    `exclude` (the task's own text, say), is left out."""
+    question_parts = parts(question)
+    candidates = _candidates(question_parts, passages, exclude)
+    selection = Selection(passages, question)
+    covered: set[str] = set()
     seen: set[str] = set()
-    for index, passage in enumerate(passages):
-        if passage.guaranteed:
-            own = [unit for unit in all_units if unit.passage == index]
-            for unit in _best(own)[:per_guaranteed]:
-                _choose(selection, unit, seen)
-    others = [u for u in all_units if not passages[u.passage].guaranteed]
-    for unit in _answering(others, weights, limit):
-        _choose(selection, unit, seen)
+    for candidate in _guaranteed(candidates, passages, per_guaranteed):
+        if _choose(selection, candidate, seen):
+            covered.update(candidate.match)
+    context = [c for c in candidates if not passages[c.passage].guaranteed]
+    for candidate in _answering(question_parts, context, covered, limit):
+        _choose(selection, candidate, seen)
+    selection.covered = covered
     return selection
 
 
-def _weights(wanted: set[str], all_units: Sequence[_Unit]) -> dict[str, float]:
-    count = len(all_units)
-    frequency = dict.fromkeys(wanted, 0)
-    for unit in all_units:
-        for key in unit.stems:
-            frequency[key] += 1
-    return {key: math.log((count + 1) / (seen + 0.5)) for key, seen in frequency.items()}
+def _candidates(
+    question_parts: Sequence[Part], passages: Sequence[Passage], exclude: str
+) -> list[_Candidate]:
+    wanted = frozenset().union(*(part.stems for part in question_parts))
+    excluded = f" {_normal(exclude)} " if exclude else ""
+    found: list[_Candidate] = []
+    for index, passage in enumerate(passages):
+        for unit in parse(passage.text):
+            if excluded and f" {_normal(unit.text)} " in excluded:
+                continue
+            match = dict.fromkeys(unit.stems & wanted, 1.0)
+            for key in unit.context_stems & wanted:  # the heading adds to what the unit holds
+                match[key] = match.get(key, 0.0) + CONTEXT_WEIGHT
+            found.append(_Candidate(index, unit, match))
+    _score(found, question_parts)
+    return found
 
 
-def _weight_of(words: Iterable[str], weights: Mapping[str, float]) -> float:
-    return sum(weights[word] for word in words)
+def _score(candidates: list[_Candidate], question_parts: Sequence[Part]) -> None:
+    """BM25-like: idf over the candidates, length-normalised, times the bonuses (cue, lead)
+    and the page factor (how much of the question the unit's page holds)."""
+    if not candidates:
+        return
+    weights = _idf(candidates, question_parts)
+    average = sum(c.unit.words for c in candidates) / len(candidates) or 1.0
+    pages = _page_shares(candidates, weights)
+    question_pairs = frozenset().union(*(word_pairs(part.text) for part in question_parts))
+    for candidate in candidates:
+        length = candidate.unit.words / average
+        norm = (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + BM25_B * length))
+        page = PAGE_FLOOR + (1 - PAGE_FLOOR) * pages[candidate.page]
+        lead = 1 + LEAD_BONUS if candidate.unit.lead else 1.0
+        phrase = 1 + PHRASE_BONUS * _phrase_share(candidate.unit, question_pairs)
+        candidate.norm = norm * page * lead * phrase
+        candidate.cue = _cue_factor(candidate, question_parts)
+        candidate.score = _gain(candidate, weights, set())
 
 
-def _answering(candidates: list[_Unit], weights: dict[str, float], limit: int) -> list[_Unit]:
-    chosen: list[_Unit] = []
-    covered: set[str] = set()
-    remaining = _best(candidates)
-    while remaining and len(chosen) < limit:
-        gains = [_weight_of(unit.stems - covered, weights) for unit in remaining]
-        best = max(range(len(remaining)), key=lambda i: (gains[i], -i))
+def _phrase_share(unit: Unit, question_pairs: frozenset[tuple[str, str]]) -> float:
+    return len(unit.pairs & question_pairs) / len(question_pairs) if question_pairs else 0.0
+
+
+def _page_shares(
+    candidates: Sequence[_Candidate], weights: Mapping[str, float]
+) -> dict[tuple[int, tuple[str, ...]], float]:
+    """For each page (a passage, or a labelled page inside one), the share of the question's
+    weight its units and headings hold."""
+    total = sum(weights.values()) or 1.0
+    held = _page_words(candidates)
+    return {page: sum(weights[key] for key in keys) / total for page, keys in held.items()}
+
+
+def _idf(candidates: Sequence[_Candidate], question_parts: Sequence[Part]) -> dict[str, float]:
+    total = len(candidates)
+    holding = dict.fromkeys(frozenset().union(*(part.stems for part in question_parts)), 0)
+    for candidate in candidates:
+        for key in candidate.match:
+            holding[key] += 1
+    return {
+        key: math.log(1 + (total - n + 0.5) / (n + 0.5))
+        * (FRAMING_WEIGHT if key in FRAMING_STEMS else 1)
+        for key, n in holding.items()
+    }
+
+
+def _cue_factor(candidate: _Candidate, question_parts: Sequence[Part]) -> float:
+    if not candidate.match:
+        return 1.0
+    met = unit_cues(candidate.unit.text)
+    for part in question_parts:
+        if part.cues & met and part.stems & candidate.match.keys():
+            return 1 + CUE_BONUS
+    return 1.0
+
+
+def _gain(candidate: _Candidate, weights: Mapping[str, float], covered: set[str]) -> float:
+    """The weight of the question words the candidate matches that are not covered yet."""
+    added = sum(
+        weights[key] * strength for key, strength in candidate.match.items() if key not in covered
+    )
+    return added * candidate.norm * candidate.cue
+
+
+def _guaranteed(
+    candidates: Sequence[_Candidate], passages: Sequence[Passage], per_block: int
+) -> list[_Candidate]:
+    """Every unit of a guaranteed passage; of a cited block with more than `per_block` units,
+    its best `per_block`."""
+    blocks: dict[tuple[int, tuple[str, ...]], list[_Candidate]] = {}
+    for candidate in candidates:
+        if passages[candidate.passage].guaranteed:
+            blocks.setdefault((candidate.passage, candidate.unit.labels), []).append(candidate)
+    chosen: list[_Candidate] = []
+    for block in blocks.values():
+        chosen.extend(_best(block)[:per_block] if len(block) > per_block else block)
+    return chosen
+
+
+def _answering(
+    question_parts: Sequence[Part],
+    candidates: list[_Candidate],
+    covered: set[str],
+    limit: int,
+) -> list[_Candidate]:
+    """The context units to quote (rules 1-5 of the module's docstring); `covered` grows by
+    the words they match."""
+    if not candidates or limit <= 0:
+        return []
+    weights = _idf(candidates, question_parts)
+    competing = _competing(question_parts, candidates, weights, covered)
+    now_covered = set(covered)
+    chosen = _covering(competing, weights, now_covered, limit)
+    if not any(_share(now_covered, weights, p) >= MIN_SHARE_OF_QUESTION for p in question_parts):
+        return []
+    covered |= now_covered
+    chosen += _supporting(chosen, competing, limit)
+    return chosen + _followers(chosen, candidates)
+
+
+def _competing(
+    question_parts: Sequence[Part],
+    candidates: list[_Candidate],
+    weights: Mapping[str, float],
+    covered: set[str],
+) -> list[_Candidate]:
+    """The candidates that may be quoted, best first. For each part of the question that the
+    context can answer at all (its pages hold MIN_SHARE_OF_QUESTION of the part's weight), what
+    the part still needs is its words the pages hold and the guaranteed passages do not cover;
+    a candidate competes when its score on those words reaches RELEVANCE_MIN of the best one's,
+    on a page that holds PAGE_MIN_SHARE of their weight."""
+    held = _page_words(candidates)
+    attainable = set().union(*held.values())
+    competing: dict[tuple[int, int], _Candidate] = {}
+    for part in question_parts:
+        if _share(attainable, weights, part) < MIN_SHARE_OF_QUESTION:
+            continue  # no scraps for a part the context cannot answer
+        needed = (part.stems & attainable) - covered
+        scores = [_needed_score(candidate, needed, weights) for candidate in candidates]
+        top = max(scores, default=0.0)
+        for candidate, score in zip(candidates, scores, strict=True):
+            relevant = score > 0 and score >= RELEVANCE_MIN * top
+            if relevant and _needed_share(held[candidate.page], needed, weights) >= PAGE_MIN_SHARE:
+                competing[candidate.place] = candidate
+    return _best(competing.values())
+
+
+def _page_words(candidates: Sequence[_Candidate]) -> dict[tuple[int, tuple[str, ...]], set[str]]:
+    """The question stems each page holds (a passage, or a labelled page inside one)."""
+    held: dict[tuple[int, tuple[str, ...]], set[str]] = {}
+    for candidate in candidates:
+        held.setdefault(candidate.page, set()).update(candidate.match)
+    return held
+
+
+def _needed_share(held: set[str], needed: set[str], weights: Mapping[str, float]) -> float:
+    total = sum(weights[key] for key in needed)
+    return sum(weights[key] for key in needed & held) / total if total else 1.0
+
+
+def _needed_score(candidate: _Candidate, needed: set[str], weights: Mapping[str, float]) -> float:
+    matched = sum(weights[key] * s for key, s in candidate.match.items() if key in needed)
+    return matched * candidate.norm * candidate.cue
+
+
+def _covering(
+    competing: list[_Candidate],
+    weights: Mapping[str, float],
+    covered: set[str],
+    limit: int,
+) -> list[_Candidate]:
+    """Greedy: each time the unit adding the most uncovered weight (ties: the higher score)."""
+    chosen: list[_Candidate] = []
+    remaining = list(competing)
+    words = 0
+    while remaining and len(chosen) < limit and (not chosen or words < ANSWER_WORDS):
+        gains = [_gain(candidate, weights, covered) for candidate in remaining]
+        best = max(range(len(remaining)), key=lambda i: (gains[i], remaining[i].score, -i))
         if gains[best] <= 0:
             break
-        covered |= remaining[best].stems
-        chosen.append(remaining.pop(best))
-    if _weight_of(covered, weights) < MIN_SHARE_OF_QUESTION * sum(weights.values()):
+        candidate = remaining.pop(best)
+        chosen.append(candidate)
+        words += candidate.unit.words
+        covered.update(candidate.match)
+    return chosen
+
+
+def _share(covered: Collection[str], weights: Mapping[str, float], part: Part) -> float:
+    """The share of a part's weight the covered words hold."""
+    total = sum(weights[key] for key in part.stems)
+    held = sum(weights[key] for key in part.stems if key in covered)
+    return held / total if total else 0.0
+
+
+def _supporting(
+    chosen: list[_Candidate], competing: list[_Candidate], limit: int
+) -> list[_Candidate]:
+    """Further units of the best chosen unit's section that score at least SUPPORT_MIN of it,
+    while there is room."""
+    if not chosen:
         return []
-    return chosen + _followers(chosen, candidates, limit - len(chosen))
+    first = max(chosen, key=lambda candidate: candidate.score)
+    top, sections = first.score, {first.section}
+    taken = {candidate.place for candidate in chosen}
+    words = sum(candidate.unit.words for candidate in chosen)
+    extra: list[_Candidate] = []
+    for candidate in competing:
+        if len(chosen) + len(extra) >= limit or words >= ANSWER_WORDS:
+            break
+        own = any(strength >= 1.0 for strength in candidate.match.values())
+        if (
+            candidate.place not in taken
+            and candidate.unit.kind != ROW  # rows are alternatives, not the rest of an answer
+            and candidate.section in sections
+            and own
+            and candidate.score >= SUPPORT_MIN * top
+        ):
+            extra.append(candidate)
+            words += candidate.unit.words
+    return extra
 
 
-def _followers(chosen: list[_Unit], candidates: list[_Unit], room: int) -> list[_Unit]:
-    """The list items (or the unit after a colon) that follow each chosen unit, while there is
-    room."""
-    taken = {(unit.passage, unit.position) for unit in chosen}
-    by_place = {(unit.passage, unit.position): unit for unit in candidates}
-    followers: list[_Unit] = []
-    for unit in chosen:
-        place = (unit.passage, unit.position + 1)
-        introduces = unit.text.rstrip().endswith(":")
-        while len(followers) < room and place in by_place and place not in taken:
+def _followers(chosen: list[_Candidate], candidates: list[_Candidate]) -> list[_Candidate]:
+    """The list items (or the unit after a colon) that follow each chosen unit."""
+    by_place = {candidate.place: candidate for candidate in candidates}
+    taken = {candidate.place for candidate in chosen}
+    followers: list[_Candidate] = []
+    for candidate in chosen:
+        introduces = candidate.unit.introduces
+        place = (candidate.passage, candidate.unit.position + 1)
+        while len(followers) < FOLLOWER_ITEMS and place in by_place and place not in taken:
             following = by_place[place]
-            if not (introduces or _LIST_ITEM.match(following.text)):
-                break
-            introduces = False
+            kind = following.unit.kind
+            numbered = kind == ITEM and _NUMBERED.match(following.unit.text)
+            if not (numbered or (introduces and kind == SENTENCE)):
+                break  # bullets and table rows compete on their own: only relevant ones show
+            introduces = following.unit.introduces
             taken.add(place)
             followers.append(following)
             place = (place[0], place[1] + 1)
     return followers
 
 
-def _best(scored: list[_Unit]) -> list[_Unit]:
-    return sorted(scored, key=lambda u: (-u.score, u.passage, u.position))
+def _best(candidates: Iterable[_Candidate]) -> list[_Candidate]:
+    return sorted(candidates, key=lambda c: (-c.score, c.passage, c.unit.position))
 
 
-def _choose(selection: Selection, unit: _Unit, seen: set[str]) -> None:
-    normal = _normal(unit.text)
-    if normal not in seen:
-        seen.add(normal)
-        selection.chosen.setdefault(unit.passage, []).append(unit)
+def _choose(selection: Selection, candidate: _Candidate, seen: set[str]) -> bool:
+    normal = _normal(candidate.unit.text)
+    if normal in seen:
+        return False
+    seen.add(normal)
+    selection.chosen[candidate.place] = candidate.unit
+    return True
 
 
 def _normal(text: str) -> str:

@@ -13,10 +13,13 @@ from typing import Any
 
 from runner.config.model import ModelSettings
 from runner.llm.providers.base import ProviderReply
-from runner.llm.providers.extractive import Passage, passages_from_facts, select
+from runner.llm.providers.extractive import Passage, passages_from_facts, select, source_labels
 from runner.llm.providers.offline_extract import extract
+from runner.llm.providers.offline_question import Part, parts
+from runner.llm.providers.offline_records import Record, comparison
+from runner.llm.providers.offline_units import RECORD, parse
 from runner.llm.types import LLMRequest, Purpose
-from runner.text import content_words, coverage, stem, stems, token_stems, tokenize
+from runner.text import content_words, stem, stems, tokenize
 
 # Words that say how a question is asked rather than what it is about; activation questions
 # ("Does the user ask about …?") are full of them.
@@ -29,10 +32,13 @@ SUITABLE_MIN_SHARED = 2  # shared content words that make a tool suitable on the
 SUITABLE_MIN_SHARE = 0.25  # …or this share of the task's content words
 GATEKEEPER_MIN_COVERAGE = 0.6  # the same default as deep_fallback.gatekeeper.min_coverage
 READ_PAGE_MIN_COVERAGE = 0.5  # share of the question's words a page must contain
-ANSWER_SENTENCES = 4  # context sentences an answer may quote
-GUARANTEED_SENTENCES = 3  # sentences quoted from each guaranteed passage
-PAGE_SENTENCES = 3
-WORDS_PER_QUERY = 3  # missing-information queries are at most this many words
+ANSWER_UNITS = 4  # context units an answer may quote (list items they bring come on top)
+GUARANTEED_UNITS = 6  # units quoted from each cited block of a guaranteed passage, at most
+PAGE_SENTENCES = 3  # units a page answer quotes
+PAGE_ANSWER_UNITS = 2  # units compose keeps of each page answer
+COMPOSE_UNITS = 4  # units compose may quote from pages handed over unread
+PART_QUERY_WORDS = 5  # a missing part of up to this many words is one query
+WORDS_PER_QUERY = 3  # longer parts (lists) are queried this many uncovered words at a time
 NOT_FOUND = "The available context does not answer this question."
 
 
@@ -113,92 +119,184 @@ def extraction(request: LLMRequest) -> dict[str, Any]:
 
 
 def gatekeeper(request: LLMRequest) -> dict[str, Any]:
-    important = content_words(request.facts["question"])
-    missing = _uncovered(important, passages_from_facts(request.facts["passages"]))
+    """Enough when every part of the question has at least 60 % of its content words on one
+    page (or passage) of the context; the reason counts the words covered anywhere and names
+    what is missing."""
+    question = request.facts["question"]
+    passages = passages_from_facts(request.facts["passages"])
+    important = content_words(question)
+    missing = _uncovered(important, passages)
     covered = len(important) - len(missing)
     reason = f"the context covers {covered} of {len(important)} important words of the question"
     if missing:
         reason += f"; not covered: {', '.join(missing)}"
-    enough = bool(important) and covered / len(important) >= GATEKEEPER_MIN_COVERAGE
+    unanswered = _unanswered_parts(question, passages)
+    if unanswered and not missing:
+        pieces = "; ".join(" ".join(part.words) for part in unanswered)
+        reason += f"; no single page covers enough of: {pieces}"
+    enough = bool(important) and not unanswered
     return {"enough": enough, "reason": reason}
 
 
 def missing_info(request: LLMRequest) -> dict[str, list[str]]:
-    """Search queries made of the question's words that the context does not cover, in
-    question order, up to three words each; when every word is covered, one query of the
-    question's first six content words."""
+    """One search query per part of the question that no page answers (fewer than 60 % of its
+    words on any one page): the part's content words, or — for a part of more than five words,
+    a list — its uncovered words, three to a query. Never more than `max_missing` queries: the
+    pieces past the limit join the last query. When every part is answered (a scripted or
+    stricter gatekeeper disagreed), the uncovered words; when none, the first six content words
+    of the question."""
     facts = request.facts
     limit = max(1, int(facts.get("max_missing") or 1))
-    important = content_words(facts["question"])
-    uncovered = _uncovered(important, passages_from_facts(facts["passages"]))
-    if not uncovered:
+    question = facts["question"]
+    passages = passages_from_facts(facts["passages"])
+    uncovered = _uncovered(content_words(question), passages)
+    pieces = [
+        piece
+        for part in _unanswered_parts(question, passages)
+        for piece in _part_queries(part, uncovered)
+    ]
+    if not pieces and uncovered:
+        pieces = _groups(uncovered, WORDS_PER_QUERY)
+    if not pieces:
+        important = content_words(question)
         return {"missing": [" ".join(important[: WORDS_PER_QUERY * 2])] if important else []}
-    # as few queries as possible of up to WORDS_PER_QUERY words, never more than `limit`
-    size = max(-(-len(uncovered) // limit), min(WORDS_PER_QUERY, len(uncovered)))
-    groups = [" ".join(uncovered[i : i + size]) for i in range(0, len(uncovered), size)]
-    return {"missing": groups[:limit]}
+    return {"missing": _within(pieces, limit)}
+
+
+def _part_queries(part: Part, uncovered: list[str]) -> list[list[str]]:
+    if len(part.words) <= PART_QUERY_WORDS:
+        return [list(part.words)]
+    own = [word for word in part.words if word in uncovered]
+    return _groups(own or list(part.words), WORDS_PER_QUERY)
+
+
+def _groups(words: list[str], size: int) -> list[list[str]]:
+    return [words[i : i + size] for i in range(0, len(words), size)]
+
+
+def _within(pieces: list[list[str]], limit: int) -> list[str]:
+    """At most `limit` queries: the pieces past the limit join the last one."""
+    kept = pieces[: limit - 1]
+    rest = list(dict.fromkeys(word for piece in pieces[limit - 1 :] for word in piece))
+    return [" ".join(piece) for piece in [*kept, rest] if piece]
+
+
+def _unanswered_parts(question: str, passages: Sequence[Passage]) -> list[Part]:
+    pages = _page_stems(passages)
+    return [
+        part
+        for part in parts(question)
+        if max((len(part.stems & page) for page in pages), default=0) / len(part.stems)
+        < GATEKEEPER_MIN_COVERAGE
+    ]
+
+
+def _page_stems(passages: Sequence[Passage]) -> list[set[str]]:
+    """The word stems of each page of the passages (a page label starts a page; a passage
+    without labels is one page), headings included."""
+    pages: dict[tuple[int, tuple[str, ...]], set[str]] = {}
+    for index, passage in enumerate(passages):
+        for unit in parse(passage.text):
+            page = pages.setdefault((index, unit.labels), set())
+            page |= unit.stems | unit.context_stems
+    return list(pages.values())
 
 
 def _uncovered(important: list[str], passages: Sequence[Passage]) -> list[str]:
-    present = token_stems(_joined(passages))
+    """The words no page holds (in its text or its headings; code is not read)."""
+    present = set().union(*_page_stems(passages))
     return [word for word in important if stem(word) not in present]
 
 
-def _joined(passages: Sequence[Passage]) -> str:
-    return "\n".join(passage.text for passage in passages)
-
-
 def read_page(request: LLMRequest) -> dict[str, Any]:
+    """The page answers when it holds at least half of the question's content words (and at
+    least two of them), and the sentences chosen from it (at most 3, without citations) hold at
+    least half of them too: the answer is on the page, not scattered over it."""
     question = request.facts["question"]
     page = passages_from_facts([request.facts["page"]])
     important = content_words(question)
-    if not important or coverage(important, page[0].text) < READ_PAGE_MIN_COVERAGE:
+    if not important or not _holds_enough(important, page[0]):
         return {"found": False, "answer": ""}
     chosen = select(question, page, per_guaranteed=0, limit=PAGE_SENTENCES)
-    if chosen.empty:
+    wanted = {stem(word) for word in important}
+    if chosen.empty or len(chosen.covered & wanted) / len(wanted) < READ_PAGE_MIN_COVERAGE:
         return {"found": False, "answer": ""}
     return {"found": True, "answer": chosen.text(cite=False)}
+
+
+def _holds_enough(important: list[str], page: Passage) -> bool:
+    present = set().union(*_page_stems([page]))
+    held = sum(1 for word in important if stem(word) in present)
+    return held / len(important) >= READ_PAGE_MIN_COVERAGE and held >= min(2, len(important))
 
 
 # --- writing answers ---------------------------------------------------------------------------
 
 
 def compose(request: LLMRequest) -> str:
-    """Every page answer found is kept (best two sentences each), with its sources."""
-    answers = [_as_guaranteed(p) for p in passages_from_facts(request.facts["answers"])]
-    chosen = select(request.facts["question"], answers, per_guaranteed=2, limit=0)
+    """The page answers (guaranteed context: the pages were read) give their best two units
+    each; pages handed over unread (plain context) compete like an answer's context."""
+    answers = passages_from_facts(request.facts["answers"])
+    chosen = select(
+        request.facts["question"], answers, per_guaranteed=PAGE_ANSWER_UNITS, limit=COMPOSE_UNITS
+    )
     return NOT_FOUND if chosen.empty else chosen.text(cite=True)
 
 
 def answer(request: LLMRequest) -> str:
     facts = request.facts
-    guaranteed = [_as_guaranteed(p) for p in passages_from_facts(facts["guaranteed"])]
+    guaranteed = [
+        _as_guaranteed(p)
+        for p in passages_from_facts(facts["guaranteed"])
+        if not _says_not_found(p)
+    ]
     context = passages_from_facts(facts["context"])
+    if not guaranteed and _records(context):
+        return compare_records(facts["question"], context)
     chosen = select(
         facts["question"],
         [*guaranteed, *context],
-        per_guaranteed=GUARANTEED_SENTENCES,
-        limit=ANSWER_SENTENCES,
+        per_guaranteed=GUARANTEED_UNITS,
+        limit=ANSWER_UNITS,
     )
     return NOT_FOUND if chosen.empty else chosen.text(cite=True)
 
 
 def tool(request: LLMRequest) -> str:
-    """A prompt tool: the best sentences of its context for the task; without context, of its
-    own rendered prompt (minus the task's own words), since that is all it was given."""
+    """A prompt tool: the best units of its context for the task (a comparison when the context
+    is two or more records); without context, of its own rendered prompt minus the task's own
+    sentences, since that is all it was given."""
     facts = request.facts
     question = str(facts.get("task") or request.subject or facts.get("text") or "")
     context = passages_from_facts(facts.get("context") or ())
+    if _records(context):
+        return compare_records(question, context)
     if context:
-        chosen = select(
-            question, context, per_guaranteed=GUARANTEED_SENTENCES, limit=ANSWER_SENTENCES
-        )
+        chosen = select(question, context, per_guaranteed=GUARANTEED_UNITS, limit=ANSWER_UNITS)
     else:
         prompt = [Passage(request.prompt)]
-        chosen = select(
-            question, prompt, per_guaranteed=0, limit=ANSWER_SENTENCES, exclude=question
-        )
+        chosen = select(question, prompt, per_guaranteed=0, limit=ANSWER_UNITS, exclude=question)
     return NOT_FOUND if chosen.empty else chosen.text(cite=True)
+
+
+def _records(context: Sequence[Passage]) -> bool:
+    """Two or more records and nothing else: lookup rows to compare."""
+    units = [unit for passage in context for unit in parse(passage.text)]
+    return len(units) >= 2 and all(unit.kind == RECORD for unit in units)
+
+
+def compare_records(question: str, context: Sequence[Passage]) -> str:
+    records = [
+        Record(unit.fields, unit.labels or source_labels(passage.sources[i : i + 1]))
+        for passage in context
+        for i, unit in enumerate(parse(passage.text))
+    ]
+    return comparison(records, {stem(word) for word in content_words(question)})
+
+
+def _says_not_found(passage: Passage) -> bool:
+    """Our own "does not answer" (a compose that found nothing): not an answer to quote."""
+    return passage.text.strip().startswith(NOT_FOUND)
 
 
 def _as_guaranteed(passage: Passage) -> Passage:

@@ -1,0 +1,155 @@
+"""What a question asks, lexically: its parts and the kind of answer each part wants.
+
+- **Parts**: a question is cut into clauses at `?`, `;` and line breaks; where `and`, `or`,
+  `but` or a comma is followed by a question word or an auxiliary ("…stocked, and what is the
+  fee?", "…a motorbike, and can I claim…"); and where a comma and `and` are followed by a
+  determiner ("…battery last, and the warranty?"). "spare parts and accessories" and "for a
+  KW-720X and a KT-810HX" stay one part. A piece without content words is dropped.
+- **Cues** of a part, from its wording (general English, nothing about a corpus):
+  - `quantity` — "how many/much/long/often/far/old/…", or a word that names an amount (fee,
+    price, cost, rate, number, capacity, duration, …): wants numbers, amounts, durations;
+  - `time` — "when", "what date/time/day/year", "how soon", "deadline": wants dates, times,
+    weekdays, months, years, durations;
+  - `polar` — a yes/no question, starting with an auxiliary or modal ("can I…", "is it…",
+    "does…"): wants the sentence with the modal or the negation (can, cannot, may, must, not,
+    only, allowed, unless, …);
+  - `reason` — "why": wants because, since, due to, so that, reason, cause, …
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from runner.text import content_words, stem, tokenize
+
+QUANTITY, TIME, POLAR, REASON = "quantity", "time", "polar", "reason"
+
+_QUESTION_WORDS = "what|how|when|where|which|who|whom|whose|why"
+_AUXILIARIES = (
+    "can|could|may|might|must|shall|should|will|would|is|are|am|was|were|do|does|did|has|have|"
+    "had|isn't|aren't|doesn't|don't|didn't|can't|won't"
+)
+_DETERMINERS = "the|a|an|its|their|your|my|our|this|that|these|those"
+_PART_BREAK = re.compile(
+    rf"[?;\n]+|,?\s+(?:and|or|but|also)\s+(?=(?:{_QUESTION_WORDS}|{_AUXILIARIES})\b)"
+    rf"|,\s*(?:and|or|but|also)\s+(?=(?:{_DETERMINERS})\b)|,\s*(?=(?:{_QUESTION_WORDS})\b)",
+    re.IGNORECASE,
+)
+_LEADING_JOINERS = re.compile(r"^\W*(?:(?:and|or|but|also|so|then|please)\b\W*)*", re.IGNORECASE)
+
+_HOW_QUANTITY = re.compile(
+    r"\bhow\s+(?:many|much|long|often|far|old|big|large|small|heavy|tall|wide|high|deep|fast|"
+    r"quickly|soon|early|late|frequently)\b",
+    re.IGNORECASE,
+)
+_AMOUNT_WORDS_TEXT = """
+    fee price cost rate amount number percentage percent size capacity duration period limit
+    minimum maximum salary allowance deposit discount surcharge weight length width height depth
+    temperature speed age distance total budget quantity count frequency interval
+"""
+AMOUNT_WORDS = frozenset(stem(word) for word in _AMOUNT_WORDS_TEXT.split())
+_TIME_QUESTION = re.compile(
+    r"\bwhen\b|\bwhat\s+(?:date|time|day|year|month|hour)\b|\bhow\s+soon\b|\bdeadline\b|"
+    r"\buntil\s+when\b|\bby\s+when\b",
+    re.IGNORECASE,
+)
+_POLAR_START = re.compile(rf"^(?:{_AUXILIARIES})\b", re.IGNORECASE)
+_REASON_QUESTION = re.compile(r"\bwhy\b|\bwhat\s+(?:causes|caused|is\s+the\s+reason)\b", re.I)
+
+
+def _vocabulary(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# What a unit must hold to meet each cue: words (compared as lower-case tokens: a set lookup,
+# much faster than one regex alternation per word) and a few patterns.
+# "one", "once" and "single" are left out: they are more often a pronoun or an adverb.
+_NUMBER_WORDS = _vocabulary(
+    """two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty
+    fifty hundred thousand million twice half dozen"""
+)
+_TIME_WORDS = _vocabulary(
+    """january february march april june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday
+    saturday sunday weekend weekday weekdays daily weekly monthly yearly annually immediately
+    today tomorrow"""
+)
+_DURATION_WORDS = _vocabulary(
+    "second seconds minute minutes hour hours day days week weeks month months year years"
+)
+_POLAR_WORDS = _vocabulary(
+    """can cannot can't could couldn't may must mustn't not no never only allowed permitted
+    required prohibited forbidden unless except should shouldn't possible won't don't
+    doesn't isn't aren't"""
+)
+_REASON_WORDS = _vocabulary("because since reason reasons cause causes caused therefore thus means")
+_REASON_PHRASES = ("due to", "so that", "in order to", "as a result")
+_YEAR_OR_CLOCK = re.compile(r"\b(?:1[89]|20)\d\d\b|\b\d{1,2}[:.]\d{2}\b")
+_AMOUNT_SIGNS = frozenset("0123456789€$£¥%")
+
+
+# Words that frame a question rather than name its topic ("what is the difference between…",
+# "what does … mean", "is there a way to…"): they weigh half.
+_FRAMING_TEXT = (
+    "difference differences different differ compare comparison mean meaning way ways example"
+)
+FRAMING_STEMS = frozenset(stem(word) for word in _FRAMING_TEXT.split())
+
+
+@dataclass(frozen=True)
+class Part:
+    text: str
+    words: tuple[str, ...]  # content words, in order
+    stems: frozenset[str]
+    cues: frozenset[str]
+
+
+@lru_cache(maxsize=1024)
+def parts(question: str) -> tuple[Part, ...]:
+    """The question's parts, in order; one part for a simple question, none without words."""
+    found: list[Part] = []
+    for piece in _PART_BREAK.split(question):
+        text = _LEADING_JOINERS.sub("", piece).strip()
+        words = tuple(content_words(text))
+        if not words:
+            continue
+        part = Part(text, words, frozenset(stem(w) for w in words), _cues(text, words))
+        found.append(part)
+    return tuple(found)
+
+
+def _cues(text: str, words: tuple[str, ...]) -> frozenset[str]:
+    cues = set()
+    if _HOW_QUANTITY.search(text) or any(stem(word) in AMOUNT_WORDS for word in words):
+        cues.add(QUANTITY)
+    if _TIME_QUESTION.search(text):
+        cues.add(TIME)
+    if _POLAR_START.match(text):
+        cues.add(POLAR)
+    if _REASON_QUESTION.search(text):
+        cues.add(REASON)
+    return frozenset(cues)
+
+
+@lru_cache(maxsize=65536)
+def unit_cues(text: str) -> frozenset[str]:
+    """The cues a unit's text meets."""
+    tokens = set(tokenize(text))
+    has_number = bool(_AMOUNT_SIGNS.intersection(text)) or bool(tokens & _NUMBER_WORDS)
+    lowered = text.lower()
+    met = set()
+    if has_number:
+        met.add(QUANTITY)
+    if (
+        tokens & _TIME_WORDS
+        or (has_number and tokens & _DURATION_WORDS)
+        or _YEAR_OR_CLOCK.search(text)
+    ):
+        met.add(TIME)
+    if tokens & _POLAR_WORDS:
+        met.add(POLAR)
+    if tokens & _REASON_WORDS or any(phrase in lowered for phrase in _REASON_PHRASES):
+        met.add(REASON)
+    return frozenset(met)

@@ -1,0 +1,410 @@
+"""Passage text -> units: the sentences, list items, table rows and records an offline answer
+can quote, each with what it needs to be scored and cited.
+
+What the parser knows about the text it reads (all of it general, nothing about a corpus):
+- **page labels** (`[policies/fees.md, page 4] Fees outside the warranty`, as the retrieval
+  tools put them before each page) and **citations** (`[manual.md p. 3; policy.md]`, as the
+  offline provider writes them) name the sources of what follows or precedes them; they are
+  never quoted, and a quoted unit keeps them as its own citation labels;
+- **headings** (markdown `#`, reStructuredText titles underlined with `===`/`---`, the text
+  after a page label) are not sentences: they become the `section` of the units under them;
+- **code** (fenced blocks, reStructuredText literal blocks after `::` and directives, doctest
+  `>>>` lines) and directive/comment lines (`.. note::`, `.. _label:`) are skipped;
+- **tables**: a markdown row is one unit, rendered as `first cell — header: cell; …`; the
+  header row is not quoted;
+- **records**: a line of three or more `key: value` fields separated by `; ` (how `lookup`
+  tools render a table row) is one unit with its fields kept;
+- everything else is prose: the lines of a paragraph are joined, inline markup is cleaned
+  (reStructuredText roles and literals, emphasis, markdown links), and the paragraph is cut
+  into sentences (`runner.text.sentences`: abbreviations and brackets are safe); a list item
+  (`- …`, `1. …`) is a unit of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from itertools import pairwise
+
+from runner.text import STOP_WORDS, sentences, stem, tokenize
+
+SENTENCE, ITEM, ROW, RECORD = "sentence", "item", "row", "record"
+
+
+@dataclass(frozen=True)
+class Unit:
+    text: str  # as it is quoted
+    kind: str  # sentence | item | row | record
+    position: int  # order within the passage
+    section: str  # the heading the unit is under ("" when none)
+    lead: bool  # the first unit of its section: often the one that says what it is about
+    labels: tuple[str, ...]  # its own citation labels ("doc p. 4"); () means the passage's
+    fields: tuple[tuple[str, str], ...] = ()  # a record's (key, value) pairs
+    stems: frozenset[str] = field(default=frozenset(), compare=False)
+    context_stems: frozenset[str] = field(default=frozenset(), compare=False)
+    words: int = 0
+    # adjacent content-word stems of its text and of its heading, for phrase matches
+    pairs: frozenset[tuple[str, str]] = field(default=frozenset(), compare=False)
+
+    @property
+    def introduces(self) -> bool:
+        """Ends with a colon: what follows (a list, a table) belongs to it."""
+        return self.text.rstrip().endswith(":")
+
+
+# --- sources written in the text ----------------------------------------------------------
+
+# "[docs/a.md, page 4] Heading or text": how retrieval tools label each page in a context.
+_PAGE_LABEL = re.compile(r"^\[(?P<document>[^\[\]\n,]+), page (?P<page>\d+)\]\s*(?P<rest>.*)$")
+# "[doc p. 4; other.csv]": a citation as the offline provider writes it. A document has a dot
+# or a slash in it (a file name or a path), so "[1]" or "[optional]" are not citations.
+_DOCUMENT = r"[^\s\[\];,]*[./][^\s\[\];,]*"
+_LABEL = rf"{_DOCUMENT}(?:,? (?:p\.|page) \d+)?"
+CITATION = re.compile(rf"\[(?P<labels>{_LABEL}(?:; {_LABEL})*)\]")
+_PAGE_WORD = re.compile(r",? page (\d+)$")
+
+
+def citation_labels(inner: str) -> tuple[str, ...]:
+    """The labels of a citation's inner text, in the one format we write: `doc p. N`."""
+    return tuple(_PAGE_WORD.sub(r" p. \1", label.strip()) for label in inner.split("; "))
+
+
+def citation_text(labels: Iterable[str]) -> str:
+    """`[manual.md p. 3; policy.md]`, or "" without labels: the one citation format, each
+    label once, in order."""
+    unique = list(dict.fromkeys(labels))
+    return f"[{'; '.join(unique)}]" if unique else ""
+
+
+def _is_heading_text(rest: str) -> bool:
+    """After a page label: a heading (short, no full stop at the end), or the page's text
+    itself (a page answer: sentences)."""
+    return bool(rest) and len(rest.split()) <= 14 and not rest.rstrip().endswith((".", "!"))
+
+
+# --- structure -------------------------------------------------------------------------------
+
+_MD_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
+_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")  # "=====", "-----", "~~~~"
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_DIRECTIVE = re.compile(r"^\s*\.\.(\s|$)")  # ".. note::", ".. _label:", ".. comment"
+_DOCTEST = re.compile(r"^\s*(>>>|\.\.\.)(\s|$)")
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_LIST_START = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)]|[a-z][.)])\s+\S")
+_FIELD_SPLIT = re.compile(r";\s+(?=[A-Za-z_][\w ]{0,40}:\s)")
+_FIELD = re.compile(r"^(?P<key>[A-Za-z_][\w ]{0,40}):\s*(?P<value>.*)$", re.DOTALL)
+MIN_RECORD_FIELDS = 3
+_LITERAL_MARK = re.compile(r"\s*::$")  # reStructuredText "…as follows::" is "…as follows:"
+# directives whose body is code or markup, not prose (a note's or a warning's body is prose)
+_CODE_DIRECTIVE = re.compile(
+    r"^\s*\.\.\s+(code|code-block|sourcecode|testcode|testsetup|testcleanup|testoutput|"
+    r"doctest|literalinclude|highlight|productionlist|toctree|index|image|figure|raw|"
+    r"csv-table|list-table|table|math|graphviz|only|include|autoclass|automodule|"
+    r"autofunction)::"
+)
+
+# inline markup, cleaned for quoting
+_ROLE = re.compile(r":[\w:+-]+:`(?P<tilde>~?)(?P<body>[^`]*?)`")
+_LINK_TARGET = re.compile(r"\s*<[^<>`]*>$")
+_MD_LINK = re.compile(r"\[(?P<text>[^\[\]\n]+)\]\((?P<url>[^)\s]+)\)")
+_DOUBLE_BACKTICK = re.compile(r"``(?P<body>[^`]+)``")
+_RST_LINK = re.compile(r"`(?P<body>[^`<]+?)\s*<[^`>]+>`_{1,2}")
+_EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*)(?P<body>[^\s*](?:[^*]*?[^\s*])?)\1(?![\w*])")
+_SPACES = re.compile(r"\s+")
+_MARKUP = re.compile(r"[`*]|\]\(")  # cheap test: is there any inline markup to clean?
+_JOINED = re.compile(r"[-.'’]")
+_INTRODUCING_END = re.compile(
+    r"(?:,?\s+(?:for example|for instance|such as|including|as follows|like this|e\.g\.))?"
+    r"\s*:+\s*$",
+    re.IGNORECASE,
+)
+
+
+def closed(text: str) -> str:
+    """A sentence that introduced something not quoted (code, a list): "…excludes, for
+    example:" becomes "…excludes."."""
+    return _INTRODUCING_END.sub("", text).rstrip(" ,;") + "."
+
+
+@lru_cache(maxsize=4096)
+def parse(text: str) -> tuple[Unit, ...]:
+    """The units of a passage's text, in order (cached: the same pages reach several
+    purposes of one round)."""
+    return tuple(_Parser(text).units())
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+        self.section = ""
+        self.labels: tuple[str, ...] = ()
+        self.paragraph: list[str] = []
+        self.header: list[str] = []  # the current table's column headers
+        self.last_cells: list[str] = []  # the previous row's cells, while in a table
+        self.position = 0
+        self.found: list[Unit] = []
+        self.code_indent: int | None = None  # inside a literal block indented deeper than this
+
+    def units(self) -> list[Unit]:
+        in_fence = False
+        for line in self.lines:
+            if _FENCE.match(line):
+                self._skip_code(None)
+                in_fence = not in_fence
+                continue
+            if in_fence or self._in_code(line):
+                continue
+            self._line(line)
+        self._flush()
+        return self.found
+
+    # --- one line ---------------------------------------------------------------------------
+
+    def _line(self, line: str) -> None:
+        stripped = line.strip()
+        if not stripped.startswith("|"):
+            self.header, self.last_cells = [], []  # a table ends at its first other line
+        if not stripped:
+            self._flush()
+            return
+        if stripped[0].isalnum() and not _LIST_START.match(stripped):
+            self._prose(stripped, line)  # most lines: no markup test can match
+            return
+        if self._label(stripped) or self._heading(stripped):
+            return
+        if _DIRECTIVE.match(line):
+            self._flush()
+            if _CODE_DIRECTIVE.match(line):  # its body is code or markup: skip it
+                self._skip_code(_indent(line))
+            return
+        if _DOCTEST.match(line):  # an interactive session: its output lines follow it
+            self._skip_code(-1)
+            return
+        if _TABLE_ROW.match(line):
+            self._row(stripped)
+            return
+        if _LIST_START.match(line):
+            self._flush()
+        self._prose(stripped, line)
+
+    def _prose(self, stripped: str, line: str) -> None:
+        self.paragraph.append(stripped)
+        if stripped.endswith("::"):  # reStructuredText: a literal block follows
+            self._skip_code(_indent(line))
+        elif stripped.endswith(":"):  # it introduces what follows ("Facts:", "Steps:")
+            self._flush()
+
+    def _skip_code(self, indent: int | None) -> None:
+        """Code follows (skipped from here while lines are indented deeper than `indent`; -1: a
+        doctest session, up to a blank line): the sentence that introduced it ends with a full
+        stop, since what it introduced is never quoted."""
+        self._flush()
+        if self.found and self.found[-1].introduces:
+            last = self.found[-1]
+            self.found[-1] = replace(last, text=closed(last.text))
+        if indent is not None:
+            self.code_indent = indent
+
+    def _in_code(self, line: str) -> bool:
+        """Inside a literal block: blank lines and lines indented deeper than the line that
+        opened it (-1: a doctest session, which a blank line ends)."""
+        if self.code_indent is None:
+            return False
+        if self.code_indent < 0:
+            if line.strip():
+                return True
+        elif not line.strip() or _indent(line) > self.code_indent:
+            return True
+        self.code_indent = None
+        return False
+
+    def _label(self, stripped: str) -> bool:
+        match = _PAGE_LABEL.match(stripped)
+        if not match:
+            return False
+        self._flush()
+        self.labels = citation_labels(f"{match['document']}, page {match['page']}")
+        rest = match["rest"].strip()
+        self.section = rest if _is_heading_text(rest) else ""
+        if rest and not _is_heading_text(rest):
+            self.paragraph.append(rest)
+        return True
+
+    def _heading(self, stripped: str) -> bool:
+        markdown = _MD_HEADING.match(stripped)
+        if markdown:
+            self._flush()
+            self.section = _clean(markdown.group(1))
+            return True
+        if not _ADORNMENT.match(stripped):
+            return False
+        # an underline: the paragraph so far was one line, the title
+        if len(self.paragraph) == 1 and len(stripped) >= len(self.paragraph[0]) - 1:
+            self.section = _clean(self.paragraph.pop())
+        elif self.paragraph:  # a horizontal rule or a stray line of dashes
+            self._flush()
+        return True  # an overline, a rule or an underline: never a sentence
+
+    # --- tables -------------------------------------------------------------------------------
+
+    def _row(self, stripped: str) -> None:
+        self._flush()
+        if _TABLE_SEPARATOR.match(stripped):
+            # the row above was the header: its cells name the columns, it is not quoted
+            if self.last_cells and self.found and self.found[-1].kind == ROW:
+                self.found.pop()
+                self.position -= 1
+                self.header = self.last_cells
+            return
+        cells = _cells(stripped)
+        if not any(cells):
+            return
+        self.last_cells = cells
+        self._add(_row_text(cells, self.header), ROW, context=" ".join(self.header))
+
+    # --- paragraphs -------------------------------------------------------------------------
+
+    def _flush(self) -> None:
+        if not self.paragraph:
+            return
+        text = " ".join(self.paragraph)
+        self.paragraph = []
+        record = _record_fields(text)
+        if record:
+            self._add(text, RECORD, fields=record)
+            return
+        for piece, labels in _cited_pieces(_LITERAL_MARK.sub(":", text)):
+            for sentence in sentences(_clean(piece)):
+                if any(ch.isalnum() for ch in sentence):
+                    kind = ITEM if _LIST_START.match(sentence) else SENTENCE
+                    self._add(sentence, kind, labels=labels)
+
+    def _add(
+        self,
+        text: str,
+        kind: str,
+        *,
+        labels: tuple[str, ...] = (),
+        context: str = "",
+        fields: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        """One unit; `context` is what gives it meaning besides its section's heading (a row's
+        column headers)."""
+        context_text = f"{self.section} {context}"
+        lead = not self.found or (self.found[-1].section, self.found[-1].labels) != (
+            self.section,
+            labels or self.labels,
+        )
+        self.found.append(
+            Unit(
+                text=text,
+                kind=kind,
+                position=self.position,
+                section=self.section,
+                lead=lead,
+                labels=labels or self.labels,
+                fields=fields,
+                stems=unit_stems(text),
+                context_stems=unit_stems(context_text),
+                words=len(text.split()),
+                pairs=word_pairs(text) | word_pairs(self.section),
+            )
+        )
+        self.position += 1
+
+
+def unit_stems(text: str) -> frozenset[str]:
+    """The stems of a text's tokens, and of the parts of its joined tokens too: `copy.deepcopy`
+    holds `copy`, `try/except` and `no-fault-found` hold `fault`."""
+    return _analysed(text)[0]
+
+
+def word_pairs(text: str) -> frozenset[tuple[str, str]]:
+    """The stems of each two content words that follow each other (stop words skipped):
+    "convert a string to a number" -> (convert, string), (string, number)."""
+    return _analysed(text)[1]
+
+
+@lru_cache(maxsize=65536)
+def _analysed(text: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """One pass over the tokens for both: parsing is the cost of a page's first use."""
+    tokens = tokenize(text)
+    found = set()
+    kept = []
+    for token in tokens:
+        key = stem(token)
+        found.add(key)
+        if not token.isalnum():
+            found.update(stem(part) for part in _JOINED.split(token) if part)
+        if token not in STOP_WORDS:
+            kept.append(key)
+    return frozenset(found), frozenset(pairwise(kept))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _cells(row: str) -> list[str]:
+    inner = row.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") else inner
+    return [_clean(cell) for cell in inner.split("|")]
+
+
+def _row_text(cells: list[str], header: list[str]) -> str:
+    """`Ovens and hobs — Functional parts: 10 years; Cosmetic parts: 7 years.` with a header;
+    the cells joined by ` | ` without one."""
+    if not header or len(header) != len(cells):
+        return " | ".join(cell for cell in cells if cell)
+    first, rest = cells[0], list(zip(header[1:], cells[1:], strict=True))
+    described = "; ".join(f"{name}: {cell}" if name else cell for name, cell in rest if cell)
+    text = f"{first} — {described}" if first and described else first or described
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+def _record_fields(text: str) -> tuple[tuple[str, str], ...]:
+    parts = _FIELD_SPLIT.split(text)
+    if len(parts) < MIN_RECORD_FIELDS:
+        return ()
+    fields = []
+    for part in parts:
+        match = _FIELD.match(part.strip())
+        if not match:
+            return ()
+        fields.append((match["key"].strip(), match["value"].strip()))
+    return tuple(fields)
+
+
+def _cited_pieces(text: str) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """The text between citations, each with the labels of the citation that closes it (()
+    for a piece no citation follows)."""
+    start = 0
+    for match in CITATION.finditer(text):
+        piece = text[start : match.start()]
+        if piece.strip():
+            yield piece, citation_labels(match["labels"])
+        start = match.end()
+    if text[start:].strip():
+        yield text[start:], ()
+
+
+def _clean(text: str) -> str:
+    """Inline markup as plain text: roles, literals, links and emphasis keep their words."""
+    if not _MARKUP.search(text):
+        return _SPACES.sub(" ", text).strip()
+    text = _ROLE.sub(_role_text, text)
+    text = _RST_LINK.sub(lambda m: m["body"], text)
+    text = _MD_LINK.sub(lambda m: m["text"], text)
+    text = _DOUBLE_BACKTICK.sub(lambda m: f"`{m['body']}`", text)
+    text = _EMPHASIS.sub(lambda m: m["body"], text)
+    return _SPACES.sub(" ", text).strip()
+
+
+def _role_text(match: re.Match[str]) -> str:
+    """A role reads as its text: `~object.__new__` as `__new__`, `the FAQ <faq>` as `the FAQ`."""
+    body = _LINK_TARGET.sub("", match["body"])
+    return body.rsplit(".", 1)[-1] if match["tilde"] else body
