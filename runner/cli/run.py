@@ -259,7 +259,7 @@ def make_console() -> Console:
     from rich.console import Console
 
     width = None if sys.stdout.isatty() else 120
-    return Console(highlight=False, soft_wrap=True, width=width)
+    return Console(highlight=False, width=width)
 
 
 def show_result(console: Console, result: RoundResult, *, tree: bool, stats: bool = True) -> None:

@@ -1,0 +1,69 @@
+"""The README's "Five minutes with runner" commands, run as written against a copy of
+pipelines/ in a temporary folder (so that no index or session is written into the repository):
+each must exit 0, or the status its comment announces ("exit code 3" for the clarifying
+question). `make demo` and `source .venv/bin/activate` are the only other lines it may hold.
+
+A `<id …>` placeholder stands for the last session id printed before it, as a reader would
+copy it. A command that names a session used before must continue it (not print `round 1`).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from click.testing import Result
+
+from .conftest import ROOT, failure, session_ids
+
+README = ROOT / "README.md"
+SECTION = "## Five minutes with runner"
+NOT_RUN = {"make demo", "source .venv/bin/activate"}
+
+
+def five_minutes() -> list[tuple[str, int]]:
+    """The section's `runner` commands, each with the exit status its comments announce."""
+    text = README.read_text(encoding="utf-8")
+    assert SECTION in text, f"README.md has no section {SECTION!r}"
+    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"^```sh\n(.*?)^```", section, re.M | re.S)
+    assert block is not None, f"README.md: the section {SECTION!r} has no sh block"
+    commands: list[tuple[str, int]] = []
+    for line in block[1].splitlines():
+        command, *comment = re.split(r"(?:^|\s)#", line, maxsplit=1)
+        command = command.strip()
+        status = re.search(r"exit code (\d+)", "".join(comment))
+        if not command:  # a comment line: about the command above it
+            if status is not None:
+                commands[-1] = (commands[-1][0], int(status[1]))
+            continue
+        if command.startswith("runner "):
+            commands.append((command, int(status[1]) if status else 0))
+        else:
+            assert command in NOT_RUN, f"README.md: {command!r} is neither `runner …` nor known"
+    return commands
+
+
+def test_the_five_minutes_commands_work_as_written(
+    cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    shutil.copytree(
+        ROOT / "pipelines", tmp_path / "pipelines", ignore=shutil.ignore_patterns(".runner")
+    )
+    commands = five_minutes()
+    assert len(commands) >= 5, f"README.md: too few commands understood: {commands}"
+    sessions: list[str] = []  # the ids printed or given so far, the last one last
+    for command, status in commands:
+        for placeholder in re.findall(r"<[^<>]*>", command):
+            assert re.search(r"\bid\b", placeholder) and sessions, f"README.md: {command}"
+            command = command.replace(placeholder, sessions[-1])
+        argv = shlex.split(command)[1:]
+        given = argv[argv.index("--session") + 1] if "--session" in argv else None
+        result = cli(*argv)
+        assert result.exit_code == status, failure(command, result)
+        if given in sessions:  # it continues a session: not its first round
+            assert not re.search(r"\bround 1\b", result.output), failure(command, result)
+        sessions += [given] if given else session_ids(result.output)
