@@ -33,9 +33,34 @@ TYPE_NAMES = {
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
-    """The closest choice to a misspelt word, if one is close enough to be a typo."""
-    matches = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.7)
+    """The closest choice to a misspelt word, if one is close enough to be a typo.
+
+    One slip of the fingers (a letter dropped, added, changed, or two swapped) always counts,
+    however short the word: difflib's ratio alone misses `kye` for `key`."""
+    candidates = sorted(set(choices))
+    slips = [choice for choice in candidates if _one_slip_apart(word, choice)]
+    if slips:
+        return slips[0]
+    matches = difflib.get_close_matches(word, candidates, n=1, cutoff=0.7)
     return matches[0] if matches else None
+
+
+def _one_slip_apart(word: str, choice: str) -> bool:
+    if word == choice or abs(len(word) - len(choice)) > 1 or min(len(word), len(choice)) < 2:
+        return False
+    if len(word) == len(choice):
+        differ = [i for i, (a, b) in enumerate(zip(word, choice, strict=True)) if a != b]
+        if len(differ) == 1:
+            return True
+        first, second = differ[0], differ[-1]
+        return (
+            len(differ) == 2
+            and second == first + 1
+            and word[first] == choice[second]
+            and word[second] == choice[first]
+        )
+    shorter, longer = sorted((word, choice), key=len)
+    return any(longer[:i] + longer[i + 1 :] == shorter for i in range(len(longer)))
 
 
 def suggestion_suffix(word: str, choices: Iterable[str]) -> str:
@@ -57,13 +82,33 @@ def humanize(
             diagnostics.setdefault(
                 (diagnostic.code, diagnostic.path, diagnostic.message), diagnostic
             )
-    return list(diagnostics.values())
+    return _one_error_per_misspelt_key(list(diagnostics.values()), explainer.misspelt)
+
+
+def _one_error_per_misspelt_key(
+    diagnostics: list[Diagnostic], misspelt: set[tuple[KeyPath, str]]
+) -> list[Diagnostic]:
+    """A misspelt required key is one mistake: keep "unknown key `kye`; did you mean `key`?"
+    and drop the "missing required key `key`" it also causes in the same mapping."""
+    return [
+        diagnostic
+        for diagnostic in diagnostics
+        if not (
+            diagnostic.code == "S102" and (diagnostic.path, _missing_key(diagnostic)) in misspelt
+        )
+    ]
+
+
+def _missing_key(diagnostic: Diagnostic) -> str:
+    return diagnostic.message.split("`")[1] if diagnostic.message.count("`") >= 2 else ""
 
 
 class _Explainer:
     def __init__(self, document: Document, root: Mapping[str, Any]) -> None:
         self.document = document
         self.root = root
+        # (mapping path, the key a misspelt key was probably meant to be)
+        self.misspelt: set[tuple[KeyPath, str]] = set()
         self.handlers: dict[str, Callable[[ValidationError], Iterator[Diagnostic]]] = {
             "oneOf": self._alternatives,
             "anyOf": self._alternatives,
@@ -160,6 +205,7 @@ class _Explainer:
         path = _path(error)
         for key in error.instance:
             if key not in allowed:
+                self._note_misspelt(path, key, allowed)
                 yield self._diagnostic(
                     "S101",
                     f"unknown key `{key}` in {self._subject(path)}"
@@ -187,6 +233,7 @@ class _Explainer:
         ]
         if owners:
             hint = f"`{key}` belongs to {' and '.join(map(str, owners))} tools; {hint}"
+        self._note_misspelt(path, key, allowed)
         yield self._diagnostic(
             "S101",
             f"unknown key `{key}` for a `{kind}` tool" + suggestion_suffix(key, allowed),
@@ -194,6 +241,11 @@ class _Explainer:
             hint=hint,
             at_key=True,
         )
+
+    def _note_misspelt(self, path: KeyPath, key: str, allowed: Iterable[str]) -> None:
+        meant = did_you_mean(key, allowed)
+        if meant is not None:
+            self.misspelt.add((path, meant))
 
     def _required(self, error: ValidationError) -> Iterator[Diagnostic]:
         instance = error.instance if isinstance(error.instance, Mapping) else {}

@@ -83,3 +83,26 @@ def test_no_fixture_message_carries_jsonschema_jargon() -> None:
         for diagnostic in validate_file(path).diagnostics:
             assert not any(phrase in diagnostic.message for phrase in JARGON), path.name
             assert diagnostic.code != "S199", path.name
+
+
+def test_swapped_letters_in_a_short_key_still_get_a_did_you_mean(
+    write_pipeline: Callable[..., Path],
+) -> None:
+    path = write_pipeline(
+        "domain: shop\ntools:\n  - name: faq\n    kind: prompt\n    prompt: hi\n    prioirty: 1\n"
+    )
+    (diagnostic,) = validate_file(path).diagnostics
+    assert diagnostic.message.endswith("did you mean `priority`?")
+
+
+def test_a_misspelt_required_key_is_one_error_not_two(
+    write_pipeline: Callable[..., Path],
+) -> None:
+    path = write_pipeline(
+        "domain: shop\ntools:\n  - name: prices\n    kind: lookup\n    table: t.csv\n"
+        "    kye: item\n"
+    )
+    (path.parent / "t.csv").write_text("item,price\ntea,2\n", encoding="utf-8")
+    (diagnostic,) = validate_file(path).diagnostics
+    assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("S101", 6, 5)
+    assert "did you mean `key`?" in diagnostic.message
