@@ -80,10 +80,13 @@ class LookupTool(BuiltinTool):
         if not keys and self.clarify_source is not None and may_ask(call, self.services):
             missing = [self.options.parameter or self.options.key]
             return clarifying_question(self.config, self.clarify_source, call, {}, missing)
-        rows = [(key, row) for key in keys for row in self.rows_for(key)]
-        context = "\n".join(self._render_row(row) for _key, row in rows)
-        sources = [Source(document=self.table.name, heading=key) for key, _row in rows]
-        return finish(self.config, call.env, context, sources)
+        rows = [row for key in keys for row in self.rows_for(key)]
+        context = "\n".join(self._render_row(row) for row in rows)
+        return finish(self.config, call.env, context, [self.source_of(row) for row in rows])
+
+    def source_of(self, row: Row) -> Source:
+        """Where a row came from (C33): the table file, and the row's key as the heading."""
+        return Source(document=self.table.name, heading=self._key_of(row))
 
     async def _keys_in(self, call: Call) -> list[str]:
         if call.clarification is not None and call.clarification.answer:
@@ -162,8 +165,12 @@ def _occurrences(tokens: Sequence[str], wanted: Sequence[str]) -> list[int]:
     ]
 
 
-def lookup_function(env: ToolEnv) -> Callable[[str, str], list[Row]]:
-    """`lookup(tool, key)` for templates: a direct call (C26) of a lookup tool's `rows_for`."""
+def lookup_function(
+    env: ToolEnv, drawn_on: list[Source] | None = None
+) -> Callable[[str, str], list[Row]]:
+    """`lookup(tool, key)` for templates: a direct call (C26) of a lookup tool's `rows_for`.
+    The sources of the rows it returns are added to `drawn_on`: the calling tool's result drew
+    on them (C33)."""
 
     def lookup(tool: str, key: str) -> list[Row]:
         target: Any = env.tool(tool)
@@ -173,7 +180,10 @@ def lookup_function(env: ToolEnv) -> Callable[[str, str], list[Row]]:
                 f"lookup({tool!r}, …) in a template: tool {tool!r} has no rows_for(); only "
                 "`lookup` tools can be called this way"
             )
-        return list(rows_for(str(key)))
+        rows = list(rows_for(str(key)))
+        if drawn_on is not None:
+            drawn_on.extend(target.source_of(row) for row in rows)
+        return rows
 
     return lookup
 

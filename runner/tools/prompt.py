@@ -19,6 +19,7 @@ from runner.config.model import PromptOptions, ToolConfig
 from runner.engine.results import ToolResult
 from runner.llm.prompts import passages_from_buffer, passages_json
 from runner.llm.types import Purpose
+from runner.sources import Source
 from runner.tools.base import (
     BuiltinTool,
     Call,
@@ -63,11 +64,14 @@ class PromptTool(BuiltinTool):
         if missing and self.clarify_source is not None and may_ask(call, self.services):
             return clarifying_question(self.config, self.clarify_source, call, params, missing)
         facts = self._variables(call, params)
-        prompt = render(self.config, "prompt", self.template, {**facts, **self._functions(call)})
+        looked_up: list[Source] = []  # the rows its template's lookup() calls returned (C33)
+        functions = self._functions(call, looked_up)
+        prompt = render(self.config, "prompt", self.template, {**facts, **functions})
         reply = await call.env.prompts.tool(
             prompt, tool=self.name, subject=call.env.task.task_prompt, facts=facts
         )
-        return finish(self.config, call.env, reply.strip(), prior_sources(call.prior))
+        sources = [*prior_sources(call.prior), *looked_up]
+        return finish(self.config, call.env, reply.strip(), sources)
 
     async def _parameters(self, call: Call) -> dict[str, Any]:
         parameters = self.options.parameters
@@ -104,8 +108,8 @@ class PromptTool(BuiltinTool):
             "domain": self.services.pipeline.domain,
         }
 
-    def _functions(self, call: Call) -> dict[str, Any]:
-        return {"lookup": lookup_function(call.env)}
+    def _functions(self, call: Call, looked_up: list[Source]) -> dict[str, Any]:
+        return {"lookup": lookup_function(call.env, looked_up)}
 
 
 def required_parameters(options: PromptOptions) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ def answer_with(override: str | None, configured: Pipeline, record: Path | None 
     client = build_client(
         configured.llm, pipeline=configured, override=override, record=record, environ={}
     )
-    return run(Prompts(client, configured).answer(QUESTION, [], [PAGE]))
+    return run(Prompts(client, configured).answer(QUESTION, [], [PAGE])).text
 
 
 def test_one_pipeline_runs_on_every_local_provider(tmp_path: Path) -> None:

@@ -174,7 +174,7 @@ def test_answer_puts_guaranteed_context_first_and_cites_sources() -> None:
             [guaranteed],
             [POLICY, MANUAL],
         )
-    )
+    ).text
     assert answer.splitlines() == [
         "XR-200 battery: 10 h. [products.csv]",
         "Every product has a two-year warranty. [policy.md p. 1]",
@@ -184,7 +184,7 @@ def test_answer_puts_guaranteed_context_first_and_cites_sources() -> None:
 
 def test_answer_says_so_when_nothing_matches() -> None:
     _, prompts = offline()
-    answer = run(prompts.answer("Who painted the ceiling?", [], [POLICY]))
+    answer = run(prompts.answer("Who painted the ceiling?", [], [POLICY])).text
     assert answer == "The available context does not answer this question."
 
 
@@ -232,13 +232,13 @@ KETTLE = Passage(
 
 def test_sentences_that_only_share_the_subject_do_not_answer() -> None:
     _, prompts = offline()
-    answer = run(prompts.answer("What is the capacity of the kettle?", [], [KETTLE]))
+    answer = run(prompts.answer("What is the capacity of the kettle?", [], [KETTLE])).text
     assert answer == "The available context does not answer this question."
 
 
 def test_a_chosen_sentence_brings_the_steps_that_follow_it() -> None:
     _, prompts = offline()
-    answer = run(prompts.answer("How do I descale the kettle?", [], [KETTLE]))
+    answer = run(prompts.answer("How do I descale the kettle?", [], [KETTLE])).text
     assert answer == (
         "Descale the kettle every month: 1. Fill it with vinegar. 2. Boil it. 3. Rinse it. "
         "[kettle.md p. 2]"
@@ -249,5 +249,5 @@ def test_each_part_of_a_question_gets_its_sentence() -> None:
     _, prompts = offline()
     answer = run(
         prompts.answer("Which colour is the light, and what shape is the base?", [], [KETTLE])
-    )
+    ).text
     assert answer == "The kettle has a blue light. The kettle base is round. [kettle.md p. 2]"

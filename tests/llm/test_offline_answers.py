@@ -14,7 +14,7 @@ NOT_FOUND = "The available context does not answer this question."
 
 def answer(question: str, *context: Passage, guaranteed: tuple[Passage, ...] = ()) -> str:
     _, prompts = offline()
-    return run(prompts.answer(question, list(guaranteed), list(context)))
+    return run(prompts.answer(question, list(guaranteed), list(context))).text
 
 
 def page(text: str, document: str = "doc.md", number: int | None = 1) -> Passage:

@@ -59,7 +59,7 @@ def test_the_answer_quotes_the_answering_section_cited_by_its_page(
 ) -> None:
     answering, passage = retrieved
     _, prompts = offline()
-    reply = run(prompts.answer("Why are Python strings immutable?", [], [passage]))
+    reply = run(prompts.answer("Why are Python strings immutable?", [], [passage])).text
     first = reply.splitlines()[0]
     assert "a string is immutable" in first
     assert first.endswith(f"[faq/design.rst.txt p. {answering.page}]")
@@ -70,7 +70,7 @@ def test_the_answer_quotes_the_answering_section_cited_by_its_page(
 def test_a_question_with_a_degree_word_finds_its_section(retrieved: tuple[Page, Passage]) -> None:
     _, passage = retrieved
     _, prompts = offline()
-    reply = run(prompts.answer("How fast are exceptions?", [], [passage]))
+    reply = run(prompts.answer("How fast are exceptions?", [], [passage])).text
     assert reply.startswith("A try/except block is extremely efficient if no exceptions")
 
 

@@ -66,11 +66,13 @@ FOLLOWER_ITEMS = 8  # list items a chosen unit may bring along
 
 @dataclass(frozen=True)
 class Passage:
-    """The offline provider's view of a passage: its text and its sources as JSON objects."""
+    """The offline provider's view of a passage: its text, its sources as JSON objects, and in
+    an answer its number (what the answer cites it by, `[n]`)."""
 
     text: str
     sources: tuple[Mapping[str, Any], ...] = ()
     guaranteed: bool = False
+    number: int | None = None
 
 
 @dataclass
@@ -111,16 +113,14 @@ class Selection:
         return not self.chosen
 
     def text(self, *, cite: bool) -> str:
-        """One line per passage and citation: the units, then `[doc p. N; …]`; a unit that
-        carries its own citation (a page label or an earlier answer's citation) is cited by it,
-        any other by its passage's sources. A unit ending with a colon whose next unit is not
-        quoted ends with a full stop instead; a record shows the fields the question names."""
+        """One line per passage and citation: the units, then their citation (`cited_by`). A
+        unit ending with a colon whose next unit is not quoted ends with a full stop instead; a
+        record shows the fields the question names."""
         wanted = {stem(word) for word in content_words(self.question)}
         lines: list[_Line] = []
         for passage, position in sorted(self.chosen):
             unit = self.chosen[(passage, position)]
-            labels = unit.labels or source_labels(self.passages[passage].sources)
-            citation = citation_text(labels) if cite else ""
+            citation = citation_text(cited_by(self.passages[passage], unit.labels)) if cite else ""
             shown = compact_record(unit.fields, wanted) if unit.kind == RECORD else unit.text
             following = self.chosen.get((passage, position + 1))
             if unit.introduces and (following is None or following.labels != unit.labels):
@@ -149,7 +149,13 @@ def _passage(item: Any) -> Passage:
         return Passage(item)
     get = item.get if isinstance(item, Mapping) else lambda key, d=None: getattr(item, key, d)
     sources = tuple(_source(source) for source in get("sources", ()) or ())
-    return Passage(str(get("text", "") or ""), sources, bool(get("guaranteed", False)))
+    number = get("number")
+    return Passage(
+        str(get("text", "") or ""),
+        sources,
+        bool(get("guaranteed", False)),
+        int(number) if number is not None else None,
+    )
 
 
 def _source(source: Any) -> Mapping[str, Any]:
@@ -171,6 +177,21 @@ def source_labels(sources: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
         if label and label not in labels:
             labels.append(label)
     return tuple(labels)
+
+
+def cited_by(
+    passage: Passage, labels: tuple[str, ...], default: tuple[str, ...] | None = None
+) -> tuple[str, ...]:
+    """What a quoted unit of `passage` is cited by, given the citation labels it carries itself
+    (a page label or an earlier answer's citation; () for none). In an answer (the passage has
+    a number) its passage's number, which Prompts turns into the passage's citation — the one
+    place where answers are cited (C33) — unless the unit carries a citation other than its
+    passage's: that one stays, a guaranteed answer's own citation is never replaced. Elsewhere
+    its own labels, else `default` (its passage's sources)."""
+    own = source_labels(passage.sources) if default is None else default
+    if passage.number is not None and (not labels or set(labels) == set(own)):
+        return (str(passage.number),)
+    return labels or own
 
 
 # --- selection ----------------------------------------------------------------------------------

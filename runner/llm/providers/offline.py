@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from runner.config.model import ModelSettings
 from runner.llm.providers.base import ProviderReply
-from runner.llm.providers.extractive import Passage, passages_from_facts, select, source_labels
+from runner.llm.providers.extractive import (
+    Passage,
+    cited_by,
+    passages_from_facts,
+    select,
+    source_labels,
+)
 from runner.llm.providers.offline_extract import extract
 from runner.llm.providers.offline_question import Part, parts
 from runner.llm.providers.offline_records import Record, comparison
@@ -244,6 +251,9 @@ def compose(request: LLMRequest) -> str:
 
 
 def answer(request: LLMRequest) -> str:
+    """The guaranteed passages' units, then the context's best (a comparison when the context
+    is two or more records and nothing is guaranteed). Each line is cited by the numbers of
+    the passages it came from, `[n]`, which Prompts.answer turns into runner's citations."""
     facts = request.facts
     guaranteed = [
         _as_guaranteed(p)
@@ -287,7 +297,9 @@ def _records(context: Sequence[Passage]) -> bool:
 
 def compare_records(question: str, context: Sequence[Passage]) -> str:
     records = [
-        Record(unit.fields, unit.labels or source_labels(passage.sources[i : i + 1]))
+        Record(
+            unit.fields, cited_by(passage, unit.labels, source_labels(passage.sources[i : i + 1]))
+        )
         for passage in context
         for i, unit in enumerate(parse(passage.text))
     ]
@@ -300,7 +312,7 @@ def _says_not_found(passage: Passage) -> bool:
 
 
 def _as_guaranteed(passage: Passage) -> Passage:
-    return Passage(passage.text, passage.sources, guaranteed=True)
+    return replace(passage, guaranteed=True)
 
 
 _HANDLERS: dict[Purpose, Callable[[LLMRequest], Any]] = {

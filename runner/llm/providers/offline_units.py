@@ -57,7 +57,7 @@ class Unit:
 # --- sources written in the text ----------------------------------------------------------
 
 # "[docs/a.md, page 4] Heading or text": how retrieval tools label each page in a context.
-_PAGE_LABEL = re.compile(r"^\[(?P<document>[^\[\]\n,]+), page (?P<page>\d+)\]\s*(?P<rest>.*)$")
+PAGE_LABEL = re.compile(r"^\[(?P<document>[^\[\]\n,]+), page (?P<page>\d+)\]\s*(?P<rest>.*)$")
 # "[doc p. 4; other.csv]": a citation as the offline provider writes it. A document has a dot
 # or a slash in it (a file name or a path), so "[1]" or "[optional]" are not citations.
 _DOCUMENT = r"[^\s\[\];,]*[./][^\s\[\];,]*"
@@ -222,7 +222,7 @@ class _Parser:
         return False
 
     def _label(self, stripped: str) -> bool:
-        match = _PAGE_LABEL.match(stripped)
+        match = PAGE_LABEL.match(stripped)
         if not match:
             return False
         self._flush()
