@@ -16,6 +16,8 @@ from jinja2.lexer import describe_token
 from jinja2.parser import Parser
 from jinja2.sandbox import SandboxedEnvironment
 
+from runner.outline import schema_outline
+
 
 def _to_json(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
@@ -31,6 +33,7 @@ def environment() -> SandboxedEnvironment:
         lstrip_blocks=True,
     )
     env.filters["tojson"] = _to_json
+    env.filters["schema_outline"] = schema_outline  # a JSON Schema in few tokens (outline.py)
     return env
 
 

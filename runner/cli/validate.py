@@ -34,7 +34,7 @@ def command(paths: tuple[str, ...], fmt: str, strict: bool) -> None:
     PATH is a pipeline file or a folder; folders are searched for pipeline files (YAML files
     whose top level has `domain` and `tools`). Exit 0: valid; 1: invalid; 2: usage error.
     """
-    from runner.config import find_pipeline_files, validate_file
+    from runner.config import check_files, find_pipeline_files
     from runner.config.formats import format_reports
 
     files = find_pipeline_files(paths)
@@ -43,7 +43,7 @@ def command(paths: tuple[str, ...], fmt: str, strict: bool) -> None:
             f"no pipeline files found in {', '.join(paths)} (a pipeline file is a YAML file "
             "whose top level has `domain` and `tools`)"
         )
-    reports = [validate_file(path) for path in files]
+    reports = check_files(files)
     color = fmt == "text" and _use_color()
     click.echo(format_reports(reports, fmt, strict=strict, color=color), color=color)
     sys.exit(0 if all(report.passed(strict) for report in reports) else 1)

@@ -3,6 +3,7 @@
     load_pipeline(path) -> Pipeline        raises PipelineError with every diagnostic
     validate_file(path) -> FileReport      diagnostics (and the model when the file is valid)
     validate_paths(paths) -> [FileReport]  files and folders (folders are searched)
+    check_files(files) -> [FileReport]     diagnostics only, many files on every CPU
     find_pipeline_files(paths) -> [Path]
     find_yaml_files(paths, accept) -> [Path]   the same folder search, for other YAML files
     yaml_files(folder) -> Iterator[Path]       every YAML file below a folder, hidden ones skipped
@@ -14,9 +15,10 @@ only on a file that passed the schema, because they rely on its shapes.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runner.config.diagnostics import Diagnostic, PipelineError, Severity, sort_diagnostics
@@ -27,6 +29,7 @@ __all__ = [
     "FileReport",
     "PipelineError",
     "Severity",
+    "check_files",
     "find_pipeline_files",
     "find_yaml_files",
     "load_pipeline",
@@ -36,6 +39,9 @@ __all__ = [
 ]
 
 _YAML_SUFFIXES = (".yaml", ".yml")
+# From this many files on, `check_files` spreads them over one process per CPU (validation is
+# CPU-bound; below this, starting the processes costs more than it saves).
+PARALLEL_FROM = 64
 _SKIPPED_FOLDERS = {"__pycache__", "node_modules"}
 _MODELINE = re.compile(r"yaml-language-server:\s*\$schema=\S*pipeline\.schema\.json")
 _TOP_LEVEL_KEY = re.compile(r"^(domain|tools)\s*:", re.MULTILINE)
@@ -80,6 +86,37 @@ def validate_file(path: Path) -> FileReport:
     if any(d.is_error for d in ordered):
         return FileReport(path, ordered)
     return FileReport(path, ordered, build_pipeline(document))
+
+
+def check_files(files: Sequence[Path]) -> list[FileReport]:
+    """Every file's diagnostics, in order; the reports carry no model. Many files are checked
+    by one process per CPU, forked once the schema is compiled."""
+    workers = _workers(len(files))
+    if workers <= 1:
+        return [_diagnostics_only(path) for path in files]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from runner.config.schema import fast_check, pipeline_validator
+
+    fast_check(), pipeline_validator()  # built once, before the fork, for every worker
+    context = multiprocessing.get_context("fork")
+    chunk = -(-len(files) // (workers * 4))
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        return list(pool.map(_diagnostics_only, files, chunksize=chunk))
+
+
+def _workers(files: int) -> int:
+    import multiprocessing
+
+    if files < PARALLEL_FROM or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def _diagnostics_only(path: Path) -> FileReport:
+    # the model holds read-only mappings, which cannot cross a process boundary
+    return replace(validate_file(path), pipeline=None)
 
 
 def load_pipeline(path: Path | str) -> Pipeline:

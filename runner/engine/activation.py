@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from functools import cache
 
 from runner.config.model import PromptTypes, ToolConfig
+from runner.patterns import compile_pattern
 
 
 @cache
@@ -18,16 +19,12 @@ def _keyword_pattern(keyword: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(keyword)}(?!\w)", re.IGNORECASE)
 
 
-@cache
-def _pattern(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
 def rule_matches(keywords: Sequence[str], pattern: str | None, text: str) -> bool:
-    """A deterministic rule: any keyword as a whole word, or the regular expression, in `text`."""
+    """A deterministic rule: any keyword as a whole word, or the pattern (case-insensitive,
+    runner/patterns.py), in `text`."""
     if any(_keyword_pattern(word).search(text) for word in keywords):
         return True
-    return pattern is not None and _pattern(pattern).search(text) is not None
+    return pattern is not None and compile_pattern(pattern).search(text) is not None
 
 
 def admits(config: ToolConfig, prompt_type: str | None) -> bool:

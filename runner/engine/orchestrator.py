@@ -5,7 +5,9 @@ A round works on a `SessionState` in place. For each task, depth-first in list o
 1. the coordinator step (C8–C12): every coordinator not yet applied on the task's lineage runs,
    by priority, each on the previous one's output; a failing one leaves the task as it was (C10);
 2. its subtasks, one by one in list order, each processed the same way (C4–C7), a conditional one
-   only when its owner decides RUN (C16–C19);
+   only when its owner decides RUN (C16–C19); consecutive subtasks of a coordinator with
+   `decompose.parallel` run concurrently, and their results, events and outcome are then taken
+   in list order, exactly as if they had run one by one (see `_close_together`);
 3. its activation (C13–C15a, C20e): forced tools, or the candidates chosen by rule, `always` and
    one suitability call, plus the retrieval tool, run by priority; results go to the context
    buffer (C20), a clarifying question or a terminal answer ends the round (C24, C25);
@@ -18,10 +20,12 @@ completed tool again.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from runner.config.model import ActivationMode, Output, Pipeline, ToolConfig
@@ -38,7 +42,17 @@ from runner.engine.results import (
     ToolResult,
 )
 from runner.engine.state import SessionState
-from runner.engine.task import ContextBuffer, Task, TaskStatus, ToolStatus, completion_key
+from runner.engine.task import (
+    BufferView,
+    ContextBuffer,
+    Entry,
+    HeldAnswer,
+    Task,
+    TaskStatus,
+    ToolStatus,
+    completion_key,
+    key_task_no,
+)
 from runner.sources import Source
 from runner.trace import Trace
 
@@ -76,6 +90,38 @@ class _Stop:
     outcome: str  # CLARIFICATION | ANSWER | ERROR
     text: str
     sources: tuple[Source, ...] = ()
+    key: str = ""  # a terminal answer: the completion key of the tool that gave it
+
+
+# A subtree processed this many levels below the one that started it goes on in a task of its
+# own: each nested await costs C stack, and a deep tree must not overflow it.
+TRAMPOLINE_LEVELS = 50
+
+
+@dataclass
+class _Branch:
+    """A subtask of a parallel group, running ahead of its earlier siblings: where its subtree's
+    buffer entries, trace events and clarifying question go until the group is resolved in list
+    order. Set in the subtask's own asyncio task (a context variable), so nothing else sees it."""
+
+    held: list[Entry]  # the subtask's `held` list: its subtree's entries, in the order made
+    base: BufferView  # the buffer as the group found it: what the subtree sees besides its own
+    trace: Trace  # its events, added to the round's trace when the group is resolved
+    pending: Clarification | None = None  # the question it asked, if it asked one
+    result: _Stop | BaseException | None = field(default=None, repr=False)
+
+    def view(self) -> BufferView:
+        return self.base.extended(self.held)
+
+
+_BRANCH: ContextVar[_Branch | None] = ContextVar("runner_parallel_branch", default=None)
+
+
+def _parallel_subtasks(tool: Tool, config: ToolConfig) -> bool:
+    flag = getattr(tool, "parallel_subtasks", None)
+    if flag is not None:
+        return bool(flag)
+    return config.decompose is not None and config.decompose.parallel
 
 
 async def _resolve(value: T | Awaitable[T]) -> T:
@@ -112,11 +158,49 @@ class Orchestrator:
         self.configs: dict[str, ToolConfig] = {
             config.name: config for config in pipeline.tools if config.name in self.tools
         }
-        self._file_order = {name: index for index, name in enumerate(self.configs)}
+        self._rank = {
+            name: (config.priority, index)
+            for index, (name, config) in enumerate(self.configs.items())
+        }
+        self._forced: dict[frozenset[str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self.consumers = {name for name, tool in self.tools.items() if is_context_consumer(tool)}
+        # coordinators whose subtasks may run concurrently: `decompose.parallel`, or a python
+        # coordinator's `parallel_subtasks = True`
+        self.parallel = {
+            name
+            for name, tool in self.tools.items()
+            if is_coordinator(tool) and _parallel_subtasks(tool, self.configs[name])
+        }
+        # C8: the coordinators of the coordinator step, by priority; the deep fallback's
+        # coordinator runs only through the fallback (C28, C30)
+        fallback = pipeline.deep_fallback
+        self.coordinators = [
+            name
+            for name in self.by_priority(self.tools)
+            if is_coordinator(self.tools[name])
+            and (fallback is None or name != fallback.coordinator)
+        ]
 
     def by_priority(self, names: Iterable[str]) -> list[str]:
         """Lower priority first; ties in file order."""
-        return sorted(names, key=lambda n: (self.configs[n].priority, self._file_order[n]))
+        return sorted(names, key=self._rank.__getitem__)
+
+    def forced_tools(self, names: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """C13–C15: the tools a task's required names force, by priority (a name may be simple
+        or domain-prefixed), and the names that are no tool of the domain. Worked out once per
+        set of names: a coordinator usually forces the same tools on many subtasks."""
+        found = self._forced.get(names)
+        if found is None:
+            known: list[str] = []
+            ignored: list[str] = []
+            for name in sorted(names):
+                config = self.pipeline.find_tool(name)
+                if config is None or config.name not in self.tools:
+                    ignored.append(name)
+                elif config.name not in known:
+                    known.append(config.name)
+            found = self._forced[names] = (tuple(self.by_priority(known)), tuple(ignored))
+        return found
 
     async def run_round(self, state: SessionState, message: str | None) -> RoundResult:
         """One round: a fresh message, the answer to the pending question (C24), or — when the
@@ -140,6 +224,7 @@ class _Round:
         self._calls_seen = len(self._llm_calls())
         self._first_call = self._calls_seen
         self._last_task: str | None = None
+        self._checkpoint = orchestrator.checkpoint
 
     # --- the round ----------------------------------------------------------------------
 
@@ -275,67 +360,190 @@ class _Round:
             resumed=resumed,
             conditional=task.conditional,
             owner=task.owner_coordinator_name,
-            required_tools=task.required_tool_names,
+            required_tools=sorted(task.required_tool_names),
         )
-        await self._coordinator_step(task)
-        stop = await self._close_subtasks(task)
+        if self._coordinator_step(task):
+            await self._run_coordinators(task, self.o.coordinators)
+        # the awaits below are skipped when there is nothing to await: every task node pays
+        # for each coroutine it creates
+        stop = await self._close_subtasks(task) if task.sub_tasks else None
         if stop is None:
             stop = await self._activate(task)
         if stop is None and task is self.state.root:
             stop = await self._deep_fallback(task)
         if stop is not None:
             task.status = TaskStatus.WAITING if stop.outcome == CLARIFICATION else TaskStatus.DONE
-            self.emit("task.end", task.task_no, status=task.status.value, stopped_by=stop.outcome)
+            self.emit("task.end", task.task_no, status=task.status._value_, stopped_by=stop.outcome)
             return stop
         task.status = TaskStatus.DONE
-        self.emit("task.end", task.task_no, status=task.status.value, stopped_by=None)
+        self.emit("task.end", task.task_no, status=task.status._value_, stopped_by=None)
         self.save()
         return None
 
     async def _close_subtasks(self, task: Task) -> _Stop | None:
-        """C5–C7: every subtask, recursively, in list order, one by one.
-
-        Seam for `decompose.parallel` (issue 7): independent siblings could run concurrently here,
-        as long as buffer entries and trace events keep this observable order."""
-        for index, sub in enumerate(task.sub_tasks):
-            if sub.status in CLOSED:
-                continue
-            if sub.conditional and sub.status is TaskStatus.PENDING:
-                decision = await self._decide(task, sub, task.sub_tasks[:index])
-                if decision is SubtaskDecision.SKIP:
-                    sub.status = TaskStatus.SKIPPED
-                    self.save()
-                    continue
-            stop = await self._process(sub)
+        """C5–C7: every subtask, recursively, in list order, one by one — or, for a run of
+        consecutive subtasks a `decompose.parallel` coordinator made, concurrently with the
+        same observable order (`_close_together`)."""
+        index = 0
+        while index < len(task.sub_tasks):
+            group = self._parallel_group(task.sub_tasks, index)
+            if len(group) > 1:
+                stop = await self._close_together(group)
+            else:
+                stop = await self._close_one(task, index)
             if stop is not None:
                 return stop  # C6: a question or terminal answer propagates to the top
+            index += len(group)
         return None
+
+    async def _close_one(self, task: Task, index: int) -> _Stop | None:
+        sub = task.sub_tasks[index]
+        if sub.held:
+            self._commit(sub)  # what it made while running ahead in an earlier round, in place
+        if sub.status in CLOSED:
+            return self._release(sub)
+        if sub.conditional and sub.status is TaskStatus.PENDING:
+            decision = await self._decide(task, sub, task.sub_tasks[:index])
+            if decision is SubtaskDecision.SKIP:
+                sub.status = TaskStatus.SKIPPED
+                self.save()
+                return None
+        if sub.depth % TRAMPOLINE_LEVELS == 0:
+            return await asyncio.ensure_future(self._process(sub))
+        return await self._process(sub)
+
+    # --- parallel siblings (decompose.parallel) -----------------------------------------
+
+    def _parallel_group(self, subs: Sequence[Task], start: int) -> list[Task]:
+        """The subtasks from `start` that may run concurrently: consecutive, made by the same
+        coordinator with `decompose.parallel`, none conditional (a conditional subtask's owner
+        decides from what its earlier siblings found, C16–C17, so it waits for them)."""
+        first = subs[start]
+        if first.conditional or first.owner_coordinator_name not in self.o.parallel:
+            return [first]
+        group = [first]
+        for sub in subs[start + 1 :]:
+            if sub.conditional or sub.owner_coordinator_name != first.owner_coordinator_name:
+                break
+            group.append(sub)
+        return group
+
+    async def _close_together(self, group: Sequence[Task]) -> _Stop | None:
+        """Run the open subtasks of a group concurrently, then take their outcomes in list order,
+        exactly as if they had run one by one:
+
+        - buffer order: a running subtask's entries are held on it (`Task.held`, stored with the
+          session) and reach the buffer in list order; while running it sees the buffer as the
+          group found it plus its own subtree's entries (its siblings are independent of it);
+        - the first clarifying question or terminal answer in list order wins (C6, C24, C25);
+        - nothing completed is lost: a subtask after the winner keeps its completed tools and
+          held entries (and a terminal answer it gave, `Task.held_answer`) until processing
+          reaches it in list order, in this round or a later one; a question it asked is not
+          delivered, and the tool that asked runs again then;
+        - its trace events follow those of its earlier siblings; the LLM calls the group made
+          are listed after the group's events.
+        """
+        base = self._view()
+        branches = {
+            id(sub): _Branch(sub.held, base, self.trace_now().child())
+            for sub in group
+            if sub.status not in CLOSED
+        }
+        await asyncio.gather(
+            *(self._run_ahead(sub, branches[id(sub)]) for sub in group if id(sub) in branches)
+        )
+        for sub in group:
+            if id(sub) in branches:
+                self.trace_now().adopt(branches[id(sub)].trace)
+        for branch in branches.values():
+            if isinstance(branch.result, BaseException) and not isinstance(
+                branch.result, Exception
+            ):
+                raise branch.result  # the process is going down (KeyboardInterrupt...)
+        winner: _Stop | None = None
+        for sub in group:
+            branch = branches.get(id(sub))
+            result = branch.result if branch is not None else None
+            if winner is None:
+                self._commit(sub)
+                if isinstance(result, Exception):
+                    raise result
+                if isinstance(result, _Stop):
+                    winner = result
+                    if result.outcome == CLARIFICATION and branch is not None:
+                        self._set_pending(branch.pending)
+                else:
+                    winner = self._release(sub)
+            elif isinstance(result, _Stop) and result.outcome == ANSWER:
+                sub.held_answer = HeldAnswer(result.key, result.text, result.sources)
+            elif isinstance(result, Exception):
+                self._reopen(sub)
+        self.save()
+        return winner
+
+    async def _run_ahead(self, sub: Task, branch: _Branch) -> None:
+        """One subtask of a group. `gather` runs it in an asyncio task of its own, with its own
+        copy of the context, so the branch it sets is seen by this subtree alone."""
+        _BRANCH.set(branch)
+        try:
+            branch.result = await self._process(sub)
+        except BaseException as error:  # taken in list order by _close_together
+            branch.result = error
+
+    def _commit(self, sub: Task) -> None:
+        """Move what a subtask held into the buffer (or into the group it runs in)."""
+        if not sub.held:
+            return
+        held, sub.held = sub.held, []
+        for key, entry in held:
+            self._write(key, entry)
+
+    def _release(self, sub: Task) -> _Stop | None:
+        """The terminal answer a closed subtask gave while running ahead, now that processing
+        has reached it: the round ends with it (C25)."""
+        held = sub.held_answer
+        if held is None:
+            return None
+        sub.held_answer = None
+        task_no, _, tool = held.key.rpartition(":")
+        self.emit(
+            "terminal",
+            task_no,
+            tool=tool,
+            key=held.key,
+            chars=len(held.text),
+            sources=len(held.sources),
+            held=True,
+        )
+        return _Stop(ANSWER, held.text, held.sources, held.key)
+
+    def _reopen(self, sub: Task) -> None:
+        """A subtask that failed after an earlier sibling's question won: its unfinished tasks
+        run again when processing reaches it."""
+        for task in sub.walk():
+            if task.status is TaskStatus.RUNNING:
+                task.status = TaskStatus.PENDING
 
     # --- the coordinator step (C8–C12) --------------------------------------------------
 
-    async def _coordinator_step(self, task: Task) -> None:
+    def _coordinator_step(self, task: Task) -> bool:
         """C8/C9: every coordinator of the domain, by priority, in every round; the deep
-        fallback coordinator runs only through the fallback (C28, C30)."""
-        fallback = self.pipeline.deep_fallback
-        names = [
-            name
-            for name in self.o.by_priority(self.tools)
-            if is_coordinator(self.tools[name])
-            and (fallback is None or name != fallback.coordinator)
-        ]
-        await self._run_coordinators(task, names)
+        fallback coordinator runs only through the fallback (C28, C30). True when one of them
+        may run: the caller then awaits `_run_coordinators`; otherwise the skips are traced
+        here, with no coroutine made (the common case below the root)."""
+        names = self.o.coordinators
+        reasons = [self._coordinator_skip_reason(task, name) for name in names]
+        if None in reasons:
+            return True
+        for name, reason in zip(names, reasons, strict=True):
+            self._skip_coordinator(task, name, reason)
+        return False
 
     async def _run_coordinators(self, task: Task, names: Sequence[str]) -> None:
         for name in names:
             reason = self._coordinator_skip_reason(task, name)
             if reason is not None:
-                self.emit(
-                    "coordinator.skip",
-                    task.task_no,
-                    coordinator=name,
-                    reason=reason,
-                    depth=task.depth,
-                )
+                self._skip_coordinator(task, name, reason)
                 continue
             existing = {id(t) for t in task.walk()}
             await self._decompose(task, name)
@@ -349,6 +557,11 @@ class _Round:
             for member in task.walk():
                 member.applied_coordinator_names.add(name)
             self.save()
+
+    def _skip_coordinator(self, task: Task, name: str, reason: str | None) -> None:
+        self.emit(
+            "coordinator.skip", task.task_no, coordinator=name, reason=reason, depth=task.depth
+        )
 
     def _coordinator_skip_reason(self, task: Task, name: str) -> str | None:
         if name in task.applied_coordinator_names:
@@ -398,29 +611,45 @@ class _Round:
         """Fill what the orchestrator owns on the tasks a coordinator just created: number,
         depth, owner (C18), prompt_context (C20a), the parent's applied names (C12), the
         inherited prompt type and important words; drop what breaks the limits (C4,
-        max_subtasks) or reuses a task number."""
-        kept: list[Task] = []
-        for index, sub in enumerate(parent.sub_tasks, 1):
-            if id(sub) in created:
-                sub.task_no = sub.task_no or f"{parent.task_no}.{index}"
-                problem = self._drop_reason(parent, sub, len(kept), taken)
-                if problem is not None:
-                    self.warn(
-                        f"subtask {sub.task_no!r} of task {parent.task_no} made by "
-                        f"{owner!r} was dropped: {problem}",
-                        parent.task_no,
-                    )
-                    continue
-                taken.add(sub.task_no)
-                sub.depth = parent.depth + 1
-                sub.owner_coordinator_name = owner
-                sub.prompt_context = execution_text(parent.task_prompt, parent.prompt_context)
-                sub.applied_coordinator_names |= parent.applied_coordinator_names
-                sub.prompt_type = sub.prompt_type or parent.prompt_type
-                sub.important_words = sub.important_words or list(parent.important_words)
+        max_subtasks) or reuses a task number. Depth-first in list order, without recursion
+        (a coordinator may make a deep tree at once)."""
+        Frame = tuple[Task, Iterator[tuple[int, Task]], list[Task]]
+        stack: list[Frame] = [(parent, enumerate(list(parent.sub_tasks), 1), [])]
+        while stack:
+            task, children, kept = stack[-1]
+            step = next(children, None)
+            if step is None:
+                task.sub_tasks = kept
+                stack.pop()
+                continue
+            index, sub = step
+            new = id(sub) in created
+            if new and not self._adopt_one(task, sub, index, len(kept), owner, taken):
+                continue  # dropped
             kept.append(sub)
-            self._adopt(sub, created, owner, taken)
-        parent.sub_tasks = kept
+            stack.append((sub, enumerate(list(sub.sub_tasks), 1), []))
+
+    def _adopt_one(
+        self, parent: Task, sub: Task, index: int, siblings: int, owner: str, taken: set[str]
+    ) -> bool:
+        """Adopt one new subtask; False when it is dropped (with a warning)."""
+        sub.task_no = sub.task_no or f"{parent.task_no}.{index}"
+        problem = self._drop_reason(parent, sub, siblings, taken)
+        if problem is not None:
+            self.warn(
+                f"subtask {sub.task_no!r} of task {parent.task_no} made by "
+                f"{owner!r} was dropped: {problem}",
+                parent.task_no,
+            )
+            return False
+        taken.add(sub.task_no)
+        sub.depth = parent.depth + 1
+        sub.owner_coordinator_name = owner
+        sub.prompt_context = execution_text(parent.task_prompt, parent.prompt_context)
+        sub.applied_coordinator_names |= parent.applied_coordinator_names
+        sub.prompt_type = sub.prompt_type or parent.prompt_type
+        sub.important_words = sub.important_words or list(parent.important_words)
+        return True
 
     def _drop_reason(self, parent: Task, sub: Task, siblings: int, taken: set[str]) -> str | None:
         if parent.depth + 1 > self.limits.max_depth:
@@ -439,7 +668,7 @@ class _Round:
         tool = self.tools.get(owner) if owner else None
         decide = getattr(tool, "decide_conditional", None)
         # C17: what the earlier siblings and their descendants put in the buffer
-        completed = self.state.buffer.snapshot_of({t.task_no for s in earlier for t in s.walk()})
+        completed = self._completed({t.task_no for s in earlier for t in s.walk()})
         if not callable(decide):
             decision, why = SubtaskDecision.RUN, "the owner makes no decision: RUN (C3)"
         else:
@@ -467,7 +696,7 @@ class _Round:
 
     async def _activate(self, task: Task) -> _Stop | None:
         if task.planned_tools is None:
-            plan = await self._plan(task)
+            plan = self._forced(task) if task.required_tool_names else await self._plan(task)
             task.planned_tools = list(plan)
             task.tool_reasons.update(plan)
             self.save()
@@ -480,9 +709,8 @@ class _Round:
         return None
 
     async def _plan(self, task: Task) -> dict[str, str]:
-        """The tools to run on a task and why, by priority. Decided once per task."""
-        if task.required_tool_names:
-            return self._forced(task)
+        """The tools to run on a task that has no forced tools, and why, by priority. Decided
+        once per task."""
         chosen: dict[str, str] = {}
         candidates = self._candidates(task)
         asked: list[ToolConfig] = []
@@ -514,7 +742,7 @@ class _Round:
             task.task_no,
             mode="selected",
             candidates=[c.name for c in candidates],
-            suitability=answers if asked else None,
+            suitability=dict(answers) if asked else None,
             activated=[{"tool": n, "reason": r} for n, r in plan.items()],
             ignored=[],
         )
@@ -524,30 +752,23 @@ class _Round:
         """C13–C15: exactly the required tools, by simple or prefixed name; no suitability call,
         no retrieval tool beside them. An unknown name made at run time is ignored, with a
         warning."""
-        known: list[str] = []
-        ignored: list[str] = []
-        for name in sorted(task.required_tool_names):
-            config = self.pipeline.find_tool(name)
-            if config is None or config.name not in self.tools:
-                ignored.append(name)
-                self.warn(
-                    f"task {task.task_no} requires tool {name!r}, which the domain "
-                    f"{self.pipeline.domain!r} does not have; it is ignored (C15)",
-                    task.task_no,
-                )
-            elif config.name not in known:
-                known.append(config.name)
-        plan = {name: FORCED for name in self.o.by_priority(known)}
+        known, ignored = self.o.forced_tools(frozenset(task.required_tool_names))
+        for name in ignored:
+            self.warn(
+                f"task {task.task_no} requires tool {name!r}, which the domain "
+                f"{self.pipeline.domain!r} does not have; it is ignored (C15)",
+                task.task_no,
+            )
         self.emit(
             "activation",
             task.task_no,
             mode=FORCED,
             candidates=sorted(task.required_tool_names),
             suitability=None,
-            activated=[{"tool": n, "reason": FORCED} for n in plan],
-            ignored=ignored,
+            activated=[{"tool": name, "reason": FORCED} for name in known],
+            ignored=list(ignored),
         )
-        return plan
+        return dict.fromkeys(known, FORCED)
 
     def _candidates(self, task: Task) -> list[ToolConfig]:
         """Who may be activated on a non-forced task, in file order: not coordinator_only
@@ -587,10 +808,12 @@ class _Round:
         tool = self.tools[name]
         text = execution_text(task.task_prompt, task.prompt_context)  # C21
         clarification = self._answered_clarification(task, name)
-        consumer = is_context_consumer(tool)
+        consumer = name in self.o.consumers
         key = completion_key(task.task_no, name)
         try:
-            result = await _resolve(self._call(tool, text, clarification, consumer, task))
+            result = self._call(tool, text, clarification, consumer, task)
+            if inspect.isawaitable(result):  # (not _resolve: one coroutine less per tool run)
+                result = await result
             if not isinstance(result, ToolResult):
                 raise TypeError(f"tool {name!r} returned {type(result).__name__}, not a ToolResult")
         except Exception as exc:
@@ -668,17 +891,17 @@ class _Round:
                 chars=len(result.text),
                 sources=len(result.sources),
             )
-            return _Stop(ANSWER, result.text, tuple(dict.fromkeys(result.sources)))
+            return _Stop(ANSWER, result.text, tuple(dict.fromkeys(result.sources)), key)
         guaranteed = result.kind is ResultKind.GUARANTEED
         entry = PromptAndContext(text, result.text, guaranteed, result.sources, dict(result.data))
-        self.state.buffer.add(task.task_no, name, entry)  # C7, C20
+        self._write(key, entry)  # C7, C20
         self.emit(
             "tool.run",
             task.task_no,
             tool=name,
             key=key,
             reason=task.tool_reasons.get(name, ""),
-            result=result.kind.value,
+            result=result.kind._value_,  # the member's value, without the `.value` descriptor
             consumer=consumer,
             empty=result.is_empty,
             chars=len(result.text),
@@ -699,7 +922,7 @@ class _Round:
                 f"question again with every detail in one message. Its question: {question}"
             )
         task.tool_status[name] = ToolStatus.ASKED
-        self.state.pending = Clarification(task.task_no, name, question, rounds=rounds)
+        self._set_pending(Clarification(task.task_no, name, question, rounds=rounds))
         self.emit("clarification.ask", task.task_no, tool=name, question=question, rounds=rounds)
         return _Stop(CLARIFICATION, question)
 
@@ -791,26 +1014,24 @@ class _Round:
 
     async def _final_answer(self, root: Task) -> _Stop:
         """All the guaranteed context (never dropped, C23) and the buffer's context up to
-        `answer.max_context_items`, through the answer template; the sources of both."""
+        `answer.max_context_items`, through the answer template. The sources are those of the
+        passages the answer cites, in citation order, then those of every guaranteed passage:
+        guaranteed context is handed on as it is (C23)."""
         guaranteed = self._passages(guaranteed=True)
         context = self._passages(guaranteed=False)[: self.pipeline.answer.max_context_items]
         answer = await self.prompts.answer(
             root.task_prompt, guaranteed, context, template=self.pipeline.answer.template
         )
-        sources = tuple(dict.fromkeys(s for p in (*guaranteed, *context) for s in p.sources))
-        return _Stop(ANSWER, answer, sources)
+        drawn_on = (*answer.used, *guaranteed)
+        sources = tuple(dict.fromkeys(s for p in drawn_on for s in p.sources))
+        return _Stop(ANSWER, answer.text, sources)
 
     def _passages(self, *, guaranteed: bool | None) -> list[Passage]:
         """The buffer's non-empty results as passages, in buffer order; `guaranteed` selects
         one kind (None: both)."""
-        from runner.llm.prompts import Passage
+        from runner.llm.prompts import passages_from_buffer
 
-        return [
-            Passage(result.context, result.sources, key, result.guaranteed)
-            for key, results in self.state.buffer.items()
-            for result in results
-            if result.context.strip() and (guaranteed is None or result.guaranteed is guaranteed)
-        ]
+        return passages_from_buffer(self.state.buffer, guaranteed=guaranteed)
 
     # --- plumbing -----------------------------------------------------------------------
 
@@ -820,25 +1041,80 @@ class _Round:
             llm=self.o.llm,  # type: ignore[arg-type]
             prompts=self.prompts,
             task=task,
-            buffer=self.state.buffer.snapshot(),
+            buffer=self._view(),
             text=text,
             tools=self.tools,
-            emit=self.emit,
+            emit=self.tool_event,
         )
 
+    # --- where results, events and questions go (the round, or a parallel branch) -------
+
+    def _view(self) -> BufferView:
+        """What a tool may see of the buffer now: a snapshot (C20c)."""
+        branch = _BRANCH.get()
+        return branch.view() if branch is not None else self.state.buffer.snapshot()
+
+    def _completed(self, task_nos: set[str]) -> dict[str, tuple[PromptAndContext, ...]]:
+        """C17: the entries the given tasks produced, as far as this branch can see."""
+        view = self._view()
+        return {key: results for key, results in view.items() if key_task_no(key) in task_nos}
+
+    def _write(self, key: str, entry: PromptAndContext) -> None:
+        branch = _BRANCH.get()
+        if branch is not None:
+            branch.held.append((key, entry))
+        else:
+            self.state.buffer.add_entry(key, entry)
+
+    def _set_pending(self, clarification: Clarification | None) -> None:
+        branch = _BRANCH.get()
+        if branch is not None:
+            branch.pending = clarification
+        else:
+            self.state.pending = clarification
+
+    def trace_now(self) -> Trace:
+        branch = _BRANCH.get()
+        return branch.trace if branch is not None else self.trace
+
     def save(self) -> None:
-        if self.o.checkpoint is not None:
-            self.o.checkpoint(self.state)
+        if self._checkpoint is not None:
+            self._checkpoint(self.state)
 
     def warn(self, message: str, task: str | None = None) -> None:
         self.warnings.append(message)
         self.emit("warning", task, message=message)
 
     def emit(self, event: str, task: str | None = None, **fields: Any) -> None:
-        """Add an event; the LLM calls made since the last event go in first."""
-        self._flush_llm_calls()
-        self.trace.emit(event, task, **fields)
-        self._last_task = task if task is not None else self._last_task
+        """An event of the orchestrator's own. Its fields are JSON values already (no sets,
+        enums or objects) made for the event, so the trace takes them as they are: every task
+        node makes several events."""
+        branch = _BRANCH.get()
+        if branch is not None:
+            branch.trace.record_json(event, task, fields)
+        else:  # `_trace_for`, inlined: this runs five times per task node
+            if len(getattr(self.o.llm, "calls", ())) != self._calls_seen:
+                self._flush_llm_calls()
+            if task is not None:
+                self._last_task = task
+            self.trace.record_json(event, task, fields)
+
+    def tool_event(self, event: str, task: str | None = None, **fields: Any) -> None:
+        """An event a tool adds (`env.trace`): its fields are made JSON."""
+        self._trace_for(task).record(event, task, fields)
+
+    def _trace_for(self, task: str | None) -> Trace:
+        """Where the next event goes: the round's trace, after the LLM calls made since the
+        last event; or, in a parallel branch, the branch's trace (its calls wait for the
+        group)."""
+        branch = _BRANCH.get()
+        if branch is not None:
+            return branch.trace
+        if len(getattr(self.o.llm, "calls", ())) != self._calls_seen:
+            self._flush_llm_calls()
+        if task is not None:
+            self._last_task = task
+        return self.trace
 
     def _flush_llm_calls(self) -> None:
         calls = self._llm_calls()

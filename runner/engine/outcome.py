@@ -60,17 +60,29 @@ class RoundResult:
 
 def task_tree(task: Task, buffer: ContextBuffer) -> dict[str, Any]:
     """A task and its subtasks for people and tools: which tools ran on it and why, and how much
-    context each one left in the buffer under its completion key."""
-    entries = dict(buffer.items())
+    context each one left in the buffer under its completion key. Built without recursion, so a
+    deep tree costs no stack."""
+    root = _task_node(task, buffer)
+    stack = [(task, root)]
+    while stack:
+        parent, node = stack.pop()
+        for sub in parent.sub_tasks:
+            child = _task_node(sub, buffer)
+            node["children"].append(child)
+            stack.append((sub, child))
+    return root
+
+
+def _task_node(task: Task, buffer: ContextBuffer) -> dict[str, Any]:
     tools = []
     for name, status in task.tool_status.items():
         key = completion_key(task.task_no, name)
-        results = entries.get(key, [])
+        results = buffer.results(key)
         tools.append(
             {
                 "name": name,
                 "key": key,
-                "status": status.value,
+                "status": status._value_,  # (`.value` is a slow descriptor; trees are big)
                 "reason": task.tool_reasons.get(name, ""),
                 "items": sum(1 for r in results if r.context.strip()),
                 "guaranteed": any(r.guaranteed for r in results),
@@ -79,12 +91,12 @@ def task_tree(task: Task, buffer: ContextBuffer) -> dict[str, Any]:
     return {
         "task_no": task.task_no,
         "prompt": task.task_prompt,
-        "status": task.status.value,
+        "status": task.status._value_,
         "skipped": task.status is TaskStatus.SKIPPED,
         "conditional": task.conditional,
         "owner": task.owner_coordinator_name,
         "required_tools": sorted(task.required_tool_names),
         "prompt_type": task.prompt_type,
         "tools": tools,
-        "children": [task_tree(sub, buffer) for sub in task.sub_tasks],
+        "children": [],
     }

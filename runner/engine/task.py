@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Any
 
 from runner.engine.results import PromptAndContext
+from runner.sources import Source
 
 
 class TaskStatus(str, Enum):
@@ -56,12 +57,20 @@ class Task:
     # Root only (C27-C28): the gatekeeper's verdict, once made: "enough", "deep" or "none" (the
     # prompt type has no deep fallback).
     fallback: str | None = None
+    # `decompose.parallel`: what this subtask's subtree produced while it ran ahead of an earlier
+    # sibling, kept here (and stored with the session) until processing reaches it in list order:
+    # its buffer entries (completion key, result) and the terminal answer it gave, if any.
+    held: list[tuple[str, PromptAndContext]] = field(default_factory=list)
+    held_answer: HeldAnswer | None = None
 
     def walk(self) -> Iterator[Task]:
-        """This task and its descendants, depth-first in list order."""
-        yield self
-        for sub in self.sub_tasks:
-            yield from sub.walk()
+        """This task and its descendants, depth-first in list order. Iterative: a deep tree
+        costs neither recursion depth nor a generator chain per level."""
+        stack = [self]
+        while stack:
+            task = stack.pop()
+            yield task
+            stack.extend(reversed(task.sub_tasks))
 
     def find(self, task_no: str) -> Task | None:
         return next((t for t in self.walk() if t.task_no == task_no), None)
@@ -95,6 +104,8 @@ class Task:
             "planned_tools": None if self.planned_tools is None else list(self.planned_tools),
             "tool_reasons": dict(self.tool_reasons),
             "fallback": self.fallback,
+            "held": [{"key": key, "result": result.to_json()} for key, result in self.held],
+            "held_answer": None if self.held_answer is None else self.held_answer.to_json(),
         }
 
     @classmethod
@@ -119,7 +130,36 @@ class Task:
             planned_tools=None if planned is None else list(planned),
             tool_reasons=dict(data.get("tool_reasons", {})),
             fallback=data.get("fallback"),
+            held=[
+                (entry["key"], PromptAndContext.from_json(entry["result"]))
+                for entry in data.get("held", [])
+            ],
+            held_answer=HeldAnswer.from_json(data["held_answer"])
+            if data.get("held_answer")
+            else None,
         )
+
+
+@dataclass(frozen=True)
+class HeldAnswer:
+    """A terminal answer (C25) a subtask gave while running ahead of an earlier sibling: the
+    round ends with it when processing reaches that subtask."""
+
+    key: str  # the completion key of the tool that gave it
+    text: str
+    sources: tuple[Source, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "text": self.text,
+            "sources": [source.to_json() for source in self.sources],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> HeldAnswer:
+        sources = tuple(Source.from_json(s) for s in data.get("sources", ()))
+        return cls(data["key"], data["text"], sources)
 
 
 @dataclass
@@ -149,23 +189,73 @@ def key_task_no(key: str) -> str:
     return key.rpartition(":")[0]
 
 
+Entry = tuple[str, PromptAndContext]  # (completion key, result)
+
+
+class BufferView(Mapping[str, tuple[PromptAndContext, ...]]):
+    """A read-only snapshot of context-buffer entries: completion key -> results, in buffer order.
+
+    Made in O(1): it remembers how long each append-only entry log was when it was taken, and
+    groups those entries by key only when first read. A tool that never reads its buffer (most
+    do not) costs nothing, however large the buffer has grown."""
+
+    def __init__(self, segments: tuple[tuple[list[Entry], int], ...]) -> None:
+        self.segments = segments
+        self._grouped: dict[str, tuple[PromptAndContext, ...]] | None = None
+
+    def extended(self, log: list[Entry]) -> BufferView:
+        """This view followed by the entries `log` holds now."""
+        return BufferView((*self.segments, (log, len(log))))
+
+    def entries(self) -> Iterator[Entry]:
+        for log, length in self.segments:
+            yield from log[:length]
+
+    def _groups(self) -> dict[str, tuple[PromptAndContext, ...]]:
+        if self._grouped is None:
+            grouped: dict[str, list[PromptAndContext]] = {}
+            for key, result in self.entries():
+                grouped.setdefault(key, []).append(result)
+            self._grouped = {key: tuple(results) for key, results in grouped.items()}
+        return self._grouped
+
+    def __getitem__(self, key: str) -> tuple[PromptAndContext, ...]:
+        return self._groups()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._groups())
+
+    def __len__(self) -> int:
+        return len(self._groups())
+
+    def __repr__(self) -> str:
+        return f"BufferView({self._groups()!r})"
+
+
 class ContextBuffer:
     """An ordered map from completion key to the results that tool produced on that task (C20).
 
     Tools receive `snapshot()`s, never the live buffer: a tool is a shared singleton and must not
-    hold on to a buffer that goes on changing (C20c).
+    hold on to a buffer that goes on changing (C20c). The entries are kept in an append-only log
+    as well, so a snapshot is taken in O(1) (BufferView).
     """
 
     def __init__(self, entries: Mapping[str, list[PromptAndContext]] | None = None) -> None:
-        self._entries: dict[str, list[PromptAndContext]] = {
-            k: list(v) for k, v in (entries or {}).items()
-        }
+        self._entries: dict[str, list[PromptAndContext]] = {}
+        self._log: list[Entry] = []
+        for key, results in (entries or {}).items():
+            for result in results:
+                self.add_entry(key, result)
 
     def add(self, task_no: str, tool: str, result: PromptAndContext) -> None:
-        self._entries.setdefault(completion_key(task_no, tool), []).append(result)
+        self.add_entry(completion_key(task_no, tool), result)
 
-    def snapshot(self) -> dict[str, tuple[PromptAndContext, ...]]:
-        return {k: tuple(v) for k, v in self._entries.items()}
+    def add_entry(self, key: str, result: PromptAndContext) -> None:
+        self._entries.setdefault(key, []).append(result)
+        self._log.append((key, result))
+
+    def snapshot(self) -> BufferView:
+        return BufferView(((self._log, len(self._log)),))
 
     def snapshot_of(self, task_nos: set[str]) -> dict[str, tuple[PromptAndContext, ...]]:
         """The entries produced on the given tasks (C17's `completed_so_far`)."""
@@ -176,6 +266,10 @@ class ContextBuffer:
 
     def items(self) -> list[tuple[str, list[PromptAndContext]]]:
         return [(k, list(v)) for k, v in self._entries.items()]
+
+    def results(self, key: str) -> list[PromptAndContext]:
+        """The results under one completion key (none: an empty list)."""
+        return list(self._entries.get(key, ()))
 
     def __contains__(self, key: object) -> bool:
         return key in self._entries

@@ -1,0 +1,553 @@
+"""Multi-part questions: runner against LlamaIndex's SubQuestionQueryEngine, on the same docs,
+the same BM25 pages, the same questions and the same simulated LLM.
+
+    python -m bench.multipart [--latency 0.1] [--repeats 3]
+
+- LlamaIndex: four `QueryEngineTool`s (a `RetrieverQueryEngine` over a `BM25Retriever` each:
+  library, tutorial, reference, howto + faq) under `SubQuestionQueryEngine.from_defaults(...,
+  question_gen=LLMQuestionGenerator.from_defaults(llm=sim), llm=sim, use_async=True)`.
+- runner: `bench/pipelines/pydocs.yaml`, a coordinator that makes one subtask per part, each
+  forced onto that part's `retrieve` tool, and answers from what they found.
+
+Both retrieve from the same pages (runner's pages of at most 250 words, handed to LlamaIndex as
+its TextNodes) with the same top_k, so what differs is the orchestration: how many LLM calls,
+how many prompt tokens, and how long a question takes when each call takes `--latency` seconds.
+Per question and in total: calls by purpose, prompt tokens, wall time, and the critical path
+(the longest chain of calls that waited for one another, measured from the calls' timestamps)
+times the latency. A second pass at zero latency measures each system's own overhead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from bench.questions import QUESTIONS, TOOLS
+from bench.readme import table, write_results, write_section
+from bench.simllm import DEFAULT_LATENCY_S, Part, SimulatedLLM
+from runner.text import estimate_tokens
+
+BENCH = Path(__file__).resolve().parent
+PYDOCS = BENCH.parent.parent / "shared" / "data" / "pydocs" / "docs"
+PIPELINE_FOLDER = BENCH / "pipelines"
+PIPELINE_FILE = "pydocs.yaml"
+# the same decomposition with an answer per part, the shape of LlamaIndex's engine: it shows
+# what `decompose.parallel` saves when the subtasks call the LLM
+PER_PART_FILE = "pydocs_per_part.yaml"
+TITLE = "Multi-part questions: runner and LlamaIndex"
+# runner: decompose, then the answer; LlamaIndex: sub-question generation, the sub-answers
+# (concurrently), then the synthesis.
+TARGETS = {"max_calls": 3, "max_token_share": 0.5, "max_wall_over_critical": 1.1}
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A system's answer, and the texts of the pages it retrieved (one per retrieval)."""
+
+    answer: str
+    pages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One question put to one system: what the simulated LLM saw, and how long it took."""
+
+    reply: Reply
+    wall_s: float
+    usage: dict[str, Any]
+
+
+# --- staging the pipeline -----------------------------------------------------------------------
+
+
+def stage(folder: Path, docs: Path = PYDOCS) -> Path:
+    """The benchmark pipeline in `folder`, with `corpus/<corpus>/<docs folder>/<file>` symlinks
+    to the docs (corpus paths must stay inside the pipeline's folder, and the corpus reader does
+    not descend into symlinked folders, so files are linked one by one)."""
+    for source in PIPELINE_FOLDER.iterdir():
+        if source.is_file():
+            shutil.copy(source, folder / source.name)
+    for tool, (folders, _description) in TOOLS.items():
+        corpus = folder / "corpus" / corpus_name(tool)
+        for docs_folder in folders:
+            for file in sorted((docs / docs_folder).rglob("*")):
+                if file.is_file():
+                    link = corpus / docs_folder / file.relative_to(docs / docs_folder)
+                    link.parent.mkdir(parents=True, exist_ok=True)
+                    link.symlink_to(file.resolve())
+    return folder / PIPELINE_FILE
+
+
+def corpus_name(tool: str) -> str:
+    """The pipeline names each retrieval tool's corpus after it: `library_docs` -> `library`."""
+    return tool.removesuffix("_docs")
+
+
+# --- the two systems ----------------------------------------------------------------------------
+
+
+def open_runner(pipeline_path: Path, sim: SimulatedLLM, *, parallel: bool | None = None) -> Any:
+    """runner's runtime for the pipeline (indexes built), talking to the simulated LLM;
+    `parallel` overrides the coordinators' `decompose.parallel`."""
+    from runner.app import Runtime
+    from runner.config import load_pipeline
+    from runner.llm.prompts import Prompts
+
+    pipeline = load_pipeline(pipeline_path)
+    if parallel is not None:
+        pipeline = with_parallel(pipeline, parallel)
+    runtime = Runtime.from_pipeline(pipeline, llm_override="offline")
+    runtime.close()  # the offline client holds nothing; the simulated one replaces it
+    client = sim.runner_client()
+    return replace(runtime, client=client, prompts=Prompts(client, runtime.pipeline))
+
+
+def with_parallel(pipeline: Any, parallel: bool) -> Any:
+    tools = tuple(
+        replace(tool, decompose=replace(tool.decompose, parallel=parallel))
+        if tool.decompose is not None
+        else tool
+        for tool in pipeline.tools
+    )
+    return replace(pipeline, tools=tools)
+
+
+def open_llama(runtime: Any, sim: SimulatedLLM) -> Any:
+    """SubQuestionQueryEngine over four BM25 query engines, on the pages runner indexed."""
+    from llama_index.core.query_engine import RetrieverQueryEngine, SubQuestionQueryEngine
+    from llama_index.core.question_gen import LLMQuestionGenerator
+    from llama_index.core.tools import QueryEngineTool, ToolMetadata
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    from runner.retrieval import open_corpus
+    from runner.retrieval.pages import to_nodes
+
+    llm = sim.llama_llm()
+    tools = []
+    for name, (_folders, description) in TOOLS.items():
+        options = runtime.pipeline.find_tool(name).options
+        pages = open_corpus(runtime.pipeline, options.corpus, build=False).pages()
+        retriever = BM25Retriever.from_defaults(
+            nodes=to_nodes(pages), similarity_top_k=options.top_k, language="en"
+        )
+        engine = RetrieverQueryEngine.from_args(retriever, llm=llm)
+        tools.append(QueryEngineTool(engine, ToolMetadata(name=name, description=description)))
+    return SubQuestionQueryEngine.from_defaults(
+        query_engine_tools=tools,
+        question_gen=LLMQuestionGenerator.from_defaults(llm=llm),
+        llm=llm,
+        use_async=True,
+        verbose=False,
+    )
+
+
+async def ask_runner(runtime: Any, question: str, session: str) -> Reply:
+    from runner.engine.state import SessionState
+
+    state = SessionState.new(session, runtime.pipeline)
+    result = await runtime.orchestrator().run_round(state, question)
+    if result.outcome != "answer":
+        raise RuntimeError(f"runner gave {result.outcome} for {question!r}: {result.error}")
+    pages = tuple(
+        runtime.tools[key.rpartition(":")[2]].index.page(node_id).text
+        for key, results in state.buffer.items()
+        for entry in results
+        for node_id in entry.data.get("pages", ())
+    )
+    return Reply(result.answer or "", pages)
+
+
+async def ask_llama(engine: Any, question: str) -> Reply:
+    response = await engine.aquery(question)
+    # the response's sources: the sub-answers, and the pages every sub-question retrieved
+    pages = tuple(
+        hit.node.get_content() for hit in response.source_nodes if "document" in hit.node.metadata
+    )
+    return Reply(str(response), pages)
+
+
+async def measure(sim: SimulatedLLM, ask: Callable[[], Awaitable[Reply]], repeats: int) -> Asked:
+    """`repeats` runs; the usage of the last (they are all alike), the median wall time."""
+    walls = []
+    reply = Reply("", ())
+    for _ in range(repeats):
+        sim.meter.reset()
+        started = time.perf_counter()
+        reply = await ask()
+        walls.append(time.perf_counter() - started)
+    return Asked(reply, statistics.median(walls), sim.meter.to_json())
+
+
+# --- the benchmark ------------------------------------------------------------------------------
+
+
+async def compare(
+    runtime: Any,
+    engine: Any,
+    sim: SimulatedLLM,
+    questions: Mapping[str, Sequence[Part]],
+    repeats: int,
+) -> list[dict[str, Any]]:
+    first = next(iter(questions))  # a warm-up for each: templates compiled, caches filled
+    await ask_runner(runtime, first, "warm-up")
+    await ask_llama(engine, first)
+    rows = []
+    for number, (question, parts) in enumerate(questions.items(), 1):
+        runner = await measure(
+            sim, lambda q=question, n=number: ask_runner(runtime, q, f"q{n}"), repeats
+        )
+        llama = await measure(sim, lambda q=question: ask_llama(engine, q), repeats)
+        rows.append(
+            {
+                "number": number,
+                "question": question,
+                "parts": len(parts),
+                "runner": figures(runner, sim.latency_s),
+                "llamaindex": figures(llama, sim.latency_s),
+            }
+        )
+    return rows
+
+
+async def overhead(
+    runtime: Any, engine: Any, sim: SimulatedLLM, questions: Sequence[str], repeats: int
+) -> dict[str, float]:
+    """Median ms per question at zero latency: each system's own work (retrieval included)."""
+    latency, sim.latency_s = sim.latency_s, 0.0
+    try:
+        runner = [
+            (await measure(sim, lambda q=q: ask_runner(runtime, q, "zero"), repeats)).wall_s
+            for q in questions
+        ]
+        llama = [
+            (await measure(sim, lambda q=q: ask_llama(engine, q), repeats)).wall_s
+            for q in questions
+        ]
+    finally:
+        sim.latency_s = latency
+    return {
+        "runner_ms": round(statistics.median(runner) * 1000, 2),
+        "llamaindex_ms": round(statistics.median(llama) * 1000, 2),
+    }
+
+
+async def answer_per_part(
+    runtime: Any, sim: SimulatedLLM, questions: Mapping[str, Sequence[Part]], repeats: int
+) -> dict[str, Any]:
+    """The per-part pipeline over every question: calls, critical path and wall time."""
+    rows = [
+        figures(
+            await measure(sim, lambda q=question: ask_runner(runtime, q, "per-part"), repeats),
+            sim.latency_s,
+        )
+        for question in questions
+    ]
+    return {
+        "calls": sum(row["calls"] for row in rows),
+        "critical_path_calls": sum(row["critical_path_calls"] for row in rows),
+        "wall_s": round(sum(row["wall_s"] for row in rows), 3),
+        "critical_path_s": round(sum(row["critical_path_s"] for row in rows), 3),
+    }
+
+
+def figures(asked: Asked, latency_s: float) -> dict[str, Any]:
+    usage = asked.usage
+    critical_s = usage["critical_path_calls"] * latency_s
+    page_tokens = sum(estimate_tokens(page) for page in asked.reply.pages)
+    return {
+        **usage,
+        "pages": len(asked.reply.pages),
+        "page_tokens": page_tokens,  # the retrieved pages' own text, sent once by both systems
+        "other_prompt_tokens": usage["prompt_tokens"] - page_tokens,
+        "wall_s": round(asked.wall_s, 4),
+        "critical_path_s": round(critical_s, 4),
+        "wall_over_critical": round(asked.wall_s / critical_s, 3) if critical_s else None,
+        "answer_chars": len(asked.reply.answer),
+    }
+
+
+def totals(rows: Sequence[dict[str, Any]], system: str) -> dict[str, Any]:
+    by_kind: dict[str, int] = {}
+    for row in rows:
+        for kind, usage in row[system]["by_kind"].items():
+            by_kind[kind] = by_kind.get(kind, 0) + usage["calls"]
+    return {
+        "calls": sum(row[system]["calls"] for row in rows),
+        "calls_by_kind": dict(sorted(by_kind.items())),
+        "prompt_tokens": sum(row[system]["prompt_tokens"] for row in rows),
+        "page_tokens": sum(row[system]["page_tokens"] for row in rows),
+        "other_prompt_tokens": sum(row[system]["other_prompt_tokens"] for row in rows),
+        "completion_tokens": sum(row[system]["completion_tokens"] for row in rows),
+        "wall_s": round(sum(row[system]["wall_s"] for row in rows), 3),
+        "critical_path_s": round(sum(row[system]["critical_path_s"] for row in rows), 3),
+    }
+
+
+def checks(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The targets, question by question."""
+    runner = [row["runner"] for row in rows]
+    shares = [row["runner"]["prompt_tokens"] / row["llamaindex"]["prompt_tokens"] for row in rows]
+    ratios = [r["wall_over_critical"] for r in runner if r["wall_over_critical"] is not None]
+    by_parts: dict[int, set[int]] = {}
+    for row in rows:
+        by_parts.setdefault(row["parts"], set()).add(row["runner"]["calls"])
+    return {
+        "max_calls": max(r["calls"] for r in runner),
+        "calls_by_parts": {parts: sorted(calls) for parts, calls in sorted(by_parts.items())},
+        "max_token_share": round(max(shares), 3),
+        "mean_token_share": round(statistics.mean(shares), 3),
+        "max_wall_over_critical": max(ratios) if ratios else None,
+    }
+
+
+async def run(
+    docs: Path,
+    questions: Mapping[str, Sequence[Part]],
+    *,
+    latency_s: float,
+    repeats: int,
+    folder: Path,
+) -> dict[str, Any]:
+    sim = SimulatedLLM(questions, latency_s)
+    started = time.perf_counter()
+    runtime = open_runner(stage(folder, docs), sim)
+    runner_setup = time.perf_counter() - started
+    started = time.perf_counter()
+    engine = open_llama(runtime, sim)
+    llama_setup = time.perf_counter() - started
+    rows = await compare(runtime, engine, sim, questions, repeats)
+    zero = await overhead(runtime, engine, sim, list(questions), repeats)
+    per_part = {
+        mode: await answer_per_part(
+            open_runner(folder / PER_PART_FILE, sim, parallel=parallel), sim, questions, repeats
+        )
+        for mode, parallel in (("parallel", True), ("one by one", False))
+    }
+    top_k = {runtime.pipeline.find_tool(name).options.top_k for name in TOOLS}
+    return {
+        "latency_s": latency_s,
+        "repeats": repeats,
+        "top_k": sorted(top_k),
+        "setup_s": {"runner": round(runner_setup, 2), "llamaindex": round(llama_setup, 2)},
+        "questions": rows,
+        "totals": {"runner": totals(rows, "runner"), "llamaindex": totals(rows, "llamaindex")},
+        "zero_latency_overhead": zero,
+        "per_part": per_part,
+        "checks": checks(rows),
+        "targets": TARGETS,
+    }
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+
+def _calls(figures: Mapping[str, Any]) -> str:
+    kinds = ", ".join(f"{k} {u['calls']}" for k, u in figures["by_kind"].items())
+    return f"{figures['calls']} ({kinds})"
+
+
+def section(results: Mapping[str, Any]) -> str:
+    rows = []
+    for row in results["questions"]:
+        runner, llama = row["runner"], row["llamaindex"]
+        rows.append(
+            [
+                row["number"],
+                row["parts"],
+                _calls(runner),
+                _calls(llama),
+                f"{runner['prompt_tokens']:,} / {llama['prompt_tokens']:,}",
+                f"{runner['wall_s'] * 1000:.0f} / {runner['critical_path_s'] * 1000:.0f}",
+                f"{llama['wall_s'] * 1000:.0f} / {llama['critical_path_s'] * 1000:.0f}",
+            ]
+        )
+    per_question = table(
+        [
+            "#",
+            "parts",
+            "runner calls",
+            "LlamaIndex calls",
+            "prompt tokens runner / LlamaIndex",
+            "runner wall / critical ms",
+            "LlamaIndex wall / critical ms",
+        ],
+        rows,
+    )
+    total = results["totals"]
+    summary = table(
+        ["", "runner", "LlamaIndex"],
+        [
+            ["LLM calls", total["runner"]["calls"], total["llamaindex"]["calls"]],
+            [
+                "calls by purpose",
+                _kinds(total["runner"]["calls_by_kind"]),
+                _kinds(total["llamaindex"]["calls_by_kind"]),
+            ],
+            [
+                "prompt tokens",
+                f"{total['runner']['prompt_tokens']:,}",
+                f"{total['llamaindex']['prompt_tokens']:,}",
+            ],
+            [
+                "… of which the retrieved pages' own text",
+                f"{total['runner']['page_tokens']:,}",
+                f"{total['llamaindex']['page_tokens']:,}",
+            ],
+            [
+                "… and everything else (prompts, questions, sub-answers, citations)",
+                f"{total['runner']['other_prompt_tokens']:,}",
+                f"{total['llamaindex']['other_prompt_tokens']:,}",
+            ],
+            [
+                "completion tokens",
+                f"{total['runner']['completion_tokens']:,}",
+                f"{total['llamaindex']['completion_tokens']:,}",
+            ],
+            ["wall time", f"{total['runner']['wall_s']} s", f"{total['llamaindex']['wall_s']} s"],
+            [
+                "critical path × latency",
+                f"{total['runner']['critical_path_s']} s",
+                f"{total['llamaindex']['critical_path_s']} s",
+            ],
+            [
+                "own overhead per question (zero latency, median)",
+                f"{results['zero_latency_overhead']['runner_ms']} ms",
+                f"{results['zero_latency_overhead']['llamaindex_ms']} ms",
+            ],
+        ],
+    )
+    check = results["checks"]
+    runner_total, llama_total = total["runner"], total["llamaindex"]
+    page_share = llama_total["page_tokens"] / llama_total["prompt_tokens"]
+    other_share = runner_total["other_prompt_tokens"] / llama_total["other_prompt_tokens"]
+    questions = "\n".join(f"{row['number']}. {row['question']}" for row in results["questions"])
+    return f"""`{results["command"]}` ({results["date"]}; {_machine(results["machine"])}).
+Simulated LLM latency {results["latency_s"]} s a call (`bench/simllm.py`), median of
+{results["repeats"]} runs a question after one warm-up question. Both systems search the same
+pages (runner's pages of the four parts of the Python docs, ≤ 250 words) with top_k
+{", ".join(map(str, results["top_k"]))}, so they retrieve the very same pages; tokens are counted
+the same way for both (`runner.text.estimate_tokens`: words plus punctuation marks). The critical
+path is the longest chain of calls that each waited for the previous one, from the calls'
+timestamps: runner's is `decompose` → the answer; LlamaIndex's is the sub-question generation →
+the sub-answers (concurrently) → the synthesis. Raw figures: `bench/results/multipart.json`.
+
+{summary}
+
+Targets: at most {TARGETS["max_calls"]} calls a question — runner makes
+{_parts_calls(check["calls_by_parts"])}, whatever the question; wall time within
+{TARGETS["max_wall_over_critical"]}× the critical path — worst question
+{check["max_wall_over_critical"]}×; at most {TARGETS["max_token_share"]:.0%} of LlamaIndex's
+prompt tokens — worst question {check["max_token_share"]:.0%}, mean
+{check["mean_token_share"]:.0%}.
+
+**What limits the prompt tokens.** The pages both systems retrieved are
+{page_share:.0%} of LlamaIndex's prompt tokens, and each system sends each retrieved page to the
+LLM exactly once (LlamaIndex to the sub-answer of its part, runner to the one answer), so no
+orchestration can send fewer tokens than those pages without answering from less of the docs.
+Halving LlamaIndex's total is therefore the wrong target for the same retrieval; what
+orchestration adds is the right one: everything besides the pages — the prompts, the
+question, LlamaIndex's sub-answers and runner's page citations — where runner sends
+{other_share:.0%} of LlamaIndex's ({runner_total["other_prompt_tokens"]:,} against
+{llama_total["other_prompt_tokens"]:,} tokens). By design: one `decompose` call with a short
+schema outline instead of the JSON Schema (`schema_outline`), no sub-answer calls (the pages go
+straight to the one answer), no suitability or prompt-type call. Sending fewer pages (top_k 2,
+or excerpts of pages) would cut both systems alike.
+
+**When the subtasks call the LLM: `decompose.parallel`.** `bench/pipelines/pydocs_per_part.yaml`
+answers each part on its own subtask first (a `prompt` tool reading that part's pages) and the
+question from those answers: LlamaIndex's shape, 1 + one call per part + 1. Run with
+`parallel: true` its parts' answers are asked at the same time; with `parallel: false`, one by one
+(all {len(results["questions"])} questions, in total):
+
+{_per_part_table(results)}
+
+Per question (wall / critical path in ms):
+
+{per_question}
+
+<details><summary>The questions</summary>
+
+{questions}
+
+</details>
+"""
+
+
+def _per_part_table(results: Mapping[str, Any]) -> str:
+    llama = results["totals"]["llamaindex"]
+    llama_path = sum(row["llamaindex"]["critical_path_calls"] for row in results["questions"])
+    rows = [
+        [
+            f"runner, an answer per part, {mode}",
+            figures["calls"],
+            figures["critical_path_calls"],
+            f"{figures['wall_s']} s",
+            f"{figures['critical_path_s']} s",
+        ]
+        for mode, figures in results["per_part"].items()
+    ]
+    rows.append(
+        [
+            "LlamaIndex",
+            llama["calls"],
+            llama_path,
+            f"{llama['wall_s']} s",
+            f"{llama['critical_path_s']} s",
+        ]
+    )
+    return table(
+        ["", "LLM calls", "calls on the critical path", "wall time", "critical path × latency"],
+        rows,
+    )
+
+
+def _kinds(calls: Mapping[str, int]) -> str:
+    return ", ".join(f"{kind} {count}" for kind, count in calls.items())
+
+
+def _parts_calls(by_parts: Mapping[Any, Sequence[int]]) -> str:
+    return "; ".join(
+        f"{'/'.join(map(str, calls))} for {parts} parts" for parts, calls in by_parts.items()
+    )
+
+
+def _machine(machine: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in machine.items())
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.multipart")
+    parser.add_argument("--latency", type=float, default=DEFAULT_LATENCY_S)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv or [])
+    if not PYDOCS.is_dir():
+        print(f"skipped: the pydocs corpus is not at {PYDOCS}")
+        return
+    from bench.retrieval import machine
+
+    host = machine()
+    with tempfile.TemporaryDirectory(prefix="runner-bench-") as folder:
+        results = asyncio.run(
+            run(
+                PYDOCS, QUESTIONS, latency_s=args.latency, repeats=args.repeats, folder=Path(folder)
+            )
+        )
+    command = "python -m bench.multipart" + "".join(f" {arg}" for arg in (argv or []))
+    results = {"date": date.today().isoformat(), "command": command, "machine": host} | results
+    write_results("multipart", results)
+    write_section(TITLE, section(results))
+    print(section(results))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,82 @@
+"""bench/README.md is written by the benchmarks, one `## ` section each, in a fixed order; a
+benchmark replaces its own section and leaves the others alone. JSON results go to
+bench/results/<name>.json."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+README = BENCH / "README.md"
+RESULTS = BENCH / "results"
+
+# The order sections appear in; a section not listed goes at the end.
+SECTIONS = (
+    "Summary",
+    "Multi-part questions: runner and LlamaIndex",
+    "Engine overhead: runner, LangGraph and asyncio",
+    "Start-up and validation",
+    "Retrieval",
+)
+
+HEADER = """# Benchmarks
+
+Every figure here is written by `make bench` (`python -m bench`; one benchmark alone:
+`python -m bench <name>`), with the command that produced it. Raw figures are in
+`bench/results/*.json`; `docs/bench.md` says what each benchmark measures and how to read it.
+They are figures to track, not tests: `tests/bench/` only checks that the harness works on tiny
+sizes.
+"""
+
+
+def write_section(title: str, body: str, readme: Path | None = None) -> None:
+    """Replace the `## title` section of the README (or insert it in its place in SECTIONS)."""
+    readme = readme or README
+    text = readme.read_text(encoding="utf-8") if readme.exists() else HEADER
+    sections = _split(text)
+    sections[title] = f"## {title}\n\n{body.strip()}\n"
+    head = text.split("\n## ", 1)[0].rstrip("\n") + "\n"
+    if head.strip() == HEADER.splitlines()[0]:  # a bare title: add what this page is
+        head = HEADER
+    ordered = sorted(sections, key=lambda name: _rank(name, list(sections)))
+    readme.write_text(
+        head + "".join(f"\n{sections[name].rstrip()}\n" for name in ordered), encoding="utf-8"
+    )
+
+
+def _split(text: str) -> dict[str, str]:
+    """The README's `## ` sections by title, in file order."""
+    found = {}
+    for match in re.finditer(r"^## (.+?)\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL):
+        found[match[1].strip()] = match[0]
+    return found
+
+
+def _rank(title: str, present: list[str]) -> tuple[int, int]:
+    known = SECTIONS.index(title) if title in SECTIONS else len(SECTIONS)
+    return known, present.index(title)
+
+
+def write_results(name: str, results: dict[str, Any], folder: Path | None = None) -> Path:
+    folder = folder or RESULTS
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def read_results(name: str, folder: Path | None = None) -> dict[str, Any] | None:
+    path = (folder or RESULTS) / f"{name}.json"
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def table(header: list[str], rows: list[list[Any]]) -> str:
+    """A markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)

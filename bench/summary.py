@@ -1,0 +1,186 @@
+"""The Summary section of bench/README.md: every target beside its figure, runner beside the
+system a user would pick instead, from the JSON results the benchmarks wrote.
+
+    python -m bench.summary          # (python -m bench runs it last)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from bench.readme import read_results, table, write_section
+
+TITLE = "Summary"
+Row = list[str]
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "**missed** (see below)"
+
+
+def multipart_rows(results: Mapping[str, Any]) -> list[Row]:
+    check, total = results["checks"], results["totals"]
+    llama_calls = sorted({row["llamaindex"]["calls"] for row in results["questions"]})
+    runner_calls = sorted({row["runner"]["calls"] for row in results["questions"]})
+    other = total["runner"]["other_prompt_tokens"] / total["llamaindex"]["other_prompt_tokens"]
+    by_parts = check["calls_by_parts"]
+    targets = results["targets"]
+    return [
+        [
+            "LLM calls, 2- or 3-part question",
+            "/".join(map(str, runner_calls)),
+            f"LlamaIndex {'/'.join(map(str, llama_calls))}",
+            f"≤ {targets['max_calls']}",
+            _met(check["max_calls"] <= targets["max_calls"]),
+        ],
+        [
+            "the same count whatever the data",
+            "; ".join(f"{parts} parts: {calls}" for parts, calls in by_parts.items()),
+            "",
+            "one count",
+            _met(all(len(calls) == 1 for calls in by_parts.values())),
+        ],
+        [
+            "prompt tokens, share of LlamaIndex's (worst question / all)",
+            f"{check['max_token_share']:.0%} / "
+            f"{total['runner']['prompt_tokens'] / total['llamaindex']['prompt_tokens']:.0%}",
+            f"LlamaIndex {total['llamaindex']['prompt_tokens']:,} tokens",
+            f"≤ {targets['max_token_share']:.0%}",
+            _met(check["max_token_share"] <= targets["max_token_share"]),
+        ],
+        [
+            "prompt tokens besides the retrieved pages, share of LlamaIndex's",
+            f"{other:.0%}",
+            f"LlamaIndex {total['llamaindex']['other_prompt_tokens']:,} tokens",
+            f"≤ {targets['max_token_share']:.0%}",
+            _met(other <= targets["max_token_share"]),
+        ],
+        [
+            "wall time over critical path × latency (worst question)",
+            f"{check['max_wall_over_critical']}×",
+            f"LlamaIndex {_worst(results, 'llamaindex')}×",
+            f"≤ {targets['max_wall_over_critical']}×",
+            _met(check["max_wall_over_critical"] <= targets["max_wall_over_critical"]),
+        ],
+    ]
+
+
+def _worst(results: Mapping[str, Any], system: str) -> float:
+    return max(row[system]["wall_over_critical"] for row in results["questions"])
+
+
+def overhead_rows(results: Mapping[str, Any]) -> list[Row]:
+    rows: list[Row] = []
+    target = results["target_us_per_node"]
+    for shape in ("wide", "deep"):
+        measured = [r for r in results["rows"] if r["shape"] == shape and r["nodes"] >= 100]
+        if not measured:
+            continue
+        worst = max(measured, key=lambda r: r["runner_us"])
+        peer = (
+            f"LangGraph {min(r['langgraph_us'] for r in measured):.0f}–"
+            f"{max(r['langgraph_us'] for r in measured):.0f} µs"
+            if "langgraph" in results["systems"]
+            else ""
+        )
+        rows.append(
+            [
+                f"engine overhead per task node, {shape} (100 to "
+                f"{max(r['nodes'] for r in measured):,} nodes, worst)",
+                f"{worst['runner_us']:.0f} µs ({worst['nodes']:,} nodes)",
+                peer,
+                f"≤ {target:.0f} µs",
+                _met(worst["runner_us"] <= target),
+            ]
+        )
+    for shape, ratio in results["linearity"].items():
+        rows.append(
+            [
+                f"linearity, {shape}: µs/node at the largest tree over µs/node at 1,000",
+                f"{ratio}×",
+                "",
+                "≤ 1.5× (linear: 1×)",
+                _met(ratio <= 1.5),
+            ]
+        )
+    return rows
+
+
+def startup_rows(results: Mapping[str, Any]) -> list[Row]:
+    medians, targets = results["startup"], results["targets"]
+    over = medians["runner --help"] - medians["python -c pass"]
+    many = results["validate_many"]
+    return [
+        [
+            "`runner --help` over `python -c pass`",
+            f"{over * 1000:.0f} ms",
+            "",
+            f"≤ {targets['help_over_python_s'] * 1000:.0f} ms",
+            _met(over <= targets["help_over_python_s"]),
+        ],
+        [
+            f"`runner validate` of {many['files']:,} files, one call",
+            f"{many['seconds']:.2f} s",
+            "",
+            f"< {targets['validate_files_s']:.0f} s",
+            _met(many["seconds"] < targets["validate_files_s"]),
+        ],
+    ]
+
+
+def retrieval_rows(results: Mapping[str, Any]) -> list[Row]:
+    targets = results["targets"]
+    build, bm25 = results["build"], results["bm25"]
+    return [
+        [
+            "pydocs index build",
+            f"{build['seconds']} s",
+            "",
+            f"< {targets['build_seconds']:.0f} s",
+            _met(build["seconds"] < targets["build_seconds"]),
+        ],
+        [
+            "BM25 query p50",
+            f"{bm25['p50_ms']} ms",
+            "",
+            f"< {targets['bm25_p50_ms']:.0f} ms",
+            _met(bm25["p50_ms"] < targets["bm25_p50_ms"]),
+        ],
+    ]
+
+
+SOURCES: dict[str, Callable[[Mapping[str, Any]], list[Row]]] = {
+    "multipart": multipart_rows,
+    "overhead": overhead_rows,
+    "startup": startup_rows,
+    "retrieval": retrieval_rows,
+}
+
+
+def section() -> str:
+    rows: list[Row] = []
+    missing: list[str] = []
+    for name, make in SOURCES.items():
+        results = read_results(name)
+        if results is None:
+            missing.append(name)
+            continue
+        rows.extend(make(results))
+    text = table(["figure", "runner", "the alternative", "target", ""], rows)
+    if missing:
+        text += f"\n\nNot run yet: {', '.join(missing)} (`python -m bench {' '.join(missing)}`)."
+    return (
+        "Every target of issue 7, from the latest run of each benchmark (the sections below give "
+        "the commands, the machine and what limits a figure that misses its target).\n\n" + text
+    )
+
+
+def main() -> None:
+    text = section()
+    write_section(TITLE, text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

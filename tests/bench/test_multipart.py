@@ -1,0 +1,64 @@
+"""The multi-part benchmark end to end, on a tiny docs folder at zero latency."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from benchkit import QUESTIONS
+
+from bench import multipart
+from runner.config import validate_file
+
+
+def test_the_staged_pipeline_is_valid_without_warnings(docs: Path, tmp_path: Path):
+    folder = tmp_path / "staged"
+    folder.mkdir()
+    report = validate_file(multipart.stage(folder, docs))
+    assert report.diagnostics == ()
+    assert (folder / "corpus" / "howto" / "faq" / "design.rst.txt").is_symlink()
+
+
+def test_runner_and_llamaindex_answer_the_same_questions_from_the_same_pages(
+    docs: Path, tmp_path: Path
+):
+    # a latency, however small, so that concurrent calls overlap and count once in the chain
+    run = multipart.run(docs, QUESTIONS, latency_s=0.01, repeats=1, folder=tmp_path)
+    results = asyncio.run(run)
+    rows = results["questions"]
+    assert [row["parts"] for row in rows] == [2, 3]
+    # runner: one decompose call and one answer, whatever the question
+    assert [row["runner"]["by_kind"] for row in rows] == [
+        {
+            "decompose": {"calls": 1, **_tokens(row["runner"]["by_kind"]["decompose"])},
+            "tool": {"calls": 1, **_tokens(row["runner"]["by_kind"]["tool"])},
+        }
+        for row in rows
+    ]
+    # LlamaIndex: sub-questions, one answer per part, the synthesis
+    assert [row["llamaindex"]["calls"] for row in rows] == [4, 5]
+    for row in rows:
+        # the same pages, but for LlamaIndex's padding: with fewer matching pages than top_k
+        # (a tiny folder) its BM25Retriever adds pages that scored zero, runner's does not
+        assert 0 < row["runner"]["page_tokens"] <= row["llamaindex"]["page_tokens"]
+        assert row["runner"]["critical_path_calls"] == 2
+        assert row["llamaindex"]["critical_path_calls"] == 3
+    # the per-part pipeline makes LlamaIndex's calls (4 + 5); in parallel its path is
+    # LlamaIndex's too (3 a question), one by one it is 2 + the parts
+    per_part = results["per_part"]
+    assert per_part["parallel"]["calls"] == per_part["one by one"]["calls"] == 9
+    assert per_part["parallel"]["critical_path_calls"] == 3 + 3
+    assert per_part["one by one"]["critical_path_calls"] == 4 + 5
+
+
+def test_the_report_shows_both_systems_and_every_question(docs: Path, tmp_path: Path):
+    results = asyncio.run(multipart.run(docs, QUESTIONS, latency_s=0.0, repeats=1, folder=tmp_path))
+    results = {"date": "today", "command": "test", "machine": {"cpus": 2}} | results
+    text = multipart.section(results)
+    assert "| LLM calls | 4 | 9 |" in text
+    for question in QUESTIONS:
+        assert question in text
+
+
+def _tokens(usage: dict[str, int]) -> dict[str, int]:
+    return {key: usage[key] for key in ("prompt_tokens", "completion_tokens")}

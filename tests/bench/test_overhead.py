@@ -1,0 +1,59 @@
+"""The engine-overhead benchmark on tiny trees: every system builds the same shapes."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bench import overhead
+
+
+@pytest.mark.parametrize("shape", overhead.SHAPES)
+@pytest.mark.parametrize("system", list(overhead.SYSTEMS))
+def test_each_system_runs_each_shape(system: str, shape: str):
+    run = overhead.SYSTEMS[system](6, shape)
+    asyncio.run(run())  # runner's checks that every task node closed
+
+
+def test_a_deep_tree_deeper_than_the_recursion_limit_closes():
+    # 1,200 levels: more than Python's default recursion limit of 1,000 frames
+    asyncio.run(overhead.runner_round(1_200, "deep")())
+
+
+def test_the_report_has_a_row_per_shape_and_size():
+    rows = asyncio.run(overhead.measure(["runner", "asyncio"], [3, 5], budget=10))
+    assert [(row["shape"], row["nodes"]) for row in rows] == [
+        ("wide", 3),
+        ("wide", 5),
+        ("deep", 3),
+        ("deep", 5),
+    ]
+    results = {
+        "date": "today",
+        "command": "test",
+        "machine": {"cpus": 2},
+        "systems": ["runner", "asyncio"],
+        "rows": rows,
+        "linearity": overhead.linearity(rows, "runner"),
+        "profile": overhead.profile_round(5, "wide", top=3),
+    }
+    text = overhead.section(results)
+    assert "| wide | 5 |" in text
+    assert text.count("| `") == 3  # the profile's functions
+
+
+def test_the_profile_names_the_functions_with_the_most_own_time():
+    profile = overhead.profile_round(20, "wide", top=5)
+    assert len(profile["top"]) == 5
+    shares = [entry["share"] for entry in profile["top"]]
+    assert shares == sorted(shares, reverse=True)
+    assert profile["calls_per_node"] > 0
+
+
+def test_a_deep_tree_holds_execution_text_that_grows_with_its_depth():
+    shallow, deep = overhead.runner_round(10, "deep"), overhead.runner_round(40, "deep")
+    asyncio.run(shallow())
+    asyncio.run(deep())
+    # C20a: level d carries the d prompts above it, so 4x the depth is about 16x the text
+    assert deep.text_chars > 10 * shallow.text_chars
