@@ -21,9 +21,9 @@ from runner.cli.run import (
     make_console,
     run_options,
     runtime_options,
-    show_result,
     warn,
 )
+from runner.render import show_result
 
 if TYPE_CHECKING:
     from rich.console import Console

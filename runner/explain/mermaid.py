@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from runner.cli.run import shorten
 from runner.config.model import Pipeline
 from runner.explain.overview import (
     CoordinatorPlan,
@@ -24,6 +23,7 @@ from runner.explain.overview import (
     coordinator_plans,
     fallback_plan,
 )
+from runner.render import shorten
 
 LABEL_LIMIT = 60  # characters of a subtask prompt shown in its box
 

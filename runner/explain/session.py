@@ -10,7 +10,7 @@ import datetime
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from runner.cli.run import shorten
+from runner.render import shorten
 
 if TYPE_CHECKING:
     from runner.sessions import RoundRecord, SessionStore

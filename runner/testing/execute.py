@@ -277,7 +277,7 @@ def _implied_provider(spec: LLMSpec) -> str | None:
 
 
 def _describe(error: BaseException) -> str:
-    from runner.cli.run import describe_error
+    from runner.render import describe_error
 
     if isinstance(error, CaseSetupError):
         return str(error)

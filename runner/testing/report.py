@@ -124,7 +124,7 @@ def tree_text(tasks: dict[str, object]) -> str:
     """The task tree as `runner run` draws it, as plain text."""
     from rich.console import Console
 
-    from runner.cli.run import task_tree
+    from runner.render import task_tree
 
     buffer = io.StringIO()
     console = Console(file=buffer, width=120, color_system=None, highlight=False, soft_wrap=True)

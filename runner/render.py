@@ -1,0 +1,168 @@
+"""How runner shows a round's result and its errors to people: the answer, the sources, the
+task tree. Shared by `runner run`, `runner chat`, `runner test` and `runner explain`, so it lives
+outside the command modules (imports flow from the commands to here, never back)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from runner.engine.outcome import RoundResult
+
+# How the task tree names the reason a tool ran (the engine's activation reasons).
+REASONS = {
+    "forced": "forced",
+    "suitability": "suitability",
+    "rule": "rule",
+    "always": "always",
+    "retrieval": "retrieval",
+    "after_subtasks": "after subtasks",
+    "deep_fallback": "deep fallback",
+}
+
+
+def describe_error(exc: BaseException) -> str:
+    """Our own errors already name the file, the place and the fix; anything else is a bug."""
+    if is_expected(exc):
+        return str(exc)
+    return (
+        f"internal error: {type(exc).__name__}: {exc} (run again with --debug for the "
+        "traceback, and please report it)"
+    )
+
+
+def is_expected(exc: BaseException) -> bool:
+    from runner.config import PipelineError
+    from runner.llm.errors import LLMError
+    from runner.sessions import SessionError
+    from runner.tables import TableError
+    from runner.tools.base import ToolBuildError, ToolRunError
+
+    expected: tuple[type[BaseException], ...] = (
+        PipelineError,
+        LLMError,
+        SessionError,
+        TableError,
+        ToolBuildError,
+        ToolRunError,
+        OSError,
+    )
+    if isinstance(exc, expected):
+        return True
+    # the retrieval layer's errors, named so that their module (and llama-index) stay unloaded
+    return type(exc).__name__ in {"CorpusError", "IndexMissingError"}
+
+
+def show_result(console: Console, result: RoundResult, *, tree: bool, stats: bool = True) -> None:
+    """The answer (or question, or error), its sources and, with `tree`, the task tree."""
+    from rich.text import Text
+
+    if result.outcome == "answer":
+        console.print(Text(result.answer or ""))
+    elif result.outcome == "clarification":
+        console.print(Text("? ", style="bold yellow") + Text(result.question or ""))
+    else:
+        console.print(Text("error: ", style="bold red") + Text(result.error or ""))
+    if result.sources:
+        console.print()
+        console.print(Text("Sources", style="bold"))
+        for source in result.sources:
+            console.print(Text(f"  - {source_label(source.to_json())}"))
+    if tree and result.tasks is not None:
+        console.print()
+        console.print(Text("Tasks", style="bold"))
+        console.print(task_tree(result.tasks, answered_by(result)))
+    if stats and result.stats:
+        numbers = result.stats
+        console.print(
+            Text(
+                f"{numbers.get('llm_calls', 0)} LLM calls · {numbers.get('tokens', 0)} tokens · "
+                f"{round(numbers.get('wall_ms', 0))} ms",
+                style="dim",
+            )
+        )
+
+
+def source_label(source: Mapping[str, Any]) -> str:
+    parts = [str(source.get("title") or source["document"])]
+    if source.get("title"):
+        parts[0] += f" ({source['document']})"
+    if source.get("page") is not None:
+        parts.append(f"page {source['page']}")
+    if source.get("heading"):
+        parts.append(str(source["heading"]))
+    return ", ".join(parts)
+
+
+def answered_by(result: RoundResult) -> frozenset[str]:
+    """The completion keys of the tools whose result was the round's terminal answer (C25)."""
+    if result.trace is None:
+        return frozenset()
+    return frozenset(event["key"] for event in result.trace.of("terminal") if "key" in event)
+
+
+def task_tree(task: Mapping[str, Any], terminal: frozenset[str] = frozenset()) -> Any:
+    """The result's task tree as a rich Tree: each task with its status, each tool with the
+    reason it ran and what it left in the buffer; skipped conditionals marked as skipped."""
+    from rich.tree import Tree
+
+    node = Tree(task_label(task))
+    _fill(node, task, terminal)
+    return node
+
+
+def _fill(node: Any, task: Mapping[str, Any], terminal: frozenset[str]) -> None:
+    for tool in task.get("tools", []):
+        node.add(tool_label(tool, tool.get("key") in terminal))
+    for child in task.get("children", []):
+        _fill(node.add(task_label(child)), child, terminal)
+
+
+def task_label(task: Mapping[str, Any]) -> Any:
+    from rich.text import Text
+
+    status = "skipped" if task.get("skipped") else task.get("status", "")
+    style = {"done": "green", "skipped": "dim", "failed": "red", "waiting": "yellow"}.get(
+        status, ""
+    )
+    label = Text(f"{task['task_no']} ", style="bold") + Text(shorten(task.get("prompt", "")))
+    label += Text(f"  [{status}]", style=style)
+    details = []
+    if task.get("owner"):
+        details.append(f"by {task['owner']}")
+    if task.get("conditional"):
+        details.append("conditional")
+    if task.get("required_tools"):
+        details.append("requires " + ", ".join(task["required_tools"]))
+    if details:
+        label += Text("  " + "; ".join(details), style="dim")
+    return label
+
+
+def tool_label(tool: Mapping[str, Any], terminal: bool = False) -> Any:
+    from rich.text import Text
+
+    reason = REASONS.get(tool.get("reason", ""), tool.get("reason", "") or "?")
+    label = Text(str(tool["name"]), style="cyan") + Text(f" — {reason}")
+    status = tool.get("status")
+    if status == "asked":
+        label += Text(", asked a question", style="yellow")
+    elif status == "failed":
+        label += Text(", failed", style="red")
+    elif terminal:
+        label += Text(", gave the answer", style="green")
+    else:
+        items = tool.get("items", 0)
+        label += Text(f", {items} item{'s' if items != 1 else ''}")
+        if tool.get("guaranteed"):
+            label += Text(", guaranteed")
+    return label + Text(f"  ({tool['key']})", style="dim")
+
+
+def shorten(text: str, limit: int = 70) -> str:
+    """One line, cut to `limit` characters with an ellipsis."""
+    one_line = " ".join(str(text).split())
+    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
