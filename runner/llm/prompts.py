@@ -106,8 +106,9 @@ def _source_facts(source: Source) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Answer:
-    """The final answer's text, its citations in runner's format, and the passages it drew on,
-    in the order it first cites them (all it was given when it cites none)."""
+    """The final answer's (or a compose's) text, its citations in runner's format, and the
+    passages it drew on, in the order it first cites them (all it was given when it cites
+    none)."""
 
     text: str
     used: tuple[Passage, ...] = ()
@@ -140,8 +141,8 @@ def pages_of(passage: Passage) -> list[Passage]:
 
 
 def numbered_json(passages: Sequence[Passage], *, first: int) -> list[dict[str, Any]]:
-    """Passages as the answer template sees them: `{text, sources, key, guaranteed, number}`;
-    the answer cites a passage by its number, `[n]`."""
+    """Passages as the answer and compose templates see them: `{text, sources, key, guaranteed,
+    number}`; the reply cites a passage by its number, `[n]`."""
     return [
         {**passage.to_json(), "number": number}
         for number, passage in enumerate(passages, start=first)
@@ -156,11 +157,12 @@ _NUMBER = re.compile(r"\d+")
 
 
 def cited_answer(reply: str, passages: Sequence[Passage]) -> Answer:
-    """The reply with each `[n]` marker (n: a passage's number, from 1) rewritten as runner's
-    citation of that passage's sources (`[manual.md p. 3]`: the offline provider's format, the
-    same for every provider); a marker naming no passage is dropped. A citation already written
-    in runner's format counts for the passages whose sources it names. The passages used are
-    the cited ones in the order of their first citation; a reply citing none drew on them all."""
+    """The reply (the final answer's or a compose's) with each `[n]` marker (n: a passage's
+    number, from 1) rewritten as runner's citation of that passage's sources (`[manual.md p. 3]`:
+    the offline provider's format, the same for every provider); a marker naming no passage is
+    dropped. A citation already written in runner's format counts for the passages whose
+    sources it names. The passages used are the cited ones in the order of their first
+    citation; a reply citing none drew on them all."""
     cited = _written_citations(reply, passages)
 
     def rewrite(match: re.Match[str]) -> str:
@@ -361,11 +363,17 @@ class Prompts:
         *,
         tool: str,
         template: TemplateRef | None = None,
-    ) -> str:
-        facts = {"question": question, "answers": passages_json(answers)}
-        return await self._ask(
+    ) -> Answer:
+        """One answer from the answers a deep search's subtasks found (C32) and the answers it
+        drew on (C33). As in `answer`, the template sees them numbered — a result of several
+        pages as one passage per page — and the reply's `[n]` markers become runner's
+        citations; see `cited_answer`."""
+        shown = [page for passage in answers for page in pages_of(passage)]
+        facts = {"question": question, "answers": numbered_json(shown, first=1)}
+        reply = await self._ask(
             Purpose.COMPOSE, facts, subject=question, tool=tool, template=template
         )
+        return cited_answer(reply, shown)
 
     async def answer(
         self,

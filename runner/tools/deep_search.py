@@ -13,8 +13,9 @@ decides when). Three steps:
    under `<n>.<i>.n`), else it RUNS (C16, C29).
 3. Once the subtasks are closed it is activated on the task as a context consumer (C20e): the
    answers of its `.n` / `.s` subtasks are composed into one supplement (purpose `compose`),
-   returned as guaranteed context (C23, C28) with the union of their sources (C33); an empty
-   context when no subtask found anything (no compose call then).
+   returned as guaranteed context (C23, C28) with the sources of the answers it cites — all of
+   them when it cites none (C33); an empty context when no subtask found anything (no compose
+   call then).
 """
 
 from __future__ import annotations
@@ -129,8 +130,9 @@ class DeepSearchTool(BuiltinTool):
         supplement = await call.env.prompts.compose(
             call.directive, answers, tool=self.name, template=self.options.compose_template
         )
-        sources = dict.fromkeys(source for answer in answers for source in answer.sources)
-        return ToolResult.guaranteed_context(supplement, tuple(sources))  # C28
+        # C33: the sources of the answers the supplement cites (all of them when it cites none)
+        sources = dict.fromkeys(source for used in supplement.used for source in used.sources)
+        return ToolResult.guaranteed_context(supplement.text, tuple(sources))  # C28
 
 
 def build(config: ToolConfig, services: ToolServices) -> ConsumingTool:

@@ -192,15 +192,16 @@ def test_compose_keeps_every_page_answer_with_its_source() -> None:
     # page answers come back as guaranteed context (C32): the pages were read, so each is kept
     _, prompts = offline()
     answers = [replace(MANUAL, guaranteed=True), replace(POLICY, guaranteed=True)]
-    answer = run(prompts.compose("battery hours", answers, tool="deep"))
+    answer = run(prompts.compose("battery hours", answers, tool="deep")).text
     assert "[manual.md p. 3]" in answer and "[policy.md p. 1]" in answer
 
 
 def test_compose_quotes_only_the_relevant_pages_handed_over_unread() -> None:
     # pages a search returned without reading them (C31) compete like an answer's context
     _, prompts = offline()
-    answer = run(prompts.compose("battery hours", [MANUAL, POLICY], tool="deep"))
-    assert "[manual.md p. 3]" in answer and "policy.md" not in answer
+    composed = run(prompts.compose("battery hours", [MANUAL, POLICY], tool="deep"))
+    assert "[manual.md p. 3]" in composed.text and "policy.md" not in composed.text
+    assert composed.used == (MANUAL,)
 
 
 def test_a_prompt_tool_answers_from_its_context() -> None:

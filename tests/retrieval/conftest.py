@@ -28,7 +28,7 @@ from runner.engine.env import RuntimeEnv
 from runner.engine.marker import execution_text
 from runner.engine.protocols import PriorContext
 from runner.engine.task import Task
-from runner.llm.prompts import Passage
+from runner.llm.prompts import Answer, Passage
 from runner.llm.types import Purpose
 from runner.retrieval import corpus_loader
 from runner.tools import ToolServices, build_tools
@@ -64,9 +64,10 @@ class FakePrompts:
 
     async def compose(
         self, question: str, answers: Sequence[Passage], *, tool: str, template: Any = None
-    ) -> str:
+    ) -> Answer:
+        """The answers joined, drawing on all of them (a reply that cites none)."""
         self.calls.append({"purpose": Purpose.COMPOSE, "question": question, "answers": answers})
-        return " + ".join(answer.text for answer in answers)
+        return Answer(" + ".join(answer.text for answer in answers), tuple(answers))
 
     def of(self, purpose: Purpose) -> list[dict[str, Any]]:
         return [call for call in self.calls if call["purpose"] is purpose]

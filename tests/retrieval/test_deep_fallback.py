@@ -187,6 +187,18 @@ def test_c33_the_answer_lists_every_page_it_drew_on(deep_round: Round) -> None:
     assert sources == {("kettle.md", 2), ("kettle.md", 3), ("toaster.md", 3)}
 
 
+def test_c33_the_supplement_lists_only_the_pages_its_composed_text_cites(tmp_path: Path) -> None:
+    # compose sees [1] kettle.md#3 (1.1.n) and [2] toaster.md#3 (1.2.s) and cites only [2]
+    compose = {"purpose": "compose", "reply": "The toaster warranty is three years [2]."}
+    script = [compose if rule["purpose"] == "compose" else rule for rule in SCRIPT]
+    done = run_round(write_pipeline(tmp_path, script))
+    [supplement] = done.state.buffer.snapshot()["1:deep_search"]
+    assert supplement.context == "The toaster warranty is three years [toaster.md p. 3]."
+    assert supplement.guaranteed
+    # not kettle.md#3: 1.1.n found it, but the composed text does not use it
+    assert [(s.document, s.page) for s in supplement.sources] == [("toaster.md", 3)]
+
+
 def test_c27_enough_context_means_no_deep_search(tmp_path: Path) -> None:
     script = [{"purpose": "gatekeeper", "reply": {"enough": True}}, *SCRIPT[1:]]
     done = run_round(write_pipeline(tmp_path, script))

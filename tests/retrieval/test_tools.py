@@ -9,10 +9,13 @@ from typing import Any
 
 import pytest
 
-from runner.config.model import Corpus, NeighborSearchOptions, Output
+from runner.config.model import Corpus, LLMConfig, NeighborSearchOptions, Output, ScriptRule
 from runner.engine.protocols import ContextRequiredError
 from runner.engine.results import PromptAndContext, ResultKind, SubtaskDecision
 from runner.engine.task import Task
+from runner.llm import build_client
+from runner.llm.client import Client
+from runner.llm.prompts import Prompts
 from runner.llm.types import Purpose
 from runner.sources import Source
 from runner.tools.base import ToolBuildError
@@ -26,6 +29,10 @@ from .conftest import (
     search,
     subtask,
 )
+
+
+def scripted(*rules: ScriptRule) -> Client:
+    return build_client(LLMConfig(provider="scripted", script=rules), environ={})
 
 
 def execute(harness, name: str, task: Task, buffer: dict | None = None):
@@ -319,6 +326,51 @@ def test_c28_supplement_is_composed_from_its_own_subtasks_as_guaranteed_context(
     assert [a.text for a in compose[0]["answers"]] == ["answer A", "answer B"]
     assert result.kind is ResultKind.GUARANTEED
     assert result.text == "answer A + answer B"
+    assert result.sources == (kettle, toaster)
+
+
+def test_c33_supplement_sources_are_only_the_pages_its_composed_text_cites(harness) -> None:
+    # the real Prompts: the compose template numbers the answers (a search result of several
+    # pages as one answer per page) and the reply's [n] markers choose the sources
+    h = deep_harness(harness)
+    h.prompts.missing = ["a", "b"]
+    parent = decompose(h, Task("1", "What about both?"))
+    kettle, toaster, oven = Source("kettle.md", 3), Source("toaster.md", 2), Source("oven.md", 1)
+    buffer = {
+        "1.1.n:manual_neighbors": (
+            PromptAndContext("a", "[kettle.md, page 3] Descale monthly.", True, (kettle,)),
+        ),
+        "1.2.s:manual_search": (
+            PromptAndContext(
+                "b",
+                "[toaster.md, page 2] Three years.\n\n[oven.md, page 1] Ten years.",
+                True,
+                (toaster, oven),
+            ),
+        ),
+    }
+    reply = "Descale monthly [1]; the toaster warranty is three years [2]."
+    client = scripted(ScriptRule(reply=reply, purpose="compose"))
+    h.prompts = Prompts(client, h.pipeline)
+    result = execute(h, "deep_search", parent, buffer)
+    assert result.kind is ResultKind.GUARANTEED
+    assert result.text == (
+        "Descale monthly [kettle.md p. 3]; the toaster warranty is three years [toaster.md p. 2]."
+    )
+    assert result.sources == (kettle, toaster)  # not oven.md: the supplement does not use it
+    assert [call.purpose for call in client.calls] == ["compose"]
+
+
+def test_c33_a_supplement_citing_nothing_keeps_every_answers_sources(harness) -> None:
+    h = deep_harness(harness)
+    h.prompts.missing = ["a"]
+    parent = decompose(h, Task("1", "q"))
+    kettle, toaster = Source("kettle.md", 3), Source("toaster.md", 2)
+    answers = "[kettle.md, page 3] Descale monthly.\n\n[toaster.md, page 2] Three years."
+    buffer = {"1.1.n:manual_neighbors": (PromptAndContext("a", answers, True, (kettle, toaster)),)}
+    h.prompts = Prompts(scripted(ScriptRule(reply="Monthly; three years.", purpose="compose")))
+    result = execute(h, "deep_search", parent, buffer)
+    assert result.text == "Monthly; three years."
     assert result.sources == (kettle, toaster)
 
 

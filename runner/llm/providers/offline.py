@@ -242,7 +242,10 @@ def _holds_enough(important: list[str], page: Passage) -> bool:
 
 def compose(request: LLMRequest) -> str:
     """The page answers (guaranteed context: the pages were read) give their best two units
-    each; pages handed over unread (plain context) compete like an answer's context."""
+    each; pages handed over unread (plain context) compete like an answer's context. Each line
+    is cited by the numbers of the answers it came from, `[n]`, as in `answer`: Prompts.compose
+    turns them into runner's citations and keeps the answers cited as the supplement's
+    sources."""
     answers = passages_from_facts(request.facts["answers"])
     chosen = select(
         request.facts["question"], answers, per_guaranteed=PAGE_ANSWER_UNITS, limit=COMPOSE_UNITS
