@@ -50,9 +50,51 @@ class Trace:
     """Collects the events of one round (or of several, when the caller reuses it)."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self.events: list[dict[str, Any]] = []
+        self._events: list[dict[str, Any]] = []
+        # `record_json`'s events not made into dicts yet, oldest first, in four lists of the
+        # same length (no container an event: the garbage collector has less to walk): the
+        # clock reading, the event (None: an event `record` made, its fields the whole dict),
+        # the task and the fields. `events` makes them, in order, when it is first read.
+        self._ats: list[float] = []
+        self._names: list[str | None] = []
+        self._tasks: list[str | None] = []
+        self._fields: list[Mapping[str, Any]] = []
         self._clock = clock
         self._start = clock()
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """Every event of the trace, in order, each a dict `{seq, ms, event, task, ...fields}`."""
+        if self._names:
+            self._materialise()
+        return self._events
+
+    @events.setter
+    def events(self, events: list[dict[str, Any]]) -> None:
+        self._ats, self._names, self._tasks, self._fields = [], [], [], []
+        self._events = events
+
+    def _materialise(self) -> None:
+        """Make the recorded events' dicts, numbered on from the events made before them."""
+        events, start = self._events, self._start
+        pending = zip(self._ats, self._names, self._tasks, self._fields, strict=True)
+        self._ats, self._names, self._tasks, self._fields = [], [], [], []
+        for at, event, task, values in pending:
+            if event is None:  # an event `record` made (and numbered) already
+                events.append(values)  # type: ignore[arg-type]
+                continue
+            record = {
+                "seq": len(events) + 1,
+                # whole microseconds, as milliseconds with three decimals
+                "ms": int((at - start) * 1_000_000) / 1000,
+                "event": event,
+                "task": task,
+                **values,
+            }
+            for name, value in values.items():
+                if type(value) is tuple:  # a tuple of JSON values is a list, as in `record`
+                    record[name] = list(value)
+            events.append(record)
 
     def emit(self, event: str, task: str | None = None, **fields: Any) -> dict[str, Any]:
         return self.record(event, task, fields)
@@ -65,7 +107,8 @@ class Trace:
                 f"unknown trace event {event!r}; use one of: {', '.join(sorted(EVENTS))}"
             )
         record = {
-            "seq": len(self.events) + 1,
+            # the events made and those waiting to be made come before it
+            "seq": len(self._events) + len(self._names) + 1,
             # whole microseconds, as milliseconds with three decimals (cheaper than round())
             "ms": int((self._clock() - self._start) * 1_000_000) / 1000,
             "event": event,
@@ -79,26 +122,28 @@ class Trace:
             for name, value in fields.items():
                 if type(value) not in _PLAIN:
                     record[name] = _jsonable(value)
-        self.events.append(record)
+        if self._names:  # made already, it waits behind the events recorded before it
+            self._ats.append(0.0)
+            self._names.append(None)
+            self._tasks.append(task)
+            self._fields.append(record)
+        else:
+            self._events.append(record)
         return record
 
-    def record_json(
-        self, event: str, task: str | None, fields: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    def record_json(self, event: str, task: str | None, fields: Mapping[str, Any]) -> None:
         """`record` for a producer that hands over JSON values only (str, numbers, booleans,
         None, and lists and dicts of them), made for this event and held by no one else: they
-        are kept as they are, unchecked. The orchestrator's own events come this way."""
+        are kept as they are, unchecked; a field may also be a tuple of such values (shared, as
+        it cannot change), which becomes a list. The orchestrator's own events come this way,
+        several per task node, so the event's dict is made only when `events` is read: here
+        the event is a clock reading and the fields it was handed."""
         if event not in EVENTS:
             raise TraceError(f"unknown trace event {event!r}")
-        record = {
-            "seq": len(self.events) + 1,
-            "ms": int((self._clock() - self._start) * 1_000_000) / 1000,
-            "event": event,
-            "task": task,
-            **fields,
-        }
-        self.events.append(record)
-        return record
+        self._ats.append(self._clock())
+        self._names.append(event)
+        self._tasks.append(task)
+        self._fields.append(fields)
 
     def child(self) -> Trace:
         """A trace on the same clock, whose events `adopt` adds to this one later (the events
@@ -110,9 +155,10 @@ class Trace:
     def adopt(self, child: Trace) -> None:
         """Add a child's events after this trace's own, numbered on from them (their `ms` stay
         when they happened)."""
+        events = self.events
         for record in child.events:
-            record["seq"] = len(self.events) + 1
-            self.events.append(record)
+            record["seq"] = len(events) + 1
+            events.append(record)
         child.events = []
 
     def of(self, event: str) -> list[dict[str, Any]]:

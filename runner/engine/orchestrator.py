@@ -124,6 +124,15 @@ def _parallel_subtasks(tool: Tool, config: ToolConfig) -> bool:
     return config.decompose is not None and config.decompose.parallel
 
 
+def _subtree(task: Task) -> list[Task]:
+    """A task and its descendants, level by level (not `Task.walk`'s order: for sets and for
+    work whose order does not matter; a list is cheaper to make and read than a generator)."""
+    nodes = [task]
+    for node in nodes:  # (the list grows as it is read: every level is appended in turn)
+        nodes.extend(node.sub_tasks)
+    return nodes
+
+
 async def _resolve(value: T | Awaitable[T]) -> T:
     """Tool methods may be plain or async (protocols.py): await what is awaitable."""
     if inspect.isawaitable(value):
@@ -162,7 +171,8 @@ class Orchestrator:
             name: (config.priority, index)
             for index, (name, config) in enumerate(self.configs.items())
         }
-        self._forced: dict[frozenset[str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._forced: dict[frozenset[str], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]
+        self._forced = {}
         self.consumers = {name for name, tool in self.tools.items() if is_context_consumer(tool)}
         # coordinators whose subtasks may run concurrently: `decompose.parallel`, or a python
         # coordinator's `parallel_subtasks = True`
@@ -185,10 +195,13 @@ class Orchestrator:
         """Lower priority first; ties in file order."""
         return sorted(names, key=self._rank.__getitem__)
 
-    def forced_tools(self, names: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def forced_tools(
+        self, names: frozenset[str]
+    ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         """C13–C15: the tools a task's required names force, by priority (a name may be simple
-        or domain-prefixed), and the names that are no tool of the domain. Worked out once per
-        set of names: a coordinator usually forces the same tools on many subtasks."""
+        or domain-prefixed), the names that are no tool of the domain, and all the names,
+        sorted. Worked out once per set of names: a coordinator usually forces the same tools
+        on many subtasks."""
         found = self._forced.get(names)
         if found is None:
             known: list[str] = []
@@ -199,7 +212,8 @@ class Orchestrator:
                     ignored.append(name)
                 elif config.name not in known:
                     known.append(config.name)
-            found = self._forced[names] = (tuple(self.by_priority(known)), tuple(ignored))
+            plan = (tuple(self.by_priority(known)), tuple(ignored), tuple(sorted(names)))
+            found = self._forced[names] = plan
         return found
 
     async def run_round(self, state: SessionState, message: str | None) -> RoundResult:
@@ -351,6 +365,7 @@ class _Round:
             return None
         resumed = task.status is not TaskStatus.PENDING
         task.status = TaskStatus.RUNNING
+        required = task.required_tool_names
         self.emit(
             "task.start",
             task.task_no,
@@ -360,7 +375,8 @@ class _Round:
             resumed=resumed,
             conditional=task.conditional,
             owner=task.owner_coordinator_name,
-            required_tools=sorted(task.required_tool_names),
+            # sorted, as a tuple the trace makes a list (record_json): worked out once per set
+            required_tools=self.o.forced_tools(frozenset(required))[2] if required else (),
         )
         if self._coordinator_step(task):
             await self._run_coordinators(task, self.o.coordinators)
@@ -545,16 +561,16 @@ class _Round:
             if reason is not None:
                 self._skip_coordinator(task, name, reason)
                 continue
-            existing = {id(t) for t in task.walk()}
+            existing = {id(t) for t in _subtree(task)}
             await self._decompose(task, name)
-            created = {id(t) for t in task.walk() if id(t) not in existing}
-            taken = {t.task_no for t in self._root.walk() if id(t) not in created}
+            created = {id(t) for t in _subtree(task) if id(t) not in existing}
+            taken = {t.task_no for t in _subtree(self._root) if id(t) not in created}
             self._adopt(task, created, name, taken)
             # C11/C12: it had its chance (even if it declined or raised), here and below. The
             # task's descendants are exactly the subtasks made in its coordinator step, so they
             # all get the extended set; adding one name at a time and storing the state after
             # each coordinator lets a crashed step resume without running one twice.
-            for member in task.walk():
+            for member in _subtree(task):
                 member.applied_coordinator_names.add(name)
             self.save()
 
@@ -752,7 +768,7 @@ class _Round:
         """C13–C15: exactly the required tools, by simple or prefixed name; no suitability call,
         no retrieval tool beside them. An unknown name made at run time is ignored, with a
         warning."""
-        known, ignored = self.o.forced_tools(frozenset(task.required_tool_names))
+        known, ignored, required = self.o.forced_tools(frozenset(task.required_tool_names))
         for name in ignored:
             self.warn(
                 f"task {task.task_no} requires tool {name!r}, which the domain "
@@ -763,10 +779,10 @@ class _Round:
             "activation",
             task.task_no,
             mode=FORCED,
-            candidates=sorted(task.required_tool_names),
+            candidates=required,  # (tuples, shared: the trace makes them lists, record_json)
             suitability=None,
             activated=[{"tool": name, "reason": FORCED} for name in known],
-            ignored=list(ignored),
+            ignored=ignored,
         )
         return dict.fromkeys(known, FORCED)
 
@@ -807,15 +823,19 @@ class _Round:
     async def _run_tool(self, task: Task, name: str) -> _Stop | None:
         tool = self.tools[name]
         text = execution_text(task.task_prompt, task.prompt_context)  # C21
-        clarification = self._answered_clarification(task, name)
+        clarification = (
+            None if self.state.pending is None else self._answered_clarification(task, name)
+        )
         consumer = name in self.o.consumers
         key = completion_key(task.task_no, name)
         try:
             result = self._call(tool, text, clarification, consumer, task)
-            if inspect.isawaitable(result):  # (not _resolve: one coroutine less per tool run)
-                result = await result
-            if not isinstance(result, ToolResult):
-                raise TypeError(f"tool {name!r} returned {type(result).__name__}, not a ToolResult")
+            if type(result) is not ToolResult:  # a plain tool's result needs no more checks
+                if inspect.isawaitable(result):  # (not _resolve: one coroutine less per run)
+                    result = await result
+                if not isinstance(result, ToolResult):
+                    kind = type(result).__name__
+                    raise TypeError(f"tool {name!r} returned {kind}, not a ToolResult")
         except Exception as exc:
             task.tool_status[name] = ToolStatus.FAILED
             self._consume(clarification)
@@ -824,8 +844,10 @@ class _Round:
             )
             self.save()
             return None
-        self._consume(clarification)
-        return self._take(task, name, text, self._as_configured(name, result, text), consumer)
+        if clarification is not None:
+            self._consume(clarification)
+        result = self._as_configured(name, result, text)
+        return self._take(task, name, key, text, result, consumer)
 
     def _call(
         self, tool: Tool, text: str, clarification: Clarification | None, consumer: bool, task: Task
@@ -867,6 +889,8 @@ class _Round:
         output = config.output
         if config.coordinator_output is not None and is_coordinator_requested(text):
             output = config.coordinator_output
+        if output is not Output.GUARANTEED and output is not Output.ANSWER:
+            return result  # the common case first: nothing to raise
         if result.kind is not ResultKind.CONTEXT or result.is_empty:
             return result
         if output is Output.GUARANTEED:
@@ -876,9 +900,8 @@ class _Round:
         return result
 
     def _take(
-        self, task: Task, name: str, text: str, result: ToolResult, consumer: bool
+        self, task: Task, name: str, key: str, text: str, result: ToolResult, consumer: bool
     ) -> _Stop | None:
-        key = completion_key(task.task_no, name)
         if result.kind is ResultKind.CLARIFICATION:
             return self._ask(task, name, result.text)
         task.tool_status[name] = ToolStatus.DONE
@@ -903,7 +926,7 @@ class _Round:
             reason=task.tool_reasons.get(name, ""),
             result=result.kind._value_,  # the member's value, without the `.value` descriptor
             consumer=consumer,
-            empty=result.is_empty,
+            empty=not result.text.strip(),  # (`is_empty`: its kind is context or guaranteed)
             chars=len(result.text),
             sources=len(result.sources),
         )

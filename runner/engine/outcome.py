@@ -75,17 +75,24 @@ def task_tree(task: Task, buffer: ContextBuffer) -> dict[str, Any]:
 
 def _task_node(task: Task, buffer: ContextBuffer) -> dict[str, Any]:
     tools = []
+    reasons = task.tool_reasons
     for name, status in task.tool_status.items():
         key = completion_key(task.task_no, name)
-        results = buffer.results(key)
+        items = 0
+        guaranteed = False
+        for result in buffer.peek(key):  # (one loop, no copy: every node of a big tree pays)
+            if result.context.strip():
+                items += 1
+            if result.guaranteed:
+                guaranteed = True
         tools.append(
             {
                 "name": name,
                 "key": key,
                 "status": status._value_,  # (`.value` is a slow descriptor; trees are big)
-                "reason": task.tool_reasons.get(name, ""),
-                "items": sum(1 for r in results if r.context.strip()),
-                "guaranteed": any(r.guaranteed for r in results),
+                "reason": reasons.get(name, ""),
+                "items": items,
+                "guaranteed": guaranteed,
             }
         )
     return {

@@ -8,7 +8,7 @@ session stores it between clarification rounds (C24).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any
@@ -270,6 +270,10 @@ class ContextBuffer:
     def results(self, key: str) -> list[PromptAndContext]:
         """The results under one completion key (none: an empty list)."""
         return list(self._entries.get(key, ()))
+
+    def peek(self, key: str) -> Sequence[PromptAndContext]:
+        """`results` without the copy, for a reader that only reads them at once."""
+        return self._entries.get(key, ())
 
     def __contains__(self, key: object) -> bool:
         return key in self._entries
