@@ -23,7 +23,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -1040,8 +1048,10 @@ class _Round:
         `answer.max_context_items`, through the answer template. The sources are those of the
         passages the answer cites, in citation order, then those of every guaranteed passage:
         guaranteed context is handed on as it is (C23)."""
-        guaranteed = self._passages(guaranteed=True)
-        context = self._passages(guaranteed=False)[: self.pipeline.answer.max_context_items]
+        consumed = self._consumed_subtasks(root)
+        guaranteed = self._passages(guaranteed=True, leaving_out=consumed)
+        context = self._passages(guaranteed=False, leaving_out=consumed)
+        context = context[: self.pipeline.answer.max_context_items]
         answer = await self.prompts.answer(
             root.task_prompt, guaranteed, context, template=self.pipeline.answer.template
         )
@@ -1049,12 +1059,36 @@ class _Round:
         sources = tuple(dict.fromkeys(s for p in drawn_on for s in p.sources))
         return _Stop(ANSWER, answer.text, sources)
 
-    def _passages(self, *, guaranteed: bool | None) -> list[Passage]:
+    def _consumed_subtasks(self, root: Task) -> set[str]:
+        """[decided, C20e/C28] A coordinator activated after its subtasks builds its own result
+        from theirs; once it gave one, that result stands for them in the final answer, so the
+        subtasks' results (its `.n`/`.s` searches, its per-item lookups) are not handed to the
+        answer a second time, and their sources are listed only where its result cites them."""
+        consumed: set[str] = set()
+        for task in root.walk():
+            for name, reason in task.tool_reasons.items():
+                if reason not in (AFTER_SUBTASKS, DEEP_FALLBACK) or not self._gave_result(
+                    task, name
+                ):
+                    continue
+                for sub in task.sub_tasks:
+                    if sub.owner_coordinator_name == name:
+                        consumed.update(t.task_no for t in sub.walk())
+        return consumed
+
+    def _gave_result(self, task: Task, name: str) -> bool:
+        results = self.state.buffer.snapshot().get(completion_key(task.task_no, name), ())
+        return any(result.context.strip() for result in results)
+
+    def _passages(
+        self, *, guaranteed: bool | None, leaving_out: Collection[str] = ()
+    ) -> list[Passage]:
         """The buffer's non-empty results as passages, in buffer order; `guaranteed` selects
-        one kind (None: both)."""
+        one kind (None: both); `leaving_out` names tasks whose results are left out."""
         from runner.llm.prompts import passages_from_buffer
 
-        return passages_from_buffer(self.state.buffer, guaranteed=guaranteed)
+        passages = passages_from_buffer(self.state.buffer, guaranteed=guaranteed)
+        return [p for p in passages if key_task_no(p.key) not in leaving_out]
 
     # --- plumbing -----------------------------------------------------------------------
 

@@ -114,7 +114,8 @@ def test_c28_not_enough_context_runs_the_deep_coordinator_on_the_root(world):
     assert task_of(w, "1.1.s").owner_coordinator_name == "deep"
     assert task_of(w, "1").applied_coordinator_names == {"deep"}
     answer_request = w.asked(Purpose.ANSWER)[0]
-    assert [p["text"] for p in answer_request.facts["guaranteed"]] == ["size 40 mm", "size 40 mm"]
+    # the coordinator's supplement stands for its subtasks' answers: handed on once, not twice
+    assert [p["key"] for p in answer_request.facts["guaranteed"]] == ["1:deep"]
     assert result.sources == (MANUAL_P4,)
     [fallback] = w.events("deep_fallback")
     assert fallback["run"] is True
@@ -221,3 +222,23 @@ def test_c33_the_answer_question_is_the_root_prompt_with_what_coordinators_appen
     w.run("How long does it take?")
     [request] = w.asked(Purpose.ANSWER)
     assert request.facts["question"] == "How long does it take? Answer briefly."
+
+
+def test_c20e_a_coordinator_that_answered_from_its_subtasks_stands_for_them_in_the_answer(world):
+    deep, neighbors, search = _deep_search()
+    w = world(
+        FakeTool("rag", "unrelated"),
+        deep,
+        neighbors,
+        search,
+        retrieval_tool="rag",
+        deep_fallback=FALLBACK,
+        script=[_gate(False)],
+    )
+    w.run("what filter fits?")
+    answer_request = w.asked(Purpose.ANSWER)[0]
+    handed_on = [
+        p["key"] for p in (*answer_request.facts["guaranteed"], *answer_request.facts["context"])
+    ]
+    assert "1:rag" in handed_on and "1:deep" in handed_on
+    assert not [key for key in handed_on if key.startswith("1.1.")]
