@@ -97,9 +97,9 @@ def test_c27_a_rule_gatekeeper_measures_important_word_coverage_without_an_llm(w
     assert gate["enough"] is True and "67%" in gate["reason"]
 
 
-def test_c28_not_enough_context_runs_the_deep_coordinator_on_the_root(world):
+def _world_the_gatekeeper_sends_to_deep_search(world):
     deep, neighbors, search = _deep_search()
-    w = world(
+    return world(
         FakeTool("rag", "unrelated"),
         deep,
         neighbors,
@@ -108,6 +108,10 @@ def test_c28_not_enough_context_runs_the_deep_coordinator_on_the_root(world):
         deep_fallback=FALLBACK,
         script=[_gate(False)],
     )
+
+
+def test_c28_not_enough_context_runs_the_deep_coordinator_on_the_root(world):
+    w = _world_the_gatekeeper_sends_to_deep_search(world)
     result = w.run("what filter fits?")
     assert w.ran() == [("1", "rag"), ("1.1.n", "neighbors"), ("1.1.s", "search"), ("1", "deep")]
     assert [c.task_no for c in w.calls("deep", "decide_conditional")] == ["1.1.s"]
@@ -225,16 +229,7 @@ def test_c33_the_answer_question_is_the_root_prompt_with_what_coordinators_appen
 
 
 def test_c20e_a_coordinator_that_answered_from_its_subtasks_stands_for_them_in_the_answer(world):
-    deep, neighbors, search = _deep_search()
-    w = world(
-        FakeTool("rag", "unrelated"),
-        deep,
-        neighbors,
-        search,
-        retrieval_tool="rag",
-        deep_fallback=FALLBACK,
-        script=[_gate(False)],
-    )
+    w = _world_the_gatekeeper_sends_to_deep_search(world)
     w.run("what filter fits?")
     answer_request = w.asked(Purpose.ANSWER)[0]
     handed_on = [
