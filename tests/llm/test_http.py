@@ -25,7 +25,8 @@ def client_for(server: FakeLLMServer, tmp_path: Path, **overrides: object) -> Cl
         "provider": "openai_like",
         "model": "test-model",
         "api_base": f"{server.url}/v1",
-        "timeout_s": 0.3,
+        # generous: only the stall test needs a call to time out, and it sets its own
+        "timeout_s": 5.0,
         "max_retries": 2,
         **overrides,
     }
@@ -58,8 +59,8 @@ def test_a_400_is_not_retried(llm_server: FakeLLMServer, tmp_path: Path) -> None
 
 
 def test_a_stalled_call_times_out_and_is_retried(llm_server: FakeLLMServer, tmp_path: Path) -> None:
-    llm_server.script(stall(5), reply("after the stall"))
-    client = client_for(llm_server, tmp_path, timeout_s=0.2)
+    llm_server.script(stall(10), reply("after the stall"))
+    client = client_for(llm_server, tmp_path, timeout_s=1.0)
     assert run(client.complete(QUESTION)).text == "after the stall"
     assert client.calls[0].outcome == "error"
 
