@@ -40,6 +40,7 @@ class RuntimeOptions(TypedDict, total=False):
 
     llm_override: str | None
     llm_script: str | Path | None
+    replay: str | Path | None
     record: str | Path | None
     cache: bool | None
     allow_python: bool
@@ -78,6 +79,7 @@ class Runtime:
         *,
         llm_override: str | None = None,
         llm_script: str | Path | None = None,
+        replay: str | Path | None = None,
         record: str | Path | None = None,
         cache: bool | None = None,
         allow_python: bool = False,
@@ -93,6 +95,7 @@ class Runtime:
             pipeline=pipeline,
             override=llm_override,
             script=Path(llm_script) if llm_script is not None else None,
+            cassette=Path(replay) if replay is not None else None,
             record=Path(record) if record is not None else None,
             cache=cache,
         )

@@ -40,6 +40,7 @@ class RunOptions:
     session: str | None
     llm: str | None
     llm_script: Path | None
+    replay: Path | None
     record: Path | None
     cache: bool | None
     allow_python: bool
@@ -69,10 +70,16 @@ def runtime_options(function: F) -> F:
             help="Answer with the scripted provider, from this file's rules.",
         ),
         click.option(
+            "--replay",
+            metavar="CASSETTE",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help="Answer from this cassette (the replay provider) instead of an LLM.",
+        ),
+        click.option(
             "--record",
             metavar="CASSETTE",
             type=click.Path(dir_okay=False, path_type=Path),
-            help="Write every LLM reply to this cassette (replay it with --llm replay).",
+            help="Write every LLM reply to this cassette (answer from it with --replay).",
         ),
         click.option(
             "--cache/--no-cache",
@@ -108,6 +115,7 @@ def run_options(pipeline: Path, values: Mapping[str, Any]) -> RunOptions:
         session=values["session"],
         llm=values["llm"],
         llm_script=values["llm_script"],
+        replay=values["replay"],
         record=values["record"],
         cache=values["cache"],
         allow_python=values["allow_python"],
@@ -176,6 +184,7 @@ def open_runtime(options: RunOptions, runtime_class: type[Runtime]) -> Runtime:
         options.pipeline,
         llm_override=options.llm,
         llm_script=options.llm_script,
+        replay=options.replay,
         record=options.record,
         cache=options.cache,
         allow_python=options.allow_python,

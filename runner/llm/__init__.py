@@ -60,14 +60,16 @@ def build_client(
     record: Path | None = None,
     cache: bool | None = None,
     script: Path | None = None,
+    cassette: Path | None = None,
     environ: dict[str, str] | None = None,
 ) -> Client:
     """The run's client.
 
     override: `--llm PROVIDER[:MODEL]`; beats `script` (`--llm-script FILE`, which selects the
-    scripted provider with that file's rules first), which beats `$RUNNER_LLM`, which beats
-    `config`. record: a cassette path every answered request is written to. cache: `--cache`
-    (None: `llm.cache` decides)."""
+    scripted provider with that file's rules first) and `cassette` (`--replay CASSETTE`, the
+    replay provider on that cassette), which beat `$RUNNER_LLM`, which beats `config`.
+    record: a cassette path every answered request is written to. cache: `--cache` (None:
+    `llm.cache` decides)."""
     from runner.llm.cache import ResponseCache
     from runner.llm.cassette import Recorder
     from runner.llm.client import Client
@@ -75,7 +77,11 @@ def build_client(
     from runner.llm.settings import resolve
 
     resolved = resolve(
-        config, override=override, script=script, environ=os.environ if environ is None else environ
+        config,
+        override=override,
+        script=script,
+        cassette=cassette,
+        environ=os.environ if environ is None else environ,
     )
     provider = make_provider(resolved, origin=pipeline.path if pipeline else None)
     # local providers are deterministic already; caching them would hide a script's `times`

@@ -39,14 +39,20 @@ def resolve(
     *,
     override: str | None = None,
     script: Path | None = None,
+    cassette: Path | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> LLMConfig:
-    """The LLM settings in force after the command-line flags and the environment."""
+    """The LLM settings in force after the command-line flags and the environment.
+
+    `--llm` beats `--llm-script FILE` and `--replay CASSETTE` (each of which picks its provider
+    with that file), which beat `$RUNNER_LLM`, which beats the file."""
     environ = os.environ if environ is None else environ
     if override:
         return _apply(config, *parse_override(override, origin="--llm"))
     if script is not None:
         return dataclasses.replace(config, provider="scripted", script_file=script)
+    if cassette is not None:
+        return dataclasses.replace(config, provider="replay", cassette=cassette)
     env_spec = environ.get(ENV_VARIABLE, "").strip()
     if env_spec:
         return _apply(config, *parse_override(env_spec, origin=f"${ENV_VARIABLE}"))

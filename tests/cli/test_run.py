@@ -104,6 +104,25 @@ def test_llm_overrides_the_pipelines_provider(cli, shop, tmp_path):
     assert result_json(result)["answer"] == "from the script file"
 
 
+def test_a_recorded_run_is_answered_again_from_its_cassette_with_replay(cli, shop, tmp_path):
+    script = tmp_path / "script.yaml"
+    script.write_text(
+        "- {purpose: decompose, reply: {products: []}}\n"
+        "- {purpose: suitability, reply: {compare: false, price: true}}\n"
+        "- {purpose: answer, reply: recorded once}\n",
+        encoding="utf-8",
+    )
+    cassette = tmp_path / "cassette.yaml"
+    recorded = cli("run", shop, "price of KD-450?", "--llm-script", script, "--record", cassette)
+    assert recorded.exit_code == 0, recorded.output
+    replayed = cli("run", shop, "price of KD-450?", "--replay", cassette, "--json")
+    assert replayed.exit_code == 0, replayed.output
+    assert result_json(replayed)["answer"] == "recorded once"
+    missed = cli("run", shop, "price of KD-600X?", "--replay", cassette, "--json")
+    assert result_json(missed)["outcome"] == "error"
+    assert "+price of KD-600X?" in result_json(missed)["error"]  # the diff of the nearest prompt
+
+
 def test_an_error_is_one_readable_paragraph_and_exit_1(cli, shop):
     result = cli("run", shop, COMPARE, "--llm", "nonsense")
     assert result.exit_code == 1

@@ -61,3 +61,9 @@ def test_per_purpose_settings_override_the_block() -> None:
 def test_an_unknown_provider_names_where_it_came_from() -> None:
     with pytest.raises(LLMConfigError, match=r"\$RUNNER_LLM: unknown LLM provider 'gpt'"):
         resolve(FILE, environ={"RUNNER_LLM": "gpt:4"})
+
+
+def test_replay_flag_picks_the_replay_provider_on_its_cassette_below_llm() -> None:
+    replayed = resolve(LLMConfig(), cassette=Path("c.yaml"), environ={"RUNNER_LLM": "offline"})
+    assert (replayed.provider, replayed.cassette) == ("replay", Path("c.yaml"))
+    assert resolve(LLMConfig(), override="offline", cassette=Path("c.yaml")).provider == "offline"
