@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,8 +21,22 @@ from runner.config.model import (
 from runner.llm import build_client
 from runner.llm.client import Client
 from runner.llm.prompts import Prompts
+from runner.llm.types import LLMClient, LLMReply, LLMRequest
 
 T = TypeVar("T")
+
+
+@dataclass
+class Recorder:
+    """A client that keeps each request and the provider's raw reply text."""
+
+    client: LLMClient
+    seen: list[tuple[LLMRequest, str]] = field(default_factory=list)
+
+    async def complete(self, request: LLMRequest) -> LLMReply:
+        reply = await self.client.complete(request)
+        self.seen.append((request, reply.text))
+        return reply
 
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:

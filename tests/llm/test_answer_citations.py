@@ -4,16 +4,13 @@ answer drew on — for every provider alike."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from runner.config.model import ScriptRule
 from runner.llm.prompts import Answer, Passage, Prompts
 from runner.llm.providers.extractive import source_labels
 from runner.llm.providers.offline_units import CITATION, citation_labels
-from runner.llm.types import LLMClient, LLMReply, LLMRequest
 from runner.sources import Source
 
-from .helpers import offline, run, scripted
+from .helpers import Recorder, offline, run, scripted
 
 PAGE_A = Passage("The kettle is blue.", (Source("a.md", 1),), "1:rag")
 PAGE_B = Passage("The kettle holds a litre.", (Source("b.md", 2),), "1:rag")
@@ -21,19 +18,6 @@ PAGE_C = Passage("The kettle boils in three minutes.", (Source("c.md", 3),), "1:
 WARRANTY = Passage(
     "Two years of warranty.", (Source("products.csv", heading="KD-450"),), "1:w", True
 )
-
-
-@dataclass
-class Recorder:
-    """A client that keeps each request and the provider's raw reply text."""
-
-    client: LLMClient
-    seen: list[tuple[LLMRequest, str]] = field(default_factory=list)
-
-    async def complete(self, request: LLMRequest) -> LLMReply:
-        reply = await self.client.complete(request)
-        self.seen.append((request, reply.text))
-        return reply
 
 
 def answer_with(reply: str, guaranteed=(), context=(PAGE_A, PAGE_B, PAGE_C)) -> Answer:

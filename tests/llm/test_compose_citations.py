@@ -5,14 +5,11 @@ cites none) — for every provider alike."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from runner.config.model import ScriptRule
 from runner.llm.prompts import Answer, Passage, Prompts
-from runner.llm.types import LLMClient, LLMReply, LLMRequest
 from runner.sources import Source
 
-from .helpers import offline, run, scripted
+from .helpers import Recorder, offline, run, scripted
 
 KETTLE = Passage(
     "[kettle.md, page 3] Descale every four weeks.", (Source("kettle.md", 3),), "1.1.n:n", True
@@ -27,19 +24,6 @@ TWO_PAGES = Passage(
     "1.3.s:s",
     True,
 )
-
-
-@dataclass
-class Recorder:
-    """A client that keeps each request and the provider's raw reply text."""
-
-    client: LLMClient
-    seen: list[tuple[LLMRequest, str]] = field(default_factory=list)
-
-    async def complete(self, request: LLMRequest) -> LLMReply:
-        reply = await self.client.complete(request)
-        self.seen.append((request, reply.text))
-        return reply
 
 
 def compose_with(reply: str, answers=(KETTLE, TOASTER, TWO_PAGES)) -> Answer:

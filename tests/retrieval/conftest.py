@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from envkit import task_env
 
 from runner.config.model import (
     Activation,
@@ -24,8 +25,6 @@ from runner.config.model import (
     ToolConfig,
     ToolKind,
 )
-from runner.engine.env import RuntimeEnv
-from runner.engine.marker import execution_text
 from runner.engine.protocols import PriorContext
 from runner.engine.task import Task
 from runner.llm.prompts import Answer, Passage
@@ -126,16 +125,13 @@ class Harness:
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     def env(self, task: Task, *, text: str | None = None, buffer: PriorContext | None = None):
-        return RuntimeEnv(
-            pipeline=self.pipeline,
-            llm=None,  # type: ignore[arg-type]  # tools reach the LLM through prompts only
-            prompts=self.prompts,  # type: ignore[arg-type]
-            task=task,
-            buffer=buffer or {},
-            text=text
-            if text is not None
-            else execution_text(task.task_prompt, task.prompt_context),
-            tools=self.tools,
+        return task_env(
+            self.pipeline,
+            self.prompts,
+            self.tools,
+            task,
+            text=text,
+            buffer=buffer,
             emit=lambda event, task, **fields: self.events.append((event, fields)),
         )
 

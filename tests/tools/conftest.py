@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from envkit import task_env
 
 from runner.config.model import Pipeline, ToolConfig
 from runner.engine.env import RuntimeEnv
-from runner.engine.marker import execution_text
 from runner.engine.protocols import PriorContext
 from runner.engine.task import Task
 from runner.llm.types import Purpose
@@ -77,18 +77,7 @@ class Harness:
         text: str | None = None,
         buffer: PriorContext | None = None,
     ) -> RuntimeEnv:
-        return RuntimeEnv(
-            pipeline=self.pipeline,
-            llm=None,  # type: ignore[arg-type]  # tools reach the LLM through prompts only
-            prompts=self.prompts,  # type: ignore[arg-type]
-            task=task,
-            buffer=buffer or {},
-            text=text
-            if text is not None
-            else execution_text(task.task_prompt, task.prompt_context),
-            tools=self.tools,
-            emit=lambda *args, **kwargs: None,
-        )
+        return task_env(self.pipeline, self.prompts, self.tools, task, text=text, buffer=buffer)
 
 
 @pytest.fixture
