@@ -196,7 +196,8 @@ def open_runtime(options: RunOptions, runtime_class: type[Runtime]) -> Runtime:
 def _index_progress(corpus: str, stage: str, done: int, total: int) -> None:
     # building an index on first use can take a while: say so once, on stderr
     if stage == "read" and done == 0:
-        click.echo(f"building the index of corpus {corpus!r} ({total} files)…", err=True)
+        files = f"{total} file{'' if total == 1 else 's'}"
+        click.echo(f"building the index of corpus {corpus!r} ({files})…", err=True)
 
 
 @contextmanager

@@ -79,7 +79,9 @@ class PositiveBM25Retriever(BM25Retriever):
 
 def build(nodes: Sequence[TextNode], folder: Path) -> PositiveBM25Retriever:
     """Index the nodes and persist the BM25 index and the docstore into `folder`."""
-    retriever = PositiveBM25Retriever(nodes=list(nodes), language="en")
+    # top_k is set per query (it is not persisted anyway); 1 here keeps llama-index from warning
+    # that its default is larger than a corpus of a single page
+    retriever = PositiveBM25Retriever(nodes=list(nodes), language="en", similarity_top_k=1)
     folder.mkdir(parents=True, exist_ok=True)
     retriever.persist(str(folder / BM25_FOLDER), show_progress=False)
     docstore = SimpleDocumentStore()

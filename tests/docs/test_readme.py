@@ -9,9 +9,12 @@ copy it. A command that names a session used before must continue it (not print 
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -67,3 +70,31 @@ def test_the_five_minutes_commands_work_as_written(
         if given in sessions:  # it continues a session: not its first round
             assert not re.search(r"\bround 1\b", result.output), failure(command, result)
         sessions += [given] if given else session_ids(result.output)
+
+
+OWN_PIPELINE = "## A pipeline of your own"
+
+
+def test_the_pipeline_of_your_own_script_runs_as_pasted(tmp_path: Path) -> None:
+    """The README's three-step script, pasted into bash in an empty folder with `runner` on the
+    PATH: every step must succeed (`bash -e`), and the test case it writes must pass."""
+    text = README.read_text(encoding="utf-8")
+    assert OWN_PIPELINE in text, f"README.md has no section {OWN_PIPELINE!r}"
+    section = text.split(OWN_PIPELINE, 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"^```sh\n(.*?)^```", section, re.M | re.S)
+    assert block is not None, f"README.md: the section {OWN_PIPELINE!r} has no sh block"
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
+    done = subprocess.run(
+        ["bash", "-e", "-c", block[1]],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "desk/desk.yaml: ok" in done.stdout
+    assert "[hours.md p. 1]" in done.stdout
+    assert "1 passed, 0 failed" in done.stdout
