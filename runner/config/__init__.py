@@ -70,10 +70,10 @@ def validate_file(path: Path) -> FileReport:
     # Imported here: `runner validate` is the only caller that needs the whole machinery,
     # and the engine importing runner.config.model should not pay for jsonschema.
     from runner.config.build import build_pipeline
+    from runner.config.checks import check
     from runner.config.humanize import humanize
     from runner.config.loader import LoadError, read_document
     from runner.config.schema import schema_errors
-    from runner.config.semantic import check
 
     try:
         document = read_document(path)

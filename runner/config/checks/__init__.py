@@ -1,0 +1,50 @@
+"""The checks the schema cannot express, run once a file has passed the schema.
+
+One module per family, each check a small function with stable `R1xx` codes (the table is in
+docs/validate.md):
+
+    names.py         tool names, tool references, prompt types      R101–R103, R105
+    activation.py    coordinator_only tools, deep-search tools       R104, R118
+    corpora.py       document collections                            R106, R122
+    paths.py         paths inside the pipeline's folder              R107, R108, R123
+    templates.py     templates and expressions                       R109–R112
+    extraction.py    extraction schemas, clarification parameters    R113, R119
+    tables.py        lookup tables and their columns                 R120
+    tools.py         each tool's settings by kind, python references R115
+    coordinators.py  declarative coordinators and subtask templates  R116, R117
+    domain.py        domain-wide templates, regexes, script files    R114, R121
+
+Nothing here imports or runs pipeline code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from runner.config.checks import activation, coordinators, corpora, domain, names, tools
+from runner.config.checks.context import Checks
+from runner.config.diagnostics import Diagnostic
+from runner.config.loader import Document
+
+# In this order: a later family may rely on what an earlier one reported (see context.py).
+FAMILIES: tuple[Callable[[Checks], None], ...] = (
+    names.duplicate_tools,
+    names.tool_references,
+    activation.coordinator_only_tools,
+    activation.search_tools_hidden,
+    names.prompt_type_names,
+    corpora.corpora,
+    tools.tool_settings,
+    coordinators.decompositions,
+    domain.domain_templates,
+    domain.regexes,
+    domain.script_file,
+)
+
+
+def check(document: Document) -> list[Diagnostic]:
+    """Every semantic diagnostic of a document that passed the schema."""
+    checks = Checks(document)
+    for family in FAMILIES:
+        family(checks)
+    return checks.diagnostics

@@ -1,0 +1,68 @@
+"""Activation that cannot work as written: a `coordinator_only` tool that nothing requires
+(R104, C15a), and a deep-search tool that could activate on the normal branch (R118, C30)."""
+
+from __future__ import annotations
+
+from runner.config.checks.context import Checks
+
+
+def requirable_tools(checks: Checks) -> set[str]:
+    """Tools something can force onto a subtask or run without the suitability test."""
+    names: set[str] = set()
+    for path, tool in checks.tool_items():
+        for _, subtask in checks.subtask_items(path, tool):
+            names |= {checks.simple_name(name) for name in subtask.get("required_tools", ())}
+        if tool["kind"] == "deep_search":
+            names |= {
+                checks.simple_name(tool[key])
+                for key in ("search_tool", "neighbor_search_tool")
+                if key in tool
+            }
+    for key in ("retrieval_tool",):
+        if key in checks.data:
+            names.add(checks.simple_name(checks.data[key]))
+    if "deep_fallback" in checks.data:
+        names.add(checks.simple_name(checks.data["deep_fallback"]["coordinator"]))
+    return names
+
+
+def coordinator_only_tools(checks: Checks) -> None:
+    # A python tool may require any tool at run time, so nothing can be concluded then.
+    if any(tool["kind"] == "python" for tool in checks.data["tools"]):
+        return
+    requirable = requirable_tools(checks)
+    for path, tool in checks.tool_items():
+        # a coordinator still decomposes in every coordinator step (C8), and one that is
+        # activated after its subtasks runs then too (C20e)
+        if "decompose" in tool:
+            continue
+        if tool.get("activation") == "coordinator_only" and tool["name"] not in requirable:
+            checks.emit(
+                "R104",
+                f"tool `{tool['name']}` is coordinator_only, but no subtask requires it: "
+                "it can never run",
+                (*path, "activation"),
+                hint="name it in a subtask's required_tools (or a deep_search tool), "
+                "or change its activation",
+                warning=True,
+            )
+
+
+def search_tools_hidden(checks: Checks) -> None:
+    """C30: the tools of deep search never activate on the normal branch."""
+    for path, tool in checks.tool_items():
+        if tool["kind"] != "deep_search":
+            continue
+        for key in ("search_tool", "neighbor_search_tool"):
+            target = checks.tools.get(checks.simple_name(tool.get(key, "")))
+            if target is None or target["kind"] != key.removesuffix("_tool"):
+                continue  # a wrong kind is R103's error, not this warning's
+            if target.get("activation") != "coordinator_only":
+                checks.emit(
+                    "R118",
+                    f"`{target['name']}` is the {key} of `{tool['name']}`, so it should "
+                    "only run on deep-search subtasks (C30)",
+                    (*path, key),
+                    hint=f"give `{target['name']}` `activation: coordinator_only`",
+                    warning=True,
+                )

@@ -1,0 +1,76 @@
+"""Extraction schemas: a valid JSON Schema describing a mapping of parameters (R113), and
+`clarify.required` naming parameters the schema declares (R119)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from jsonschema.exceptions import ValidationError, best_match
+
+from runner.config.checks.context import Checks
+from runner.config.checks.templates import Allowed, template_pair
+from runner.config.diagnostics import KeyPath, value_at
+from runner.config.humanize import TYPE_NAMES, describe, suggestion_suffix
+from runner.config.schema import metaschema_validator
+
+
+def extraction(checks: Checks, path: KeyPath, allowed: Allowed) -> None:
+    template_pair(checks, path, allowed)
+    schema = value_at(checks.data, (*path, "schema"))
+    error = _metaschema_error(json.dumps(schema, sort_keys=True, default=str))
+    if error is not None:
+        checks.emit(
+            "R113",
+            f"the extraction schema is not a valid JSON Schema: {_metaschema_problem(error)}",
+            (*path, "schema", *error.absolute_path),
+            hint="see https://json-schema.org/understanding-json-schema/",
+        )
+    elif schema.get("type") != "object":
+        checks.emit(
+            "R113",
+            "the extraction schema must describe a mapping of parameters (`type: object`)",
+            (*path, "schema"),
+            hint="e.g. {type: object, properties: {product: {type: string}}}",
+        )
+
+
+def clarify_parameters(checks: Checks, path: KeyPath, tool: Mapping[str, Any]) -> None:
+    known = set(tool.get("parameters", {}).get("schema", {}).get("properties", {}))
+    if tool["kind"] != "prompt" or not known:
+        return
+    for index, name in enumerate(tool["clarify"].get("required", ())):
+        if name not in known:
+            checks.emit(
+                "R119",
+                f"clarify.required names `{name}`, which the parameters schema does not "
+                "declare" + suggestion_suffix(name, known),
+                (*path, "clarify", "required", index),
+                hint=f"declared parameters: {', '.join(sorted(known))}",
+                warning=True,
+            )
+
+
+@lru_cache(maxsize=1024)
+def _metaschema_error(schema_json: str) -> ValidationError | None:
+    """The most relevant metaschema error of an extraction schema (cached by its JSON)."""
+    return best_match(metaschema_validator().iter_errors(json.loads(schema_json)))
+
+
+def _metaschema_problem(error: ValidationError) -> str:
+    """A metaschema error in an author's words, e.g. `properties.products.type`: `list` is not
+    a JSON Schema type; expected one of: array, boolean, …"""
+    where = ".".join(str(part) for part in error.absolute_path) or "the schema"
+    enums = [e for e in error.context or () if e.validator == "enum"]
+    if enums:
+        allowed = [str(value) for value in enums[0].validator_value]
+        return (
+            f"`{where}`: `{error.instance}` is not allowed; expected one of: {', '.join(allowed)}"
+            + suggestion_suffix(str(error.instance), allowed)
+        )
+    if error.validator == "type" and isinstance(error.validator_value, str):
+        wanted = TYPE_NAMES.get(error.validator_value, error.validator_value)
+        return f"`{where}` must be {wanted}, not {describe(error.instance)}"
+    return f"`{where}`: {error.message}"
