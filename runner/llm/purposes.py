@@ -1,48 +1,20 @@
-"""The variables each purpose's template receives: the contract between the templates in
-`templates/`, a pipeline's overrides (`llm.templates`), the offline provider (which reads the
-same variables as `LLMRequest.facts`) and `runner validate` (which reports an override that uses
-a variable it will never receive)."""
+"""The variables each purpose's template receives; they live in the leaf module
+runner/purposes.py, which runner.config reads too, and are re-exported here."""
 
 from __future__ import annotations
 
-from runner.llm.types import Purpose
-
-PURPOSE_VARIABLES: dict[Purpose, frozenset[str]] = {
-    # text: the task prompt; types: [{name, description}]
-    Purpose.PROMPT_TYPE: frozenset({"text", "types"}),
-    # tools: [{name, instruction, description, examples, keywords}] — every candidate in one call
-    Purpose.SUITABILITY: frozenset({"text", "tools"}),
-    # schema: the JSON Schema of the parameters; known_values: values of the pipeline's tables,
-    # {<lookup parameter or key column>: [values]}
-    Purpose.DECOMPOSE: frozenset({"text", "schema", "tool", "instruction", "known_values"}),
-    Purpose.EXTRACT: frozenset({"text", "schema", "tool", "instruction", "known_values"}),
-    # a prompt tool renders its own template (see docs/reference.md for its variables)
-    Purpose.TOOL: frozenset({"text"}),
-    # passages: [{text, sources, key, guaranteed}]
-    Purpose.GATEKEEPER: frozenset({"question", "passages"}),
-    Purpose.MISSING_INFO: frozenset({"question", "passages", "max_missing"}),
-    Purpose.READ_PAGE: frozenset({"question", "page"}),
-    Purpose.COMPOSE: frozenset({"question", "answers"}),
-    Purpose.ANSWER: frozenset({"question", "guaranteed", "context"}),
-}
-
-# What a `prompt` tool's own template receives.
-PROMPT_TOOL_VARIABLES = frozenset(
-    {
-        "text",  # the execution text (C21): prompt_context + marker + task_prompt
-        "task",  # the task prompt alone
-        "original",  # extract_coordinator_original(text): the parent's text (C22)
-        "coordinator_requested",  # whether a coordinator asked for this run (C22)
-        "params",  # the extracted parameters (empty mapping without `parameters`)
-        "context",  # passages of the context buffer (consumers only; else empty)
-        "clarification",  # {question, answer} when continuing a clarification (C24), else none
-        "tool",
-        "domain",
-        "lookup",  # lookup(tool, key): a lookup tool's rows for a key, a direct call (C26)
-    }
+from runner.purposes import (
+    CLARIFY_VARIABLES,
+    CONDITION_VARIABLES,
+    DECOMPOSE_VARIABLES,
+    PROMPT_TOOL_VARIABLES,
+    PURPOSE_VARIABLES,
 )
 
-# What the templates and expressions of a `decompose` block receive.
-DECOMPOSE_VARIABLES = frozenset({"params", "task", "index"})  # plus the loop variable
-CONDITION_VARIABLES = frozenset({"parent", "subtask", "completed_so_far", "found"})  # + loop vars
-CLARIFY_VARIABLES = frozenset({"params", "missing", "task", "tool"})
+__all__ = [
+    "CLARIFY_VARIABLES",
+    "CONDITION_VARIABLES",
+    "DECOMPOSE_VARIABLES",
+    "PROMPT_TOOL_VARIABLES",
+    "PURPOSE_VARIABLES",
+]

@@ -10,21 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any, Protocol
 
-
-class Purpose(str, Enum):
-    PROMPT_TYPE = "prompt_type"
-    SUITABILITY = "suitability"
-    DECOMPOSE = "decompose"
-    EXTRACT = "extract"
-    TOOL = "tool"
-    GATEKEEPER = "gatekeeper"
-    MISSING_INFO = "missing_info"
-    READ_PAGE = "read_page"
-    COMPOSE = "compose"
-    ANSWER = "answer"
+from runner.purposes import Purpose  # re-exported: every LLM call names its purpose
 
 
 @dataclass(frozen=True)

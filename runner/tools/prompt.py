@@ -6,7 +6,7 @@ from the task's text plus the user's answer. A tool with `consumes_context: true
 context buffer as `context` passages (C20c). The reply becomes context, guaranteed context or the
 terminal answer, as `output` / `coordinator_output` say (C23, C25).
 
-The template's variables are PROMPT_TOOL_VARIABLES (runner/llm/purposes.py), plus the direct-call
+The template's variables are PROMPT_TOOL_VARIABLES (runner/purposes.py), plus the direct-call
 function `lookup(tool, key)` (C26).
 """
 

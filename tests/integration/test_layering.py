@@ -19,11 +19,26 @@ FORBIDDEN: dict[str, set[str]] = {
     "llm": {"engine", "tools", "retrieval", "app", "cli", "testing", "explain", "sessions"},
     "retrieval": {"engine", "tools", "app", "cli", "testing", "explain", "sessions"},
     "tools": {"app", "cli", "testing", "explain", "sessions"},
-    "config": {"engine", "tools", "retrieval", "app", "cli", "testing", "explain", "sessions"},
+    # config is read by every layer below it: it may use the leaf modules (runner.purposes,
+    # runner.templates, runner.patterns), never the llm layer that sits above those leaves
+    "config": {
+        "engine",
+        "tools",
+        "llm",
+        "retrieval",
+        "app",
+        "cli",
+        "testing",
+        "explain",
+        "sessions",
+    },
     "sessions": {"tools", "app", "cli", "testing", "explain", "retrieval"},
     "explain": {"cli", "testing", "app"},
     "testing": {"cli"},
 }
+
+# Modules both config and llm read: they import nothing of runner, so no arrow can run back up.
+LEAVES = ("purposes.py",)
 
 
 def imported_runner_packages(path: Path) -> set[str]:
@@ -50,3 +65,8 @@ def test_a_layer_never_imports_the_layers_above_it(layer: str) -> None:
         if imported_runner_packages(path) & banned
     }
     assert offending == {}
+
+
+@pytest.mark.parametrize("leaf", LEAVES)
+def test_a_leaf_module_imports_nothing_of_runner(leaf: str) -> None:
+    assert imported_runner_packages(PACKAGE / leaf) == set()

@@ -12,8 +12,7 @@ from runner.config.checks.extraction import extraction
 from runner.config.checks.templates import expression, inline_template
 from runner.config.diagnostics import KeyPath, value_at
 from runner.config.humanize import suggestion_suffix
-from runner.llm.purposes import CONDITION_VARIABLES, DECOMPOSE_VARIABLES, PURPOSE_VARIABLES
-from runner.llm.types import Purpose
+from runner.purposes import CONDITION_VARIABLES, DECOMPOSE_VARIABLES, PURPOSE_VARIABLES, Purpose
 
 
 def decompositions(checks: Checks) -> None:

@@ -14,9 +14,8 @@ from runner.config.diagnostics import KeyPath, value_at
 from runner.config.humanize import humanize, suggestion_suffix
 from runner.config.loader import Document, LoadError, read_document
 from runner.config.schema import definition_validator
-from runner.llm.purposes import PURPOSE_VARIABLES
-from runner.llm.types import Purpose
 from runner.patterns import compile_pattern
+from runner.purposes import PURPOSE_VARIABLES, Purpose
 
 
 def domain_templates(checks: Checks) -> None:
