@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from runner.config.defaults import deep_search_tool_names, default_activation
 from runner.config.diagnostics import KeyPath
 from runner.config.loader import Document
 from runner.config.model import (
@@ -125,6 +126,7 @@ class _Builder:
         self.document = document
         self.file = document.path.resolve()
         self.folder = self.file.parent
+        self.deep_search_tools = deep_search_tool_names(document.data)
 
     def where(self, path: KeyPath) -> Where:
         position = self.document.position(path)
@@ -281,13 +283,14 @@ class _Builder:
 
     def tool(self, data: Mapping[str, Any], path: KeyPath) -> ToolConfig:
         kind = ToolKind(data["kind"])
+        activation = data.get("activation", default_activation(data, self.deep_search_tools))
         coordinator_output = data.get("coordinator_output")
         return ToolConfig(
             name=data["name"],
             kind=kind,
             description=data.get("description", ""),
             priority=data.get("priority", 100),
-            activation=self.activation(data.get("activation", "suitability")),
+            activation=self.activation(activation),
             instruction=data.get("instruction", ""),
             examples=tuple(data.get("examples", ())),
             consumes_context=data.get("consumes_context", False),

@@ -1,9 +1,10 @@
 """Activation that cannot work as written: a `coordinator_only` tool that nothing requires
-(R104, C15a), and a deep-search tool that could activate on the normal branch (R118, C30)."""
+(R104, C15a), and a deep-search tool written to activate on the normal branch (R118, C30)."""
 
 from __future__ import annotations
 
-from runner.config.checks.context import Checks
+from runner.config.checks.context import KINDS_FOR, Checks
+from runner.config.defaults import SEARCH_TOOL_KEYS
 
 
 def requirable_tools(checks: Checks) -> set[str]:
@@ -49,20 +50,30 @@ def coordinator_only_tools(checks: Checks) -> None:
 
 
 def search_tools_hidden(checks: Checks) -> None:
-    """C30: the tools of deep search never activate on the normal branch."""
-    for path, tool in checks.tool_items():
+    """C30: the tools of deep search never activate on the normal branch. Left without
+    `activation` they are coordinator_only (runner.config.defaults); any other activation
+    written for them is an error."""
+    for tool in checks.data["tools"]:
         if tool["kind"] != "deep_search":
             continue
-        for key in ("search_tool", "neighbor_search_tool"):
+        for key in SEARCH_TOOL_KEYS:
             target = checks.tools.get(checks.simple_name(tool.get(key, "")))
-            if target is None or target["kind"] != key.removesuffix("_tool"):
-                continue  # a wrong kind is R103's error, not this warning's
-            if target.get("activation") != "coordinator_only":
-                checks.emit(
-                    "R118",
-                    f"`{target['name']}` is the {key} of `{tool['name']}`, so it should "
-                    "only run on deep-search subtasks (C30)",
-                    (*path, key),
-                    hint=f"give `{target['name']}` `activation: coordinator_only`",
-                    warning=True,
-                )
+            if target is None or target["kind"] not in KINDS_FOR[key]:
+                continue  # unknown or of a wrong kind: R102's / R103's error, not this one
+            activation = target.get("activation", "coordinator_only")
+            if activation == "coordinator_only":
+                continue
+            where = ("tools", checks.tool_index(target["name"]), "activation")
+            written = (
+                f"`activation: {activation}`"
+                if isinstance(activation, str)
+                else "an activation rule (keywords / pattern)"
+            )
+            checks.emit(
+                "R118",
+                f"`{target['name']}` is the {key} of `{tool['name']}`, so it runs only on "
+                f"deep-search subtasks (C30); {written} would let it run on the normal branch",
+                where,
+                hint=f"remove `activation` from `{target['name']}` (a deep-search tool is "
+                "coordinator_only by default) or write `activation: coordinator_only`",
+            )

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from runner.config.defaults import simple_name
 from runner.config.diagnostics import Diagnostic, KeyPath, Severity
 from runner.config.humanize import suggestion_suffix
 from runner.config.loader import Document
@@ -92,6 +93,10 @@ class Checks:
         for index, tool in enumerate(self.data["tools"]):
             yield ("tools", index), tool
 
+    def tool_index(self, name: str) -> int:
+        """The index of the (first) tool with this simple name in `tools`."""
+        return next(i for i, tool in enumerate(self.data["tools"]) if tool["name"] == name)
+
     def subtask_items(
         self, tool_path: KeyPath, tool: Mapping[str, Any]
     ) -> Iterator[tuple[KeyPath, Mapping[str, Any]]]:
@@ -99,8 +104,7 @@ class Checks:
             yield (*tool_path, "decompose", "subtasks", index), subtask
 
     def simple_name(self, reference: str) -> str:
-        prefix = f"{self.domain}."
-        return reference[len(prefix) :] if reference.startswith(prefix) else reference
+        return simple_name(reference, self.domain)
 
     def resolve_tool(
         self, reference: str, path: KeyPath, place: str, kinds: Sequence[str] = ()
