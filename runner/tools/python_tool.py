@@ -89,6 +89,15 @@ def checked(tool: Any, config: ToolConfig, options: PythonOptions) -> Any:
             f"{place(config)}: {options.reference} has neither execute(text, env) nor "
             "execute_with_prior_context(text, prior_context, env); implement one (docs/plugins.md)"
         )
+    if config.consumes_context and not is_context_consumer(tool):
+        # C20c: a consumer is always run with the buffer, so one that cannot take it would
+        # run without what it declared it needs; refuse it now, before any round runs
+        raise ToolBuildError(
+            f"{place(config)} declares `consumes_context: true`, but its class "
+            f"{options.reference} has no method execute_with_prior_context(text, prior_context, "
+            "env), which the orchestrator calls with the context buffer (C20c): implement it, "
+            "or remove `consumes_context: true`"
+        )
     # The name is the tool's identity in completion keys and the trace: the YAML's, always.
     if getattr(tool, "name", config.name) != config.name:
         raise ToolBuildError(

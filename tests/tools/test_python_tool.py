@@ -47,6 +47,16 @@ class Nameless:
     def execute(self, text, env):
         return ToolResult.context("")
 
+class Reader:
+    def __init__(self, config, settings):
+        self.config = config
+
+    def execute(self, text, env):
+        return ToolResult.context(text)
+
+    def execute_with_prior_context(self, text, prior_context, env):
+        return ToolResult.context(f"{text} after {len(prior_context)} entries")
+
 class Inert:
     def __init__(self, config, settings):
         pass
@@ -119,3 +129,34 @@ def test_a_python_coordinator_cannot_also_have_a_decompose_block(harness, plugin
 def test_a_broken_python_tool_fails_the_build_clearly(harness, plugin, reference, message):
     with pytest.raises(ToolBuildError, match=message):
         harness(python_tool(reference.format(plugin=plugin)), allow_python=True)
+
+
+def test_c20c_a_declared_consumer_without_execute_with_prior_context_fails_when_loaded(
+    harness, plugin
+):
+    with pytest.raises(ToolBuildError) as raised:
+        harness(python_tool(f"{plugin}:Echo", consumes_context=True), allow_python=True)
+    message = str(raised.value)
+    assert "tool 'echo' declares `consumes_context: true`" in message
+    assert f"its class {plugin}:Echo has no method execute_with_prior_context(" in message
+    assert "remove `consumes_context: true`" in message
+
+
+def test_c20c_a_declared_consumer_with_the_method_is_a_context_consumer(harness, plugin):
+    h = harness(python_tool(f"{plugin}:Reader", consumes_context=True), allow_python=True)
+    assert is_context_consumer(h.tools["echo"])
+
+
+def test_c20c_the_pipeline_does_not_open_with_a_consumer_that_cannot_take_the_buffer(
+    tmp_path, plugin
+):
+    from runner.app import Runtime
+
+    pipeline = tmp_path / "shop.yaml"
+    pipeline.write_text(
+        "domain: shop\ntools:\n  - name: reader\n    kind: python\n"
+        f"    class: {plugin}:Echo\n    path: plugins\n    consumes_context: true\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ToolBuildError, match=r"shop.yaml:3:5: tool 'reader' declares"):
+        Runtime.open(pipeline, allow_python=True)
