@@ -1,7 +1,7 @@
 """`runner explain --session ID`: why a stored session did what it did, round by round.
 
 Each trace event becomes a sentence that says what happened and why, citing the rule
-(coordination.md) behind it; `--sessions` lists the stored sessions.
+(C1–C33, stated in docs/orchestration.md) behind it; `--sessions` lists the stored sessions.
 """
 
 from __future__ import annotations
