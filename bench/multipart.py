@@ -72,7 +72,8 @@ class Asked:
 
 def stage(folder: Path, docs: Path = PYDOCS) -> Path:
     """The benchmark pipeline in `folder`, with `corpus/<corpus>/<docs folder>/<file>` symlinks
-    to the docs (corpus paths must stay inside the pipeline's folder, and the corpus reader does
+    to the docs (corpus paths must stay inside the pipeline's folder, its corpora set
+    `follow_symlinks: true` to read the linked documents, and the corpus reader does
     not descend into symlinked folders, so files are linked one by one)."""
     for source in PIPELINE_FOLDER.iterdir():
         if source.is_file():

@@ -36,6 +36,7 @@ def describe_error(exc: BaseException) -> str:
 
 def is_expected(exc: BaseException) -> bool:
     from runner.config import PipelineError
+    from runner.config.paths import PathRefused
     from runner.llm.errors import LLMError
     from runner.sessions import SessionError
     from runner.tables import TableError
@@ -43,6 +44,7 @@ def is_expected(exc: BaseException) -> bool:
 
     expected: tuple[type[BaseException], ...] = (
         PipelineError,
+        PathRefused,
         LLMError,
         SessionError,
         TableError,

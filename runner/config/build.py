@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from runner.config.defaults import deep_search_tool_names, default_activation
-from runner.config.diagnostics import KeyPath
+from runner.config.diagnostics import KeyPath, PipelineError
 from runner.config.loader import Document
 from runner.config.model import (
     Activation,
@@ -55,6 +55,7 @@ from runner.config.model import (
     ToolKind,
     Where,
 )
+from runner.config.paths import PathOutsideFolder, PathRefused, contained
 
 __all__ = ["FrozenDict", "FrozenList", "build_pipeline", "frozen", "script_rule"]
 
@@ -133,7 +134,26 @@ class _Builder:
         return Where(self.file, position.line, position.col)
 
     def file_path(self, relative: str | None) -> Path | None:
+        """A path the pipeline writes to or names for another program (state, cache)."""
         return None if relative is None else self.folder / relative
+
+    def read_path(self, relative: str, path: KeyPath, *, follow_symlinks: bool = False) -> Path:
+        """A path runner reads content from (a template, table, corpus, script, plugin
+        folder), with its symlinks followed, so that what runs is the file validation checked.
+        Validation refused a path that leaves the folder (R124, R125); one that does now was
+        changed since, and stops the build."""
+        target = self.folder / relative
+        if follow_symlinks:
+            return target
+        try:
+            return contained(target, self.folder)
+        except PathRefused as error:
+            code = "R124" if isinstance(error, PathOutsideFolder) else "R125"
+            diagnostic = self.document.diagnostic(code, error.problem, path, hint=error.hint)
+            raise PipelineError(self.file, (diagnostic,)) from None
+
+    def optional_read_path(self, relative: str | None, path: KeyPath) -> Path | None:
+        return None if relative is None else self.read_path(relative, path)
 
     def template(self, data: Mapping[str, Any] | None, path: KeyPath) -> TemplateRef | None:
         """A `template` (file) / `prompt` (inline) pair, or None when neither is given."""
@@ -141,7 +161,8 @@ class _Builder:
             return None
         if "template" in data:
             return TemplateRef(
-                path=self.folder / data["template"], where=self.where((*path, "template"))
+                path=self.read_path(data["template"], (*path, "template")),
+                where=self.where((*path, "template")),
             )
         if "prompt" in data:
             return self.inline(data["prompt"], (*path, "prompt"))
@@ -153,7 +174,7 @@ class _Builder:
     def file_template(self, relative: str | None, path: KeyPath) -> TemplateRef | None:
         if relative is None:
             return None
-        return TemplateRef(path=self.folder / relative, where=self.where(path))
+        return TemplateRef(path=self.read_path(relative, path), where=self.where(path))
 
     # --- the pipeline ------------------------------------------------------------------
 
@@ -208,16 +229,17 @@ class _Builder:
             **plain,
             cache=bool(cache),
             cache_path=cache_path,
-            cassette=self.file_path(data.get("cassette")),
+            cassette=self.optional_read_path(data.get("cassette"), ("llm", "cassette")),
             script=rules,
-            script_file=self.file_path(data.get("script_file")),
+            script_file=self.optional_read_path(data.get("script_file"), ("llm", "script_file")),
             purposes=MappingProxyType(
                 {name: ModelSettings(**spec) for name, spec in data.get("purposes", {}).items()}
             ),
             templates=MappingProxyType(
                 {
                     purpose: TemplateRef(
-                        path=self.folder / file, where=self.where(("llm", "templates", purpose))
+                        path=self.read_path(file, ("llm", "templates", purpose)),
+                        where=self.where(("llm", "templates", purpose)),
                     )
                     for purpose, file in data.get("templates", {}).items()
                 }
@@ -253,7 +275,14 @@ class _Builder:
             extra["max_words"] = spec["pages"]["max_words"]
         if "embedding" in spec:
             extra["embedding"] = Embedding(self.embedding_model(spec["embedding"]["model"]))
-        return Corpus(name=name, path=self.folder / spec["path"], **extra)
+        follow = spec.get("follow_symlinks", False)
+        where = ("corpora", name, "path")
+        return Corpus(
+            name=name,
+            path=self.read_path(spec["path"], where, follow_symlinks=follow),
+            follow_symlinks=follow,
+            **extra,
+        )
 
     def embedding_model(self, model: str) -> str:
         """A folder beside the pipeline that holds a model, as an absolute path; anything else
@@ -333,7 +362,7 @@ class _Builder:
 
     def lookup_options(self, data: Mapping[str, Any], path: KeyPath) -> LookupOptions:
         return LookupOptions(
-            table=self.folder / data["table"],
+            table=self.read_path(data["table"], (*path, "table")),
             key=data["key"],
             match=data.get("match", "text"),
             parameter=data.get("parameter"),
@@ -370,7 +399,7 @@ class _Builder:
         return PythonOptions(
             reference=data["class"],
             settings=frozen(data.get("settings", {})),
-            path=self.file_path(data.get("path")),
+            path=self.optional_read_path(data.get("path"), (*path, "path")),
         )
 
     def extraction(self, data: Mapping[str, Any] | None, path: KeyPath) -> Extraction | None:

@@ -312,6 +312,8 @@ class Corpus:
     include: tuple[str, ...] = ("**/*.md", "**/*.txt", "**/*.rst")
     max_words: int = 250
     embedding: Embedding | None = None  # None: $RUNNER_EMBED_MODEL or runner's default
+    # documents may be symlinks that lead outside the pipeline's folder (runner/config/paths.py)
+    follow_symlinks: bool = False
 
 
 @dataclass(frozen=True)

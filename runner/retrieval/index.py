@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.config.paths import contained_documents
 from runner.retrieval.pages import (
     CorpusError,
     Page,
@@ -219,6 +220,12 @@ def open_corpus(
     corpus = _corpus(pipeline, name)
     source = corpus_folder(corpus, pipeline.folder)
     check_corpus_folder(source, name, pipeline.path)
+    contained_documents(
+        name,
+        corpus_files(source, corpus.include),
+        pipeline.folder,
+        follow_symlinks=corpus.follow_symlinks,
+    )
     target = index_folder(pipeline, name)
     snapshot = _snapshot(corpus, source)
     reason = "forced" if force else _stale_reason(target, snapshot, source)
