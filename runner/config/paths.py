@@ -12,6 +12,7 @@ else can.
 from __future__ import annotations
 
 import errno
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -54,8 +55,8 @@ def contained(path: Path, folder: Path) -> Path:
     if not target.is_relative_to(root):
         raise PathOutsideFolder(
             path,
-            f"{path} is a symbolic link (or goes through one) to {target}, outside the "
-            f"pipeline's folder {root}",
+            f"{path} is a symbolic link (or goes through one) to {shown_target(target, root)}, "
+            f"outside the pipeline's folder {root}",
             LINK_HINT,
             target,
         )
@@ -83,7 +84,7 @@ def contained_documents(
         raise PathOutsideFolder(
             first.path,
             f"corpus `{corpus}`: the document {shown}{others} is a symbolic link to "
-            f"{first.target}, outside the pipeline's folder {resolved(folder)}",
+            f"{shown_target(first.target, folder)}, outside the pipeline's folder",
             DOCUMENT_LINK_HINT,
             first.target,
         )
@@ -108,6 +109,12 @@ def resolved(path: Path) -> Path:
     except RuntimeError as error:  # pathlib's "Symlink loop from …" (Python 3.11)
         raise PathUnusable(path, str(error), "fix or remove the symbolic link") from None
     return target
+
+
+def shown_target(target: Path, folder: Path) -> str:
+    """Where a link leads, relative to the pipeline's folder (`../shared/notes.md`): the way an
+    author writes paths, and the same on every machine."""
+    return os.path.relpath(target, resolved(folder))
 
 
 def _relative(path: Path, folder: Path) -> Path:

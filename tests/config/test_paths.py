@@ -46,7 +46,8 @@ def test_a_template_that_links_outside_the_folder_is_refused(
     path = write_pipeline(BASE.replace('prompt: "Answer {{ task }}"', "template: answer.j2"))
     [error] = validate_file(path).diagnostics
     assert (error.code, error.line, error.col) == ("R124", 5, 15)
-    assert f"to {outside / 'secret.txt'}, outside the pipeline's folder" in error.message
+    expected = f"to ../{outside.name}/secret.txt, outside the pipeline's folder"
+    assert expected in error.message
     assert "copy the file into the pipeline's folder" in error.hint
 
 

@@ -4,8 +4,9 @@ and tools that name a declared corpus (R106)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
 
 from runner.config.checks.context import Checks
 from runner.config.checks.paths import existing_path, inside_folder
@@ -16,31 +17,7 @@ from runner.config.paths import PathOutsideFolder, PathUnusable, contained_docum
 def corpora(checks: Checks) -> None:
     declared = checks.data.get("corpora", {})
     for name, spec in declared.items():
-        if "embedding" in spec:  # a model name, or a folder that must stay in ours
-            model = spec["embedding"]["model"]
-            inside_folder(checks, model, ("corpora", name, "embedding", "model"))
-        follow = spec.get("follow_symlinks", False)
-        where = ("corpora", name, "path")
-        folder = existing_path(checks, spec["path"], where, folder=True, follow_symlinks=follow)
-        if folder is None:
-            continue
-        include = spec.get("include", ["**/*.md", "**/*.txt", "**/*.rst"])
-        documents = corpus_documents(folder, include)
-        try:
-            contained_documents(name, documents, checks.folder, follow_symlinks=follow)
-        except PathOutsideFolder as error:
-            checks.emit("R124", error.problem, where, hint=error.hint)
-        except PathUnusable as error:
-            checks.emit("R125", f"corpus `{name}`: {error.problem}", where, hint=error.hint)
-        if not documents:
-            checks.emit(
-                "R122",
-                f"corpus `{name}` has no documents: nothing in {spec['path']} matches "
-                f"{', '.join(include)}",
-                ("corpora", name, "path"),
-                hint="add documents or change `include`",
-                warning=True,
-            )
+        corpus(checks, name, spec)
     for path, tool in checks.tool_items():
         if "corpus" in tool and tool["corpus"] not in declared:
             names = list(declared)
@@ -54,13 +31,63 @@ def corpora(checks: Checks) -> None:
             )
 
 
-def corpus_documents(folder: Path, include: Sequence[str]) -> list[Path]:
+def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
+    if "embedding" in spec:  # a model name, or a folder that must stay in ours
+        model = spec["embedding"]["model"]
+        inside_folder(checks, model, ("corpora", name, "embedding", "model"))
+    follow = spec.get("follow_symlinks", False)
+    where = ("corpora", name, "path")
+    folder = existing_path(checks, spec["path"], where, folder=True, follow_symlinks=follow)
+    if folder is None:
+        return
+    include = spec.get("include", ["**/*.md", "**/*.txt", "**/*.rst"])
+    documents = corpus_documents(checks, name, folder, include)
+    try:
+        contained_documents(name, documents, checks.folder, follow_symlinks=follow)
+    except PathOutsideFolder as error:
+        checks.emit("R124", error.problem, where, hint=error.hint)
+    except PathUnusable as error:
+        checks.emit("R125", f"corpus `{name}`: {error.problem}", where, hint=error.hint)
+    refused = any(checks.is_broken((*where[:2], "include", i)) for i in range(len(include)))
+    if not documents and not refused:
+        checks.emit(
+            "R122",
+            f"corpus `{name}` has no documents: nothing in {spec['path']} matches "
+            f"{', '.join(include)}",
+            ("corpora", name, "path"),
+            hint="add documents or change `include`",
+            warning=True,
+        )
+
+
+def corpus_documents(checks: Checks, name: str, folder: Path, include: Sequence[str]) -> list[Path]:
     """The files `include` matches below the corpus folder, hidden ones left out (as the
-    retrieval layer reads them)."""
+    retrieval layer reads them); a pattern the file system cannot use is R125."""
     found: dict[Path, None] = {}
-    for pattern in include:
-        for path in folder.glob(pattern):
-            hidden = any(part.startswith(".") for part in path.relative_to(folder).parts)
-            if not hidden and path.is_file():
+    for index, pattern in enumerate(include):
+        where = ("corpora", name, "include", index)
+        pure = PurePosixPath(pattern.replace("\\", "/"))
+        if pure.is_absolute() or ".." in pure.parts:
+            checks.emit(
+                "R108",
+                f"the pattern `{pattern[:60]}` leaves the corpus folder",
+                where,
+                hint="a pattern is relative to the corpus `path`, e.g. `**/*.md`",
+            )
+            checks.mark_broken(where)
+            continue
+        try:
+            matches = [path for path in folder.glob(pattern) if path.is_file()]
+        except OSError as error:
+            checks.emit(
+                "R125",
+                f"the pattern `{pattern[:60]}` cannot be used: {error.strerror or error}",
+                where,
+                hint="shorten the pattern",
+            )
+            checks.mark_broken(where)
+            continue
+        for path in matches:
+            if not any(part.startswith(".") for part in path.relative_to(folder).parts):
                 found[path] = None
     return list(found)

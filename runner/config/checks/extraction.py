@@ -19,27 +19,54 @@ from runner.config.schema import metaschema_validator
 
 def extraction(checks: Checks, path: KeyPath, allowed: Allowed) -> None:
     template_pair(checks, path, allowed)
-    schema = value_at(checks.data, (*path, "schema"))
+    where = (*path, "schema")
+    schema = value_at(checks.data, where)
     error = _metaschema_error(json.dumps(schema, sort_keys=True, default=str))
     if error is not None:
         checks.emit(
             "R113",
             f"the extraction schema is not a valid JSON Schema: {_metaschema_problem(error)}",
-            (*path, "schema", *error.absolute_path),
+            (*where, *error.absolute_path),
             hint="see https://json-schema.org/understanding-json-schema/",
         )
+        checks.mark_broken(where)
     elif schema.get("type") != "object":
         checks.emit(
             "R113",
             "the extraction schema must describe a mapping of parameters (`type: object`)",
-            (*path, "schema"),
+            where,
             hint="e.g. {type: object, properties: {product: {type: string}}}",
         )
+        checks.mark_broken(where)
+
+
+def parameter_schema(checks: Checks, block: KeyPath) -> Mapping[str, Any] | None:
+    """The extraction schema of an `extract` / `parameters` block when R113 found it sound,
+    else None. Every check that reads parameters reads them through this, never the raw value:
+    a schema R113 reported may have any shape (a list of properties, a number for `required`)."""
+    where = (*block, "schema")
+    schema = value_at(checks.data, where)
+    if checks.is_broken(where) or not isinstance(schema, Mapping):
+        return None
+    return schema
+
+
+def declared_parameters(schema: Mapping[str, Any]) -> list[str]:
+    """The parameter names a sound extraction schema declares (its `properties`)."""
+    return list(schema.get("properties", {}))
+
+
+def required_parameters(schema: Mapping[str, Any]) -> set[str]:
+    """The parameter names a sound extraction schema requires: every reply has them."""
+    return set(schema.get("required", ()))
 
 
 def clarify_parameters(checks: Checks, path: KeyPath, tool: Mapping[str, Any]) -> None:
-    known = set(tool.get("parameters", {}).get("schema", {}).get("properties", {}))
-    if tool["kind"] != "prompt" or not known:
+    if tool["kind"] != "prompt" or "parameters" not in tool:
+        return
+    schema = parameter_schema(checks, (*path, "parameters"))
+    known = declared_parameters(schema) if schema is not None else []
+    if not known:
         return
     for index, name in enumerate(tool["clarify"].get("required", ())):
         if name not in known:

@@ -10,7 +10,13 @@ from pathlib import Path, PurePosixPath
 from runner.config.checks.context import Checks
 from runner.config.diagnostics import KeyPath
 from runner.config.humanize import suggestion_suffix
-from runner.config.paths import PathOutsideFolder, PathUnusable, contained, usable
+from runner.config.paths import (
+    PathOutsideFolder,
+    PathUnusable,
+    contained,
+    shown_target,
+    usable,
+)
 
 SHOWN = 60  # characters of a path echoed in a message
 
@@ -22,7 +28,7 @@ def inside_folder(checks: Checks, relative: str, path: KeyPath) -> Path | None:
     if pure.is_absolute() or re.match(r"^[A-Za-z]:", relative) or ".." in pure.parts:
         checks.emit(
             "R108",
-            f"the path `{shown(relative)}` leaves the pipeline's folder",
+            f"the path {shown(relative)} leaves the pipeline's folder",
             path,
             hint="paths are relative to the pipeline file and must stay in its folder: "
             "move the file there",
@@ -54,8 +60,8 @@ def existing_path(
     except PathOutsideFolder as error:
         checks.emit(
             "R124",
-            f"`{shown(relative)}` is a symbolic link (or goes through one) to {error.target}, "
-            "outside the pipeline's folder",
+            f"{shown(relative)} is a symbolic link (or goes through one) to "
+            f"{shown_target(error.target, checks.folder)}, outside the pipeline's folder",
             path,
             hint=error.hint
             + ("; a corpus may set `follow_symlinks: true` to allow it" if folder else ""),
@@ -69,27 +75,27 @@ def existing_path(
         nearby = _nearby_names(target)
         checks.emit(
             "R107",
-            f"{what} not found: `{shown(relative)}`" + suggestion_suffix(target.name, nearby),
+            f"{what} not found: {shown(relative)}" + suggestion_suffix(target.name, nearby),
             path,
             hint=f"paths are relative to the pipeline file ({checks.folder})",
         )
         return None
     if real.is_dir() != folder:
         expected = "a folder" if folder else "a file"
-        checks.emit("R123", f"`{shown(relative)}` is not {expected}", path)
+        checks.emit("R123", f"{shown(relative)} is not {expected}", path)
         return None
     return target
 
 
 def unusable(checks: Checks, relative: str, path: KeyPath, error: PathUnusable) -> None:
-    checks.emit("R125", f"`{shown(relative)}`: {error.problem}", path, hint=error.hint)
+    checks.emit("R125", f"{shown(relative)}: {error.problem}", path, hint=error.hint)
 
 
 def shown(relative: str) -> str:
-    """A path as a message echoes it: whole when short, its start and end when not."""
+    """A path as a message quotes it: whole when short, its start and end when not."""
     if len(relative) <= SHOWN:
-        return relative
-    return f"{relative[: SHOWN // 2]}…{relative[-SHOWN // 2 :]} ({len(relative)} characters)"
+        return f"`{relative}`"
+    return f"`{relative[: SHOWN // 2]}…{relative[-SHOWN // 2 :]}` ({len(relative)} characters)"
 
 
 def _nearby_names(target: Path) -> list[str]:
