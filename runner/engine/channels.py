@@ -186,7 +186,10 @@ class Channels:
         calls = self._llm_calls()
         for record in calls[self._calls_seen :]:
             fields = record.to_json() if hasattr(record, "to_json") else dict(record)
-            self.trace.emit("llm.call", self._last_task, **fields)
+            # the task the call was made for (CallRecord.task); a client that does not say
+            # gets the task of the event before it
+            task = fields.pop("task", None) or self._last_task
+            self.trace.emit("llm.call", task, **fields)
         self._calls_seen = len(calls)
 
     def _llm_calls(self) -> Sequence[Any]:

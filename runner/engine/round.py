@@ -22,6 +22,7 @@ running any completed tool again.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ from runner.engine.outcome import ANSWER, CLARIFICATION, ERROR, RoundResult, tas
 from runner.engine.state import SessionState
 from runner.engine.subtasks import SubtaskWalk
 from runner.engine.task import ContextBuffer, Task, TaskStatus
+from runner.llm.accounting import CHARGED_TASK, Accounting, CallRecord
 from runner.trace import Trace
 
 if TYPE_CHECKING:
@@ -62,6 +64,8 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
 
     async def run(self, message: str | None) -> RoundResult:
         message = self._begin(message)
+        # the root's classification and the final answer are made for the root task
+        charged = CHARGED_TASK.set(self._root.task_no)
         try:
             root = self._root
             if root.prompt_type is None:
@@ -73,6 +77,8 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
             stop = Stop(ERROR, str(exc))
         except Exception as exc:  # an LLM or template failure outside any tool: end cleanly
             stop = Stop(ERROR, f"{type(exc).__name__}: {exc}")
+        finally:
+            CHARGED_TASK.reset(charged)
         return self._end(message, stop)
 
     @property
@@ -181,6 +187,26 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
         """Close one task: coordinators, subtasks, activation, (root:) deep fallback."""
         if task.status in CLOSED:
             return None
+        # every LLM call made from here until the task closes is made for it, its subtasks
+        # charging their own: the trace's `llm.call` events and the stats by task say so
+        charged = CHARGED_TASK.set(task.task_no)
+        try:
+            self._start(task)
+            if self._coordinator_step(task):
+                await self._run_coordinators(task, self.o.coordinators)
+            # the awaits below are skipped when there is nothing to await: every task node pays
+            # for each coroutine it creates
+            stop = await self._close_subtasks(task) if task.sub_tasks else None
+            if stop is None:
+                stop = await self._activate(task)
+            if stop is None and task is self.state.root:
+                stop = await self._deep_fallback(task)
+            self._finish(task, stop)
+            return stop
+        finally:
+            CHARGED_TASK.reset(charged)
+
+    def _start(self, task: Task) -> None:
         resumed = task.status is not TaskStatus.PENDING
         task.status = TaskStatus.RUNNING
         required = task.required_tool_names
@@ -196,31 +222,41 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
             # sorted, as a tuple the trace makes a list (record_json): worked out once per set
             required_tools=self.o.forced_tools(frozenset(required))[2] if required else (),
         )
-        if self._coordinator_step(task):
-            await self._run_coordinators(task, self.o.coordinators)
-        # the awaits below are skipped when there is nothing to await: every task node pays
-        # for each coroutine it creates
-        stop = await self._close_subtasks(task) if task.sub_tasks else None
-        if stop is None:
-            stop = await self._activate(task)
-        if stop is None and task is self.state.root:
-            stop = await self._deep_fallback(task)
+
+    def _finish(self, task: Task, stop: Stop | None) -> None:
         if stop is not None:
             task.status = TaskStatus.WAITING if stop.outcome == CLARIFICATION else TaskStatus.DONE
             self.emit("task.end", task.task_no, status=task.status._value_, stopped_by=stop.outcome)
-            return stop
+            return
         task.status = TaskStatus.DONE
         self.emit("task.end", task.task_no, status=task.status._value_, stopped_by=None)
         self.save()
-        return None
 
     def _stats(self) -> dict[str, Any]:
-        from runner.llm.accounting import Accounting
-
         accounting = Accounting()
         for record in self._llm_calls()[self._first_call :]:
             accounting.add(record)
         stats = accounting.stats()
+        stats["by_task"] = _by_task(accounting.calls)
         stats["tokens"] = stats["prompt_tokens"] + stats["completion_tokens"]
         stats["wall_ms"] = round((time.monotonic() - self._started) * 1000, 3)
         return stats
+
+
+def _by_task(calls: Sequence[CallRecord]) -> dict[str, dict[str, Any]]:
+    """The round's LLM calls by the task they were made for (a call made for no task is under
+    "round"), tasks in the order of their first call: `{task_no: {calls, prompt_tokens,
+    completion_tokens, by_purpose: {purpose: calls}}}`."""
+    tasks: dict[str, Accounting] = {}
+    for call in calls:
+        tasks.setdefault(getattr(call, "task", None) or "round", Accounting()).add(call)
+    totals = {}
+    for task, accounting in tasks.items():
+        stats = accounting.stats()
+        totals[task] = {
+            "calls": stats["llm_calls"],
+            "prompt_tokens": stats["prompt_tokens"],
+            "completion_tokens": stats["completion_tokens"],
+            "by_purpose": {name: entry["calls"] for name, entry in stats["by_purpose"].items()},
+        }
+    return totals

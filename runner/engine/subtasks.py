@@ -16,6 +16,7 @@ from runner.engine.outcome import ANSWER, CLARIFICATION
 from runner.engine.protocols import Tool
 from runner.engine.results import SubtaskDecision
 from runner.engine.task import HeldAnswer, Task, TaskStatus
+from runner.llm.accounting import CHARGED_TASK
 
 # A subtree processed this many levels below the one that started it goes on in a task of its
 # own: each nested await costs C stack, and a deep tree must not overflow it.
@@ -187,6 +188,7 @@ class SubtaskWalk(Channels):
         if not callable(decide):
             decision, why = SubtaskDecision.RUN, "the owner makes no decision: RUN (C3)"
         else:
+            charged = CHARGED_TASK.set(sub.task_no)  # a call it makes is made for the subtask
             try:
                 reply = await resolve(
                     decide(parent, sub, completed, self._env(parent, parent.task_prompt))
@@ -196,6 +198,8 @@ class SubtaskWalk(Channels):
             except Exception as exc:
                 decision = SubtaskDecision.RUN
                 why = f"the decision failed, so the subtask runs (C19): {type(exc).__name__}: {exc}"
+            finally:
+                CHARGED_TASK.reset(charged)
         self.emit(
             "subtask.decision",
             sub.task_no,
