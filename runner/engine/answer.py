@@ -92,13 +92,16 @@ class Answer(Channels):
     # --- the final answer (C33) ---------------------------------------------------------
 
     async def _final_answer(self, root: Task) -> Stop:
-        """All the guaranteed context (never dropped, C23) and the buffer's context up to
-        `answer.max_context_items`, through the answer template. The sources are those of the
-        passages the answer cites, in citation order, then those of every guaranteed passage:
-        guaranteed context is handed on as it is (C23)."""
-        consumed = self._consumed_subtasks(root)
-        guaranteed = self._passages(guaranteed=True, leaving_out=consumed)
-        context = self._passages(guaranteed=False, leaving_out=consumed)
+        """C23/C33: every guaranteed result of the round, as it is, and the buffer's plain
+        context, through the answer template.
+
+        Only plain context is ever left out: what a coordinator's own result stands for (see
+        `_consumed_subtasks`), then whatever exceeds `answer.max_context_items`. Guaranteed
+        context is never dropped by either, nor counted against the limit. The sources are
+        those of the passages the answer cites, in citation order, then those of every
+        guaranteed passage."""
+        guaranteed = self._passages(guaranteed=True)
+        context = self._passages(guaranteed=False, leaving_out=self._consumed_subtasks(root))
         context = context[: self.pipeline.answer.max_context_items]
         answer = await self.prompts.answer(
             root.task_prompt, guaranteed, context, template=self.pipeline.answer.template
@@ -110,8 +113,8 @@ class Answer(Channels):
     def _consumed_subtasks(self, root: Task) -> set[str]:
         """[decided, C20e/C28] A coordinator activated after its subtasks builds its own result
         from theirs; once it gave one, that result stands for them in the final answer, so the
-        subtasks' results (its `.n`/`.s` searches, its per-item lookups) are not handed to the
-        answer a second time, and their sources are listed only where its result cites them."""
+        subtasks' plain context (its per-item lookups, its searches' raw pages) is not handed
+        to the answer a second time. Their guaranteed results still are (C23)."""
         consumed: set[str] = set()
         for task in root.walk():
             for name, reason in task.tool_reasons.items():

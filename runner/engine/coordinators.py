@@ -86,11 +86,8 @@ class CoordinatorStep(Channels):
         env = self._env(task, task.task_prompt)
         try:
             returned = await resolve(self.tools[name].decompose(task, env))  # type: ignore[attr-defined]
-            if returned is not None and returned is not task:
-                raise CoordinatorContractError(
-                    f"coordinator {name!r} returned a different Task object; C2: change the task "
-                    "it was given in place (task_prompt, sub_tasks) and return that same task"
-                )
+            if returned is not task:
+                raise CoordinatorContractError(_contract_broken(name, returned))
         except Exception as exc:
             snapshot.restore()
             self.emit(
@@ -166,3 +163,12 @@ class CoordinatorStep(Channels):
         if sub.task_no in taken:
             return "another task of the tree has that number; give subtasks unique ids"
         return None
+
+
+def _contract_broken(name: str, returned: object) -> str:
+    """C1/C2: returning anything but the task it was given breaks the contract, `None` too."""
+    what = "None" if returned is None else f"a different {type(returned).__name__} object"
+    return (
+        f"coordinator {name!r} returned {what}; C1/C2: return the task it was given — unchanged "
+        "when it is not relevant, otherwise changed in place (task_prompt, sub_tasks)"
+    )

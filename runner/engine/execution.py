@@ -139,16 +139,14 @@ class ToolRun(Channels):
         return None
 
     def _ask(self, task: Task, name: str, question: str) -> Stop:
-        """C24: the round ends with the question; the tool runs again with the answer."""
-        rounds = 1 + sum(1 for c in self.state.clarifications if c.task_no == task.task_no)
+        """C24: the round ends with the question; the tool runs again with the answer. The limit
+        counts the questions asked on the task, by any of its tools."""
+        asked = [c for c in self.state.clarifications if c.task_no == task.task_no]
         limit = self.limits.max_clarification_rounds
-        if rounds > limit:
+        if len(asked) >= limit:
             task.tool_status[name] = ToolStatus.FAILED
-            raise RoundError(
-                f"tool {name!r} on task {task.task_no} asked a clarifying question again after "
-                f"{limit} clarification rounds (limits.max_clarification_rounds): ask the whole "
-                f"question again with every detail in one message. Its question: {question}"
-            )
+            raise RoundError(_too_many_questions(task, name, question, asked, limit))
+        rounds = len(asked) + 1
         task.tool_status[name] = ToolStatus.ASKED
         self._set_pending(Clarification(task.task_no, name, question, rounds=rounds))
         self.emit("clarification.ask", task.task_no, tool=name, question=question, rounds=rounds)
@@ -167,3 +165,18 @@ class ToolRun(Channels):
         if clarification is not None:
             self.state.clarifications.append(clarification)
             self.state.pending = None
+
+
+def _too_many_questions(
+    task: Task, name: str, question: str, asked: list[Clarification], limit: int
+) -> str:
+    """C24's error: what the limit counts (questions on one task, by any of its tools), who
+    asked them, and what the user can do."""
+    plural = "question" if len(asked) == 1 else "questions"
+    askers = ", ".join(dict.fromkeys(repr(c.tool) for c in asked))
+    return (
+        f"task {task.task_no} has already asked {len(asked)} clarifying {plural} (by {askers}), "
+        f"the most one task may ask (limits.max_clarification_rounds: {limit}); tool {name!r} "
+        f"asked one more: {question} — ask the whole question again with every detail in one "
+        "message"
+    )
