@@ -15,7 +15,7 @@ from typing import Any
 
 from runner.config.model import ActivationMode, PromptTypes, ToolConfig
 from runner.engine.channels import FINISHED_TOOL, Channels, Stop
-from runner.engine.task import Task
+from runner.engine.task import Task, TaskStatus
 from runner.patterns import compile_pattern
 
 # Why a tool was activated on a task (the trace's `activation` event and the result's tree).
@@ -28,6 +28,8 @@ ALWAYS = "always"
 RETRIEVAL = "retrieval"  # the domain's retrieval tool on every non-forced task (C27)
 AFTER_SUBTASKS = "after_subtasks"  # C20e: the coordinator builds its answer from its subtasks'
 DEEP_FALLBACK = "deep_fallback"  # C28: the deep-search coordinator on the root
+# ...and why one was not: its decomposition of this task failed (coordinators.py)
+DECOMPOSE_FAILED = "decompose_failed"
 
 
 @cache
@@ -67,6 +69,9 @@ class Activation(Channels):
             task.planned_tools = list(plan)
             task.tool_reasons.update(plan)
             self.save()
+        if not task.planned_tools and task.required_tool_names:
+            task.status = TaskStatus.FAILED  # [decided] forced, with nothing to run (`_forced`)
+            return None
         for name in task.planned_tools:
             if task.tool_status.get(name) in FINISHED_TOOL:
                 continue  # C24: a completed tool never runs again
@@ -118,12 +123,23 @@ class Activation(Channels):
     def _forced(self, task: Task) -> dict[str, str]:
         """C13–C15: exactly the required tools, by simple or prefixed name; no suitability call,
         no retrieval tool beside them. An unknown name made at run time is ignored, with a
-        warning."""
+        warning; [decided] when every name is unknown, forced activation has nothing to run
+        and the task fails (it does not fall back to the suitability test: the coordinator
+        meant these tools alone)."""
         known, ignored, required = self.o.forced_tools(frozenset(task.required_tool_names))
-        for name in ignored:
+        domain = self.pipeline.domain
+        if not known:
+            names = ", ".join(repr(name) for name in ignored)
+            self.fail(
+                "tasks",
+                task.task_no,
+                f"it requires only tools the domain {domain!r} does not have ({names}): forced "
+                "activation has nothing to run, so the task failed (C13–C15)",
+            )
+        for name in ignored if known else ():
             self.warn(
-                f"task {task.task_no} requires tool {name!r}, which the domain "
-                f"{self.pipeline.domain!r} does not have; it is ignored (C15)",
+                f"task {task.task_no} requires tool {name!r}, which the domain {domain!r} "
+                "does not have; it is ignored (C15)",
                 task.task_no,
             )
         self.emit(
@@ -149,6 +165,7 @@ class Activation(Channels):
             if config.activation.mode is not ActivationMode.COORDINATOR_ONLY
             and config.name not in excluded
             and admits(config, task.prompt_type)
+            and task.tool_reasons.get(config.name) != DECOMPOSE_FAILED
         ]
 
     def _known_answers(

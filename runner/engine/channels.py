@@ -97,6 +97,7 @@ class Channels:
     state: SessionState
     trace: Trace
     warnings: list[str]
+    failed: dict[str, int]  # what failed in the round: tools, coordinators, tasks (`fail`)
     _checkpoint: Callable[[SessionState], None] | None
     _calls_seen: int  # the LLM client's call records already in the trace
     _last_task: str | None  # the task of the last event: where a call with no task goes
@@ -146,6 +147,13 @@ class Channels:
     def save(self) -> None:
         if self._checkpoint is not None:
             self._checkpoint(self.state)
+
+    def fail(self, kind: str, task: str, message: str) -> None:
+        """A tool, coordinator or task that failed is never silent: it is a warning of the
+        round, on the task it failed on, and counts in the stats (`stats.failed`), so the round
+        is degraded (`RoundResult.degraded`). `kind`: tools | coordinators | tasks."""
+        self.failed[kind] += 1
+        self.warn(f"task {task}: {message}", task)
 
     def warn(self, message: str, task: str | None = None) -> None:
         self.warnings.append(message)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from runner.engine.activation import admits
+from runner.engine.activation import DECOMPOSE_FAILED, admits
 from runner.engine.channels import Channels, resolve
 from runner.engine.marker import execution_text
-from runner.engine.task import Task
+from runner.engine.task import Task, ToolStatus
 
 
 class CoordinatorContractError(RuntimeError):
@@ -90,13 +90,11 @@ class CoordinatorStep(Channels):
                 raise CoordinatorContractError(_contract_broken(name, returned))
         except Exception as exc:
             snapshot.restore()
+            error = f"{type(exc).__name__}: {exc}"
             self.emit(
-                "coordinator.error",
-                task.task_no,
-                coordinator=name,
-                error=f"{type(exc).__name__}: {exc}",
-                restored=True,
+                "coordinator.error", task.task_no, coordinator=name, error=error, restored=True
             )
+            self._decomposition_failed(task, name, error)
             return
         task.prompt_context = prompt_context  # the orchestrator owns it (C20a)
         new = [sub.task_no for sub in task.sub_tasks if all(sub is not b for b in before_subtasks)]
@@ -108,6 +106,21 @@ class CoordinatorStep(Channels):
             changed=bool(new) or appended,
             appended=appended,
             subtasks=new,
+        )
+
+    def _decomposition_failed(self, task: Task, name: str, error: str) -> None:
+        """[decided] A coordinator whose decomposition failed is not activated on that task, in
+        any way (suitability, rule, always, after subtasks, deep fallback): its own result would
+        read as if its subtasks had run. It stays failed on the task for the rest of the
+        session, and the round says so."""
+        task.tool_status[name] = ToolStatus.FAILED
+        task.tool_reasons[name] = DECOMPOSE_FAILED
+        self.fail(
+            "coordinators",
+            task.task_no,
+            f"coordinator {name!r} failed to decompose it ({error}); the task was restored "
+            f"(C10) and {name!r} is not activated on it, so nothing answers as if its subtasks "
+            "had run",
         )
 
     def _adopt(self, parent: Task, created: set[int], owner: str, taken: set[str]) -> None:

@@ -44,8 +44,12 @@ class ToolRun(Channels):
         except Exception as exc:
             task.tool_status[name] = ToolStatus.FAILED
             self._consume(clarification)
-            self.emit(
-                "tool.error", task.task_no, tool=name, key=key, error=f"{type(exc).__name__}: {exc}"
+            error = f"{type(exc).__name__}: {exc}"
+            self.emit("tool.error", task.task_no, tool=name, key=key, error=error)
+            self.fail(
+                "tools",
+                task.task_no,
+                f"tool {name!r} failed ({error}); the round went on without its result",
             )
             self.save()
             return None

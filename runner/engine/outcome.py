@@ -18,6 +18,9 @@ ERROR = "error"
 
 EXIT_CODES = {ANSWER: 0, CLARIFICATION: 3, ERROR: 1}  # `runner run`'s exit status
 
+# What can fail in a round while the round goes on: `stats.failed` counts each kind
+FAILURE_KINDS = ("tools", "coordinators", "tasks")
+
 
 @dataclass
 class RoundResult:
@@ -37,6 +40,13 @@ class RoundResult:
     def exit_code(self) -> int:
         return EXIT_CODES[self.outcome]
 
+    @property
+    def degraded(self) -> bool:
+        """A tool, coordinator or task failed and the round went on without it: its answer
+        may be incomplete. `warnings` says what failed, on which task, and why."""
+        failed = self.stats.get("failed") or {}
+        return any(failed.get(kind, 0) for kind in FAILURE_KINDS)
+
     def validate(self) -> list[str]:
         """`to_json()` checked against schemas/result.schema.json; empty when it is valid."""
         from runner.trace import schema_problems
@@ -55,6 +65,7 @@ class RoundResult:
             "stats": self.stats,
             "error": self.error,
             "warnings": list(self.warnings),
+            "degraded": self.degraded,
         }
 
 

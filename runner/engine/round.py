@@ -31,7 +31,14 @@ from runner.engine.answer import Answer
 from runner.engine.channels import CLOSED, RoundError, Stop
 from runner.engine.coordinators import CoordinatorStep
 from runner.engine.execution import ToolRun
-from runner.engine.outcome import ANSWER, CLARIFICATION, ERROR, RoundResult, task_tree
+from runner.engine.outcome import (
+    ANSWER,
+    CLARIFICATION,
+    ERROR,
+    FAILURE_KINDS,
+    RoundResult,
+    task_tree,
+)
 from runner.engine.state import SessionState
 from runner.engine.subtasks import SubtaskWalk
 from runner.engine.task import ContextBuffer, Task, TaskStatus
@@ -54,6 +61,7 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
         self.state = state
         self.trace = trace
         self.warnings: list[str] = []
+        self.failed = dict.fromkeys(FAILURE_KINDS, 0)
         self._started = time.monotonic()
         self._calls_seen = len(self._llm_calls())
         self._first_call = self._calls_seen
@@ -228,7 +236,8 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
             task.status = TaskStatus.WAITING if stop.outcome == CLARIFICATION else TaskStatus.DONE
             self.emit("task.end", task.task_no, status=task.status._value_, stopped_by=stop.outcome)
             return
-        task.status = TaskStatus.DONE
+        if task.status is not TaskStatus.FAILED:  # (failed: forced with nothing to run)
+            task.status = TaskStatus.DONE
         self.emit("task.end", task.task_no, status=task.status._value_, stopped_by=None)
         self.save()
 
@@ -238,6 +247,7 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
             accounting.add(record)
         stats = accounting.stats()
         stats["by_task"] = _by_task(accounting.calls)
+        stats["failed"] = dict(self.failed)
         stats["tokens"] = stats["prompt_tokens"] + stats["completion_tokens"]
         stats["wall_ms"] = round((time.monotonic() - self._started) * 1000, 3)
         return stats

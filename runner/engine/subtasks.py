@@ -197,7 +197,14 @@ class SubtaskWalk(Channels):
                 why = f"{owner}.decide_conditional looked at {len(completed)} earlier result(s)"
             except Exception as exc:
                 decision = SubtaskDecision.RUN
-                why = f"the decision failed, so the subtask runs (C19): {type(exc).__name__}: {exc}"
+                error = f"{type(exc).__name__}: {exc}"
+                why = f"the decision failed, so the subtask runs (C19): {error}"
+                self.fail(
+                    "coordinators",
+                    sub.task_no,
+                    f"the conditional decision of coordinator {owner!r} failed ({error}); "
+                    "the subtask runs (C19)",
+                )
             finally:
                 CHARGED_TASK.reset(charged)
         self.emit(
