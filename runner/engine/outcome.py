@@ -47,6 +47,19 @@ class RoundResult:
         failed = self.stats.get("failed") or {}
         return any(failed.get(kind, 0) for kind in FAILURE_KINDS)
 
+    def failures(self) -> str:
+        """What failed, counted: "1 tool and 2 coordinators failed"; empty when nothing did."""
+        failed = self.stats.get("failed") or {}
+        parts = []
+        for kind in FAILURE_KINDS:
+            count = failed.get(kind, 0)
+            if count:
+                parts.append(f"{count} {kind if count != 1 else kind[:-1]}")
+        if not parts:
+            return ""
+        listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+        return f"{listed} failed"
+
     def validate(self) -> list[str]:
         """`to_json()` checked against schemas/result.schema.json; empty when it is valid."""
         from runner.trace import schema_problems
