@@ -131,6 +131,12 @@ def run_options(pipeline: Path, values: Mapping[str, Any]) -> RunOptions:
 @runtime_options
 @click.option("--json", "as_json", is_flag=True, help="Print the result object as JSON.")
 @click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 when the round is degraded: a tool, coordinator or task failed and the round "
+    "went on without it.",
+)
+@click.option(
     "--trace",
     "trace_file",
     metavar="FILE",
@@ -138,13 +144,18 @@ def run_options(pipeline: Path, values: Mapping[str, Any]) -> RunOptions:
     help="Write the round's trace as JSON Lines.",
 )
 def command(
-    pipeline: Path, message: str, as_json: bool, trace_file: Path | None, **values: Any
+    pipeline: Path,
+    message: str,
+    as_json: bool,
+    strict: bool,
+    trace_file: Path | None,
+    **values: Any,
 ) -> None:
     """Run one round of PIPELINE on MESSAGE.
 
     Prints the answer, its sources and the task tree (which tools ran on which task, and why).
     Exit 0: answered; 3: a clarifying question was asked (answer it with --session ID);
-    1: error.
+    1: error, or with --strict a degraded round.
     """
     options = run_options(pipeline, values)
     with friendly_errors(options.debug), conversation(options) as talk:
@@ -159,7 +170,8 @@ def command(
         console = make_console()
         show_result(console, result, tree=True)
         show_session_hint(console, result, options)
-    sys.exit(result.exit_code)
+        warn_degraded(result, strict)
+    sys.exit(EXIT_ERROR if strict and result.degraded else result.exit_code)
 
 
 # --- shared with `runner chat` ---------------------------------------------------------------
@@ -220,6 +232,18 @@ def friendly_errors(debug: bool) -> Iterator[None]:
 def warn(warnings: list[str]) -> None:
     for message in warnings:
         click.echo(f"warning: {message}", err=True)
+
+
+def warn_degraded(result: RoundResult, strict: bool) -> None:
+    """A degraded round never looks like a clean one: one line on stderr under its warnings."""
+    if not result.degraded:
+        return
+    verdict = "so it exits 1 (--strict)" if strict else "--strict makes this exit 1"
+    click.echo(
+        f"warning: degraded round: {result.failures()} and the round went on without them, "
+        f"so its {result.outcome} may be incomplete; {verdict}",
+        err=True,
+    )
 
 
 def make_console() -> Console:

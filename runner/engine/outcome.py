@@ -18,6 +18,9 @@ ERROR = "error"
 
 EXIT_CODES = {ANSWER: 0, CLARIFICATION: 3, ERROR: 1}  # `runner run`'s exit status
 
+# What can fail in a round while the round goes on: `stats.failed` counts each kind
+FAILURE_KINDS = ("tools", "coordinators", "tasks")
+
 
 @dataclass
 class RoundResult:
@@ -37,6 +40,26 @@ class RoundResult:
     def exit_code(self) -> int:
         return EXIT_CODES[self.outcome]
 
+    @property
+    def degraded(self) -> bool:
+        """A tool, coordinator or task failed and the round went on without it: its answer
+        may be incomplete. `warnings` says what failed, on which task, and why."""
+        failed = self.stats.get("failed") or {}
+        return any(failed.get(kind, 0) for kind in FAILURE_KINDS)
+
+    def failures(self) -> str:
+        """What failed, counted: "1 tool and 2 coordinators failed"; empty when nothing did."""
+        failed = self.stats.get("failed") or {}
+        parts = []
+        for kind in FAILURE_KINDS:
+            count = failed.get(kind, 0)
+            if count:
+                parts.append(f"{count} {kind if count != 1 else kind[:-1]}")
+        if not parts:
+            return ""
+        listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+        return f"{listed} failed"
+
     def validate(self) -> list[str]:
         """`to_json()` checked against schemas/result.schema.json; empty when it is valid."""
         from runner.trace import schema_problems
@@ -55,6 +78,7 @@ class RoundResult:
             "stats": self.stats,
             "error": self.error,
             "warnings": list(self.warnings),
+            "degraded": self.degraded,
         }
 
 

@@ -220,7 +220,10 @@ def _llm_call(e: Event) -> str:
     extra = ", cached" if e.get("cached") else ""
     if e.get("outcome") not in (None, "ok"):
         extra += f", {e['outcome']}: {e.get('error', '')}"
-    return f"LLM {e.get('purpose')}{tool} ({e.get('provider')}, {e.get('latency_ms')} ms{extra})"
+    task = f" on task {e['task']}" if e.get("task") else ""
+    return (
+        f"LLM {e.get('purpose')}{tool}{task} ({e.get('provider')}, {e.get('latency_ms')} ms{extra})"
+    )
 
 
 def _warning(e: Event) -> str:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from contextvars import ContextVar
+from dataclasses import asdict, dataclass, field
 from typing import Any
+
+# The task an LLM call is made for. The engine sets it around every step it takes for a task
+# (its coordinators, suitability call, tools, a conditional decision), so each record names its
+# task, even for calls made concurrently by the subtasks of a parallel group.
+CHARGED_TASK: ContextVar[str | None] = ContextVar("runner_llm_charged_task", default=None)
 
 
 @dataclass(frozen=True)
@@ -22,6 +28,7 @@ class CallRecord:
     outcome: str  # ok | invalid (the structured reply failed validation) | error
     tokens_estimated: bool = False  # the provider gave no usage; see runner.text.estimate_tokens
     error: str | None = None
+    task: str | None = field(default_factory=CHARGED_TASK.get)  # the task it was made for
 
     def to_json(self) -> dict[str, Any]:
         return {key: value for key, value in asdict(self).items() if value is not None}

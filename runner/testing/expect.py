@@ -25,7 +25,25 @@ def check(expect: Expect, result: Mapping[str, Any]) -> list[str]:
         *_tools(expect, list(tool_runs(result.get("tasks")))),
         *_skips(expect, list(walk(result.get("tasks")))),
         *_calls(expect, result.get("stats") or {}),
+        *_degraded(expect, result),
     ]
+
+
+def _degraded(expect: Expect, result: Mapping[str, Any]) -> Iterator[str]:
+    """A degraded round (a tool, coordinator or task failed, `result.degraded`) fails the turn
+    unless the turn expects it (`degraded: true`) or the round ended with an error anyway."""
+    degraded = bool(result.get("degraded"))
+    if expect.degraded is None:
+        if degraded and result.get("outcome") != "error":
+            failures = "; ".join(result.get("warnings") or ()) or "see the trace"
+            yield (
+                f"the round is degraded: {failures}. If the case means to test that, say "
+                "`degraded: true` in its expect"
+            )
+    elif expect.degraded and not degraded:
+        yield "expected a degraded round (a failed tool, coordinator or task), but nothing failed"
+    elif not expect.degraded and degraded:
+        yield f"expected no degraded round, got one: {'; '.join(result.get('warnings') or ())}"
 
 
 def _outcome(expect: Expect, result: Mapping[str, Any]) -> Iterator[str]:

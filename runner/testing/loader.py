@@ -263,6 +263,7 @@ class _Builder:
             error=self.text(data.get("error"), (*path, "error")),
             sources=tuple(self.source(s) for s in data.get("sources", ())),
             no_sources=bool(data.get("no_sources", False)),
+            degraded=data.get("degraded"),
             ran=tuple(data.get("ran", ())),
             not_ran=tuple(data.get("not_ran", ())),
             skipped=tuple(data.get("skipped", ())),

@@ -90,6 +90,9 @@ class Expect:
     error: TextExpect | None = None
     sources: tuple[SourceExpect, ...] = ()
     no_sources: bool = False
+    # True: the round must be degraded; False: must not be; None: a degraded round fails the
+    # turn unless its outcome is an error (a failed part is never silent in a test either)
+    degraded: bool | None = None
     ran: tuple[str, ...] = ()
     not_ran: tuple[str, ...] = ()
     skipped: tuple[str, ...] = ()

@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 
 from runner.cli import main
 from runner.trace import schema_problems, validate_events
+from tests.llm.conftest import llm_server  # noqa: F401 (a real LLM server that fails on cue)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -42,7 +42,7 @@ def test_c24_explain_session_goes_round_by_round_through_a_clarification(cli, sh
     out = cli("explain", shop, "--session", "e2", "--llm-calls").stdout
     assert "Round 2: the answer to the pending question (C24): 'KW-620'" in out
     assert "price runs again with the answer 'KW-620'" in out
-    assert "LLM answer (scripted" in out
+    assert "LLM answer on task 1 (scripted" in out
 
 
 def test_explain_sessions_lists_the_stored_sessions(cli, shop):

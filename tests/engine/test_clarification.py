@@ -90,6 +90,25 @@ def test_c24_past_max_clarification_rounds_the_round_ends_with_a_readable_error(
     assert w.events("round.start")[0]["kind"] == "fresh"
 
 
+def test_c24_the_limit_counts_the_questions_of_one_task_by_any_tool_and_the_error_says_so(world):
+    w = world(
+        FakeTool("first", asks("Which brand?"), priority=1, activation="always"),
+        FakeTool("second", asks("Which model?"), priority=2, activation="always"),
+        FakeTool("third", asks("Which year?"), priority=3, activation="always"),
+        limits=Limits(max_clarification_rounds=2),
+    )
+    assert w.run("q").question == "Which brand?"
+    assert w.run("Northwind").question == "Which model?"
+    result = w.run("XR-200")  # the third tool never asked before: the task did, twice
+    assert result.outcome == "error"
+    assert result.error.startswith(
+        "task 1 has already asked 2 clarifying questions (by 'first', 'second')"
+    )
+    assert "limits.max_clarification_rounds: 2" in result.error
+    assert "tool 'third' asked one more: Which year?" in result.error
+    assert "again after" not in result.error
+
+
 def test_c24_a_tool_that_asked_but_cannot_continue_fails_with_the_method_it_lacks(world):
     class Forgetful(FakeTool):
         execute_with_clarification = None  # type: ignore[assignment]

@@ -55,6 +55,33 @@ def test_c2_a_coordinator_returning_another_task_object_is_an_error_and_is_undon
     assert "C2" in error["error"] and error["restored"] is True
 
 
+class ReturnsNone(FakeTool):
+    """A coordinator that changes the task in place and then returns nothing."""
+
+    def decompose(self, task: Task, env) -> None:
+        task.task_prompt += " changed"
+        task.sub_tasks.append(Task(f"{task.task_no}.1", "a half-made subtask"))
+
+
+def test_c1_a_coordinator_returning_none_is_the_same_contract_error_as_a_copy(world):
+    later = coordinator("later", subtasks(("1.1", "from the later one")), priority=20)
+    w = world(
+        ReturnsNone("silent", priority=10, activation="coordinator_only"),
+        later,
+        FakeTool("tool", activation="always"),
+    )
+    w.run("original")
+    root = task_of(w, "1")
+    # C10: the task is as it was before the coordinator, and the next coordinator still ran
+    assert root.task_prompt == "original"
+    assert [t.task_no for t in root.sub_tasks] == ["1.1"]
+    assert root.sub_tasks[0].task_prompt == "from the later one"
+    [error] = w.events("coordinator.error")
+    assert error["coordinator"] == "silent" and error["restored"] is True
+    assert "returned None" in error["error"] and "C1/C2" in error["error"]
+    assert "silent" in root.applied_coordinator_names  # C11: it had its chance
+
+
 def test_c4_subtask_numbers_depth_and_own_prompts(world):
     w = world(
         coordinator(

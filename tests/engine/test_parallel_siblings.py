@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runner.config.model import Decompose, ToolConfig, ToolKind
-from runner.engine.orchestrator import _parallel_subtasks
 from runner.engine.protocols import ToolEnv
 from runner.engine.results import Clarification, SubtaskDecision, ToolResult
+from runner.engine.subtasks import parallel_subtasks
 from runner.engine.task import Task
 from runner.llm.types import Purpose
 
@@ -261,5 +261,5 @@ def test_decompose_parallel_in_the_pipeline_file_makes_the_subtasks_concurrent()
     plain = ToolConfig("split", ToolKind.PROMPT, decompose=Decompose(parallel=True))
     serial = ToolConfig("split", ToolKind.PROMPT, decompose=Decompose())
     tool = FakeTool("split")
-    assert _parallel_subtasks(tool, plain)
-    assert not _parallel_subtasks(tool, serial)
+    assert parallel_subtasks(tool, plain)
+    assert not parallel_subtasks(tool, serial)

@@ -241,16 +241,19 @@ def test_c10_a_failing_coordinator_leaves_the_task_exactly_as_it_was(domain):
         following = next(
             later for later in decompositions[position + 1 :] if later.task is call.task
         )  # the observer of the task's type always follows in the same step
-        assert _without_applied(following.state) == _without_applied(call.state), call.tool
+        restored = _without_applied(following.state, call.tool)
+        assert restored == _without_applied(call.state, call.tool), call.tool
 
 
-def _without_applied(state: dict[str, Any]) -> dict[str, Any]:
-    """A task's JSON without applied_coordinator_names: the one change a failing coordinator
-    does leave, on purpose (C11: it has had its chance)."""
-    return {
-        **{key: value for key, value in state.items() if key != "applied_coordinator_names"},
-        "sub_tasks": [_without_applied(sub) for sub in state["sub_tasks"]],
-    }
+def _without_applied(state: dict[str, Any], failed: str) -> dict[str, Any]:
+    """A task's JSON without what a failing coordinator does leave on it, on purpose: its name
+    in applied_coordinator_names (C11: it has had its chance) and, on the task it failed on,
+    the orchestrator's mark that it failed there (so it is not activated on it)."""
+    kept = {key: value for key, value in state.items() if key != "applied_coordinator_names"}
+    for record in ("tool_status", "tool_reasons"):
+        kept[record] = {name: v for name, v in state[record].items() if name != failed}
+    kept["sub_tasks"] = [_without_applied(sub, failed) for sub in state["sub_tasks"]]
+    return kept
 
 
 @PROPERTY

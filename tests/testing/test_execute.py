@@ -180,6 +180,7 @@ def test_a_rule_s_times_count_per_case(write: Write) -> None:
 llm:
   script:
     - {purpose: suitability, reply: {compare: false, price: true}}
+    - {purpose: decompose, reply: {products: []}}
     - {purpose: answer, times: 1, reply: "First."}
     - {purpose: answer, reply: "Again."}
 cases:
@@ -319,7 +320,9 @@ cases:
 """
     )
     turn = only_case(path).turns[0]
-    assert turn.differences == ["ran but failed: 1:compare (see the run's problems below)"]
+    failed, degraded = turn.differences
+    assert failed == "ran but failed: 1:compare (see the run's problems below)"
+    assert degraded.startswith("the round is degraded: task 1: tool 'compare' failed")
     assert any(p.startswith("tool.error on task 1: compare:") for p in turn.problems)
 
 
@@ -345,3 +348,53 @@ cases:
 """
     )
     assert only_case(path).passed
+
+
+# --- a degraded round (a failed tool, coordinator or task) is a failure unless expected -------
+
+# compare's extraction has no scripted rule: its decomposition fails, the round goes on
+DEGRADING = """
+llm:
+  script:
+    - {purpose: suitability, reply: {compare: false, price: true}}
+    - {purpose: answer, reply: "The KW-620 costs 449 EUR."}
+cases:
+  - name: degraded
+    turns:
+      - message: What does the KW-620 cost?
+        expect: {answer: 449 EUR%s}
+"""
+
+
+def test_a_degraded_round_fails_its_turn_and_says_what_failed(write: Write) -> None:
+    case = only_case(write(DEGRADING % ""))
+    assert not case.passed
+    [difference] = case.turns[0].differences
+    assert difference.startswith(
+        "the round is degraded: task 1: coordinator 'compare' failed to decompose it"
+    )
+    assert difference.endswith("say `degraded: true` in its expect")
+
+
+def test_a_case_that_expects_the_degradation_passes(write: Write) -> None:
+    assert only_case(write(DEGRADING % ", degraded: true")).passed
+
+
+def test_expecting_a_degradation_that_does_not_happen_fails(write: Write) -> None:
+    path = write(
+        COMPARE_RULES
+        + """
+cases:
+  - name: clean
+    turns:
+      - message: What does the KW-620 cost?
+        expect: {answer: 449 EUR, degraded: true}
+"""
+    )
+    [difference] = only_case(path).turns[0].differences
+    assert difference.startswith("expected a degraded round")
+
+
+def test_degraded_false_states_the_default_explicitly(write: Write) -> None:
+    [difference] = only_case(write(DEGRADING % ", degraded: false")).turns[0].differences
+    assert difference.startswith("expected no degraded round, got one: task 1: coordinator")

@@ -1,0 +1,187 @@
+"""The coordinator step (C8–C12): every coordinator of the domain, by priority, on a task.
+
+A coordinator gets the task and returns that same task, changed in place or not at all (C1,
+C2); anything else, or an error, restores the task and the next coordinator still runs (C10).
+The orchestrator then fills in what it owns on the subtasks made: number, depth (C4), owner
+(C18), prompt_context (C20a) and the applied names (C11–C12).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from runner.engine.activation import DECOMPOSE_FAILED, admits
+from runner.engine.channels import Channels, resolve
+from runner.engine.marker import execution_text
+from runner.engine.task import Task, ToolStatus
+
+
+class CoordinatorContractError(RuntimeError):
+    """A coordinator broke C2 (it must change the task it was given in place and return it)."""
+
+
+def subtree(task: Task) -> list[Task]:
+    """A task and its descendants, level by level (not `Task.walk`'s order: for sets and for
+    work whose order does not matter; a list is cheaper to make and read than a generator)."""
+    nodes = [task]
+    for node in nodes:  # (the list grows as it is read: every level is appended in turn)
+        nodes.extend(node.sub_tasks)
+    return nodes
+
+
+class CoordinatorStep(Channels):
+    """C8–C12: the coordinator step of a task, and the adoption of the subtasks it made."""
+
+    def _coordinator_step(self, task: Task) -> bool:
+        """C8/C9: every coordinator of the domain, by priority, in every round; the deep
+        fallback coordinator runs only through the fallback (C28, C30). True when one of them
+        may run: the caller then awaits `_run_coordinators`; otherwise the skips are traced
+        here, with no coroutine made (the common case below the root)."""
+        names = self.o.coordinators
+        reasons = [self._coordinator_skip_reason(task, name) for name in names]
+        if None in reasons:
+            return True
+        for name, reason in zip(names, reasons, strict=True):
+            self._skip_coordinator(task, name, reason)
+        return False
+
+    async def _run_coordinators(self, task: Task, names: Sequence[str]) -> None:
+        for name in names:
+            reason = self._coordinator_skip_reason(task, name)
+            if reason is not None:
+                self._skip_coordinator(task, name, reason)
+                continue
+            existing = {id(t) for t in subtree(task)}
+            await self._decompose(task, name)
+            created = {id(t) for t in subtree(task) if id(t) not in existing}
+            taken = {t.task_no for t in subtree(self._root) if id(t) not in created}
+            self._adopt(task, created, name, taken)
+            # C11/C12: it had its chance (even if it declined or raised), here and below. The
+            # task's descendants are exactly the subtasks made in its coordinator step, so they
+            # all get the extended set; adding one name at a time and storing the state after
+            # each coordinator lets a crashed step resume without running one twice.
+            for member in subtree(task):
+                member.applied_coordinator_names.add(name)
+            self.save()
+
+    def _skip_coordinator(self, task: Task, name: str, reason: str | None) -> None:
+        self.emit(
+            "coordinator.skip", task.task_no, coordinator=name, reason=reason, depth=task.depth
+        )
+
+    def _coordinator_skip_reason(self, task: Task, name: str) -> str | None:
+        if name in task.applied_coordinator_names:
+            return "applied"  # C11/C12: it had its chance on this task or an ancestor
+        if not admits(self.o.configs[name], task.prompt_type):
+            return "prompt_type"
+        if task.depth >= self.limits.max_depth:
+            return "depth"  # C4
+        return None
+
+    async def _decompose(self, task: Task, name: str) -> None:
+        """One coordinator on one task (C1, C2), its failure undone (C10)."""
+        snapshot = task.snapshot()
+        before_prompt, before_subtasks = task.task_prompt, list(task.sub_tasks)
+        prompt_context, task.prompt_context = task.prompt_context, None  # C20b: never seen
+        env = self._env(task, task.task_prompt)
+        try:
+            returned = await resolve(self.tools[name].decompose(task, env))  # type: ignore[attr-defined]
+            if returned is not task:
+                raise CoordinatorContractError(_contract_broken(name, returned))
+        except Exception as exc:
+            snapshot.restore()
+            error = f"{type(exc).__name__}: {exc}"
+            self.emit(
+                "coordinator.error", task.task_no, coordinator=name, error=error, restored=True
+            )
+            self._decomposition_failed(task, name, error)
+            return
+        task.prompt_context = prompt_context  # the orchestrator owns it (C20a)
+        new = [sub.task_no for sub in task.sub_tasks if all(sub is not b for b in before_subtasks)]
+        appended = task.task_prompt != before_prompt
+        self.emit(
+            "coordinator.run",
+            task.task_no,
+            coordinator=name,
+            changed=bool(new) or appended,
+            appended=appended,
+            subtasks=new,
+        )
+
+    def _decomposition_failed(self, task: Task, name: str, error: str) -> None:
+        """[decided] A coordinator whose decomposition failed is not activated on that task, in
+        any way (suitability, rule, always, after subtasks, deep fallback): its own result would
+        read as if its subtasks had run. It stays failed on the task for the rest of the
+        session, and the round says so."""
+        task.tool_status[name] = ToolStatus.FAILED
+        task.tool_reasons[name] = DECOMPOSE_FAILED
+        self.fail(
+            "coordinators",
+            task.task_no,
+            f"coordinator {name!r} failed to decompose it ({error}); the task was restored "
+            f"(C10) and {name!r} is not activated on it, so nothing answers as if its subtasks "
+            "had run",
+        )
+
+    def _adopt(self, parent: Task, created: set[int], owner: str, taken: set[str]) -> None:
+        """Fill what the orchestrator owns on the tasks a coordinator just created: number,
+        depth, owner (C18), prompt_context (C20a), the parent's applied names (C12), the
+        inherited prompt type and important words; drop what breaks the limits (C4,
+        max_subtasks) or reuses a task number. Depth-first in list order, without recursion
+        (a coordinator may make a deep tree at once)."""
+        Frame = tuple[Task, Iterator[tuple[int, Task]], list[Task]]
+        stack: list[Frame] = [(parent, enumerate(list(parent.sub_tasks), 1), [])]
+        while stack:
+            task, children, kept = stack[-1]
+            step = next(children, None)
+            if step is None:
+                task.sub_tasks = kept
+                stack.pop()
+                continue
+            index, sub = step
+            new = id(sub) in created
+            if new and not self._adopt_one(task, sub, index, len(kept), owner, taken):
+                continue  # dropped
+            kept.append(sub)
+            stack.append((sub, enumerate(list(sub.sub_tasks), 1), []))
+
+    def _adopt_one(
+        self, parent: Task, sub: Task, index: int, siblings: int, owner: str, taken: set[str]
+    ) -> bool:
+        """Adopt one new subtask; False when it is dropped (with a warning)."""
+        sub.task_no = sub.task_no or f"{parent.task_no}.{index}"
+        problem = self._drop_reason(parent, sub, siblings, taken)
+        if problem is not None:
+            self.warn(
+                f"subtask {sub.task_no!r} of task {parent.task_no} made by "
+                f"{owner!r} was dropped: {problem}",
+                parent.task_no,
+            )
+            return False
+        taken.add(sub.task_no)
+        sub.depth = parent.depth + 1
+        sub.owner_coordinator_name = owner
+        sub.prompt_context = execution_text(parent.task_prompt, parent.prompt_context)
+        sub.applied_coordinator_names |= parent.applied_coordinator_names
+        sub.prompt_type = sub.prompt_type or parent.prompt_type
+        sub.important_words = sub.important_words or list(parent.important_words)
+        return True
+
+    def _drop_reason(self, parent: Task, sub: Task, siblings: int, taken: set[str]) -> str | None:
+        if parent.depth + 1 > self.limits.max_depth:
+            return f"it would be deeper than limits.max_depth ({self.limits.max_depth})"
+        if siblings >= self.limits.max_subtasks:
+            limit = self.limits.max_subtasks
+            return f"task {parent.task_no} already has limits.max_subtasks ({limit}) subtasks"
+        if sub.task_no in taken:
+            return "another task of the tree has that number; give subtasks unique ids"
+        return None
+
+
+def _contract_broken(name: str, returned: object) -> str:
+    """C1/C2: returning anything but the task it was given breaks the contract, `None` too."""
+    what = "None" if returned is None else f"a different {type(returned).__name__} object"
+    return (
+        f"coordinator {name!r} returned {what}; C1/C2: return the task it was given — unchanged "
+        "when it is not relevant, otherwise changed in place (task_prompt, sub_tasks)"
+    )

@@ -1,0 +1,272 @@
+"""One round of a conversation, by the rules C1–C33.
+
+A round works on a `SessionState` in place. For each task, depth-first in list order:
+
+1. the coordinator step (C8–C12, coordinators.py): every coordinator not yet applied on the
+   task's lineage runs, by priority, each on the previous one's output; a failing one leaves the
+   task as it was (C10);
+2. its subtasks (C4–C7, C16–C19, subtasks.py), one by one in list order, each processed the
+   same way, a conditional one only when its owner decides RUN; consecutive subtasks of a
+   coordinator with `decompose.parallel` run concurrently, with the same observable order;
+3. its activation (C13–C15a, C20e, activation.py): forced tools, or the candidates chosen by
+   rule, `always` and one suitability call, plus the retrieval tool, run by priority
+   (execution.py); results go to the context buffer (C20), a clarifying question or a terminal
+   answer ends the round (C24, C25);
+4. on the root only: the gatekeeper and the deep fallback (C27–C28, answer.py).
+
+Then the final answer (C33, answer.py). The checkpoint callback gets the state after every step
+that must survive a crash; a stored state whose `active_message` is set is resumed without
+running any completed tool again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from runner.engine.activation import Activation, classify_by_rule
+from runner.engine.answer import Answer
+from runner.engine.channels import CLOSED, RoundError, Stop
+from runner.engine.coordinators import CoordinatorStep
+from runner.engine.execution import ToolRun
+from runner.engine.outcome import (
+    ANSWER,
+    CLARIFICATION,
+    ERROR,
+    FAILURE_KINDS,
+    RoundResult,
+    task_tree,
+)
+from runner.engine.state import SessionState
+from runner.engine.subtasks import SubtaskWalk
+from runner.engine.task import ContextBuffer, Task, TaskStatus
+from runner.llm.accounting import CHARGED_TASK, Accounting, CallRecord
+from runner.trace import Trace
+
+if TYPE_CHECKING:
+    from runner.engine.orchestrator import Orchestrator
+
+
+class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
+    """The work of one round on one session state."""
+
+    def __init__(self, orchestrator: Orchestrator, state: SessionState, trace: Trace) -> None:
+        self.o = orchestrator
+        self.pipeline = orchestrator.pipeline
+        self.limits = orchestrator.pipeline.limits
+        self.tools = orchestrator.tools
+        self.prompts = orchestrator.prompts
+        self.state = state
+        self.trace = trace
+        self.warnings: list[str] = []
+        self.failed = dict.fromkeys(FAILURE_KINDS, 0)
+        self._started = time.monotonic()
+        self._calls_seen = len(self._llm_calls())
+        self._first_call = self._calls_seen
+        self._last_task: str | None = None
+        self._checkpoint = orchestrator.checkpoint
+
+    # --- the round ----------------------------------------------------------------------
+
+    async def run(self, message: str | None) -> RoundResult:
+        message = self._begin(message)
+        # the root's classification and the final answer are made for the root task
+        charged = CHARGED_TASK.set(self._root.task_no)
+        try:
+            root = self._root
+            if root.prompt_type is None:
+                root.prompt_type = await self._classify(root.task_prompt)
+            stop = await self._process(root)
+            if stop is None:
+                stop = await self._final_answer(root)
+        except RoundError as exc:
+            stop = Stop(ERROR, str(exc))
+        except Exception as exc:  # an LLM or template failure outside any tool: end cleanly
+            stop = Stop(ERROR, f"{type(exc).__name__}: {exc}")
+        finally:
+            CHARGED_TASK.reset(charged)
+        return self._end(message, stop)
+
+    @property
+    def _root(self) -> Task:
+        assert self.state.root is not None
+        return self.state.root
+
+    def _begin(self, message: str | None) -> str:
+        state = self.state
+        if state.interrupted:
+            kind = "resume"
+            resumed = state.active_message or ""
+            if message and message != resumed:
+                self.warn(
+                    f"the round interrupted on {resumed!r} was finished first; the message "
+                    f"{message!r} was not processed: send it again"
+                )
+            message = resumed
+        elif state.waiting:
+            kind = "answer"
+            assert state.pending is not None
+            state.pending = replace(state.pending, answer=message or "")
+            state.rounds += 1
+        else:
+            kind = "fresh"
+            state.rounds += 1
+            from runner.text import content_words
+
+            state.root = Task("1", message or "", important_words=content_words(message or ""))
+            state.buffer = ContextBuffer()
+            state.pending = None
+            state.clarifications = []  # clarification rounds are counted per question tree
+        state.active_message = message or ""
+        self.emit(
+            "round.start",
+            None,
+            session=state.session_id,
+            round=state.rounds,
+            kind=kind,
+            message=state.active_message,
+        )
+        self.save()
+        return state.active_message
+
+    def _end(self, message: str, stop: Stop) -> RoundResult:
+        state = self.state
+        if stop.outcome != CLARIFICATION:
+            state.pending = None
+        self._close_open_tasks(TaskStatus.FAILED if stop.outcome == ERROR else TaskStatus.DONE)
+        state.active_message = None
+        entry: dict[str, Any] = {"round": state.rounds, "message": message, "outcome": stop.outcome}
+        entry["question" if stop.outcome == CLARIFICATION else stop.outcome] = stop.text
+        state.history.append(entry)
+        self.emit(
+            "round.end",
+            None,
+            outcome=stop.outcome,
+            error=stop.text if stop.outcome == ERROR else None,
+            sources=len(stop.sources),
+        )
+        stats = self._stats()
+        self.save()
+        return RoundResult(
+            session=state.session_id,
+            round=state.rounds,
+            outcome=stop.outcome,
+            answer=stop.text if stop.outcome == ANSWER else None,
+            question=stop.text if stop.outcome == CLARIFICATION else None,
+            sources=stop.sources,
+            tasks=None if state.root is None else task_tree(state.root, state.buffer),
+            stats=stats,
+            error=stop.text if stop.outcome == ERROR else None,
+            warnings=list(self.warnings),
+            trace=self.trace,
+        )
+
+    def _close_open_tasks(self, status: TaskStatus) -> None:
+        """At a round's end nothing is running: a terminal answer closed the tasks on its way
+        up (C25), an error failed them; tasks waiting for an answer keep waiting (C24)."""
+        if self.state.root is None:
+            return
+        for task in self.state.root.walk():
+            if task.status is TaskStatus.RUNNING:
+                task.status = status
+
+    async def _classify(self, text: str) -> str:
+        """The root's prompt type: by rule (no LLM), or one LLM call when there is a choice."""
+        config = self.pipeline.prompt_types
+        names = [kind.name for kind in config.types]
+        if len(names) <= 1:
+            return names[0] if names else config.default
+        if config.classify == "rule":
+            return classify_by_rule(config, text)
+        chosen = await self.prompts.prompt_type(text, config.types)
+        if chosen not in names:
+            self.warn(
+                f"the LLM classified the message as {chosen!r}, which is no prompt type "
+                f"of the pipeline; using the default {config.default!r}"
+            )
+            return config.default
+        return chosen
+
+    # --- one task -----------------------------------------------------------------------
+
+    async def _process(self, task: Task) -> Stop | None:
+        """Close one task: coordinators, subtasks, activation, (root:) deep fallback."""
+        if task.status in CLOSED:
+            return None
+        # every LLM call made from here until the task closes is made for it, its subtasks
+        # charging their own: the trace's `llm.call` events and the stats by task say so
+        charged = CHARGED_TASK.set(task.task_no)
+        try:
+            self._start(task)
+            if self._coordinator_step(task):
+                await self._run_coordinators(task, self.o.coordinators)
+            # the awaits below are skipped when there is nothing to await: every task node pays
+            # for each coroutine it creates
+            stop = await self._close_subtasks(task) if task.sub_tasks else None
+            if stop is None:
+                stop = await self._activate(task)
+            if stop is None and task is self.state.root:
+                stop = await self._deep_fallback(task)
+            self._finish(task, stop)
+            return stop
+        finally:
+            CHARGED_TASK.reset(charged)
+
+    def _start(self, task: Task) -> None:
+        resumed = task.status is not TaskStatus.PENDING
+        task.status = TaskStatus.RUNNING
+        required = task.required_tool_names
+        self.emit(
+            "task.start",
+            task.task_no,
+            prompt=task.task_prompt,
+            depth=task.depth,
+            prompt_type=task.prompt_type,
+            resumed=resumed,
+            conditional=task.conditional,
+            owner=task.owner_coordinator_name,
+            # sorted, as a tuple the trace makes a list (record_json): worked out once per set
+            required_tools=self.o.forced_tools(frozenset(required))[2] if required else (),
+        )
+
+    def _finish(self, task: Task, stop: Stop | None) -> None:
+        if stop is not None:
+            task.status = TaskStatus.WAITING if stop.outcome == CLARIFICATION else TaskStatus.DONE
+            self.emit("task.end", task.task_no, status=task.status._value_, stopped_by=stop.outcome)
+            return
+        if task.status is not TaskStatus.FAILED:  # (failed: forced with nothing to run)
+            task.status = TaskStatus.DONE
+        self.emit("task.end", task.task_no, status=task.status._value_, stopped_by=None)
+        self.save()
+
+    def _stats(self) -> dict[str, Any]:
+        accounting = Accounting()
+        for record in self._llm_calls()[self._first_call :]:
+            accounting.add(record)
+        stats = accounting.stats()
+        stats["by_task"] = _by_task(accounting.calls)
+        stats["failed"] = dict(self.failed)
+        stats["tokens"] = stats["prompt_tokens"] + stats["completion_tokens"]
+        stats["wall_ms"] = round((time.monotonic() - self._started) * 1000, 3)
+        return stats
+
+
+def _by_task(calls: Sequence[CallRecord]) -> dict[str, dict[str, Any]]:
+    """The round's LLM calls by the task they were made for (a call made for no task is under
+    "round"), tasks in the order of their first call: `{task_no: {calls, prompt_tokens,
+    completion_tokens, by_purpose: {purpose: calls}}}`."""
+    tasks: dict[str, Accounting] = {}
+    for call in calls:
+        tasks.setdefault(getattr(call, "task", None) or "round", Accounting()).add(call)
+    totals = {}
+    for task, accounting in tasks.items():
+        stats = accounting.stats()
+        totals[task] = {
+            "calls": stats["llm_calls"],
+            "prompt_tokens": stats["prompt_tokens"],
+            "completion_tokens": stats["completion_tokens"],
+            "by_purpose": {name: entry["calls"] for name, entry in stats["by_purpose"].items()},
+        }
+    return totals

@@ -1,0 +1,205 @@
+"""Every LLM call is charged to the task it was made for: the trace's `llm.call` events, the
+stats by task and `runner explain --session` name that task, whatever the nesting, a parallel
+group running its subtasks concurrently, or a parent's call made after its subtasks closed.
+
+The calls here are real calls through the LLM layer (the scripted provider): a `Talker` tool
+makes `calls_for(task_no)` of them, a different number per task, so a call charged to the wrong
+task changes the counts."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from runner.config.model import ScriptRule
+from runner.engine.protocols import ToolEnv
+from runner.engine.results import SubtaskDecision, ToolResult
+from runner.engine.task import Task
+from runner.llm.types import LLMRequest, Purpose
+
+from .kit import Call, FakeTool, World, coordinator, subtasks, suitable
+
+TOOL_REPLY = ScriptRule(reply="spoken", purpose="tool")
+
+
+def calls_for(task_no: str) -> int:
+    """How many calls the talker makes on a task: 1 + the sum of its number's parts, so that
+    siblings and parents differ (1 → 2, 1.1 → 3, 1.2 → 4, 1.1.2 → 5 ...)."""
+    return sum(int(part) for part in task_no.split("."))
+
+
+class Talker(FakeTool):
+    """A tool that makes `calls_for(task)` LLM calls, yielding to the event loop between them
+    so that the subtasks of a parallel group interleave their calls."""
+
+    async def execute(self, text: str, env: ToolEnv) -> ToolResult:
+        self._record(Call(self.name, "execute", env.task.task_no, text, env=env, task=env.task))
+        for _ in range(calls_for(env.task.task_no)):
+            await asyncio.sleep(0)
+            await env.llm.complete(
+                LLMRequest(Purpose.TOOL, f"say something on {env.task.task_no}", tool=self.name)
+            )
+        return ToolResult.context(f"talked on {env.task.task_no}")
+
+
+def forced(task_no: str, *sub: Task) -> Task:
+    task = Task(task_no, f"part {task_no}", required_tool_names={"talker"})
+    task.sub_tasks = list(sub)
+    return task
+
+
+def charged(world: World, purpose: str) -> Counter[str]:
+    return Counter(e["task"] for e in world.events("llm.call") if e["purpose"] == purpose)
+
+
+def test_c13_a_parents_suitability_call_after_its_forced_subtasks_is_charged_to_the_parent(
+    world,
+):
+    split = coordinator(
+        "split", subtasks(forced("1.1"), forced("1.2")), activation="coordinator_only"
+    )
+    w = world(
+        split,
+        Talker("talker", activation="coordinator_only"),
+        FakeTool("a"),
+        script=[suitable(yes=["a"]), TOOL_REPLY],
+    )
+    w.run("q")
+    # the suitability call is made once the subtasks closed, for the root alone: a forced task
+    # is never asked (C13)
+    assert charged(w, "suitability") == {"1": 1}
+    [activation] = [e for e in w.events("activation") if e["task"] == "1"]
+    [call] = [e for e in w.events("llm.call") if e["purpose"] == "suitability"]
+    assert call["seq"] < activation["seq"]
+
+
+def test_every_tool_call_is_charged_to_the_task_it_ran_on_across_nesting(world):
+    tree = [forced("1.1", forced("1.1.1"), forced("1.1.2")), forced("1.2")]
+    w = world(
+        coordinator("split", subtasks(*tree), activation="coordinator_only"),
+        Talker("talker", activation="coordinator_only"),
+        script=[TOOL_REPLY],
+    )
+    w.run("q")
+    expected = {task: calls_for(task) for task in ("1.1.1", "1.1.2", "1.1", "1.2")}
+    assert charged(w, "tool") == expected
+
+
+def test_calls_of_a_parallel_group_are_charged_to_the_subtask_that_made_them(world):
+    split = coordinator(
+        "split",
+        subtasks(forced("1.1"), forced("1.2"), forced("1.3")),
+        activation="coordinator_only",
+    )
+    split.parallel_subtasks = True  # type: ignore[attr-defined]
+    w = world(split, Talker("talker", activation="coordinator_only"), script=[TOOL_REPLY])
+    w.run("q")
+    assert charged(w, "tool") == {"1.1": 2, "1.2": 3, "1.3": 4}
+
+
+def test_the_root_classification_and_the_final_answer_are_charged_to_the_root(world):
+    from runner.config.model import PromptType, PromptTypes
+
+    types = PromptTypes(default="a", classify="llm", types=(PromptType("a"), PromptType("b")))
+    w = world(
+        FakeTool("t", activation="always"),
+        script=[ScriptRule(reply={"type": "a"}, purpose="prompt_type")],
+        prompt_types=types,
+    )
+    w.run("q")
+    assert charged(w, "prompt_type") == {"1": 1}
+    assert charged(w, "answer") == {"1": 1}
+
+
+def test_a_conditional_decision_is_charged_to_the_subtask_it_decides(world):
+    class Deciding(FakeTool):
+        async def decide_conditional(self, parent, sub, completed, env) -> SubtaskDecision:
+            await env.llm.complete(LLMRequest(Purpose.TOOL, "decide", tool=self.name))
+            return SubtaskDecision.RUN
+
+        def decompose(self, task: Task, env: ToolEnv) -> Task:
+            first, second = forced("1.1"), forced("1.2")
+            second.conditional = True
+            task.sub_tasks += [first, second]
+            return task
+
+    w = world(
+        Deciding("owner", activation="coordinator_only"),
+        Talker("talker", activation="coordinator_only"),
+        script=[TOOL_REPLY],
+    )
+    w.run("q")
+    assert charged(w, "tool") == {"1.1": 2, "1.2": 3 + 1}
+
+
+def test_stats_count_the_calls_by_the_task_they_were_made_for(world):
+    split = coordinator(
+        "split", subtasks(forced("1.1"), forced("1.2")), activation="coordinator_only"
+    )
+    w = world(
+        split,
+        Talker("talker", activation="coordinator_only"),
+        FakeTool("a"),
+        script=[suitable(yes=["a"]), TOOL_REPLY],
+    )
+    result = w.run("q")
+    by_task = result.stats["by_task"]
+    assert {task: entry["calls"] for task, entry in by_task.items()} == {
+        "1.1": 2,
+        "1.2": 3,
+        "1": 2,  # its suitability call and the final answer
+    }
+    assert by_task["1"]["by_purpose"] == {"suitability": 1, "answer": 1}
+    assert "suitability" not in by_task["1.1"]["by_purpose"]
+    assert sum(entry["calls"] for entry in by_task.values()) == result.stats["llm_calls"]
+
+
+# --- the property: for random trees, every call's task is the task that made it -------------
+
+trees = st.recursive(
+    st.just([]),
+    lambda children: st.lists(children, min_size=1, max_size=3),
+    max_leaves=8,
+)
+
+
+def build(children: list[Any], parent: str) -> list[Task]:
+    made = []
+    for index, grandchildren in enumerate(children, 1):
+        task_no = f"{parent}.{index}"
+        made.append(forced(task_no, *build(grandchildren, task_no)))
+    return made
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=trees, parallel=st.booleans())
+def test_every_llm_call_is_charged_to_the_task_that_made_it_for_random_trees(
+    world, shape, parallel
+):
+    tree = build(shape, "1")
+    split = coordinator("split", subtasks(*tree), activation="coordinator_only")
+    split.parallel_subtasks = parallel  # type: ignore[attr-defined]
+    w = world(
+        split,
+        Talker("talker", activation="coordinator_only"),
+        FakeTool("a"),
+        script=[suitable(yes=["a"]), TOOL_REPLY],
+        limits=_deep_limits(),
+    )
+    result = w.run("q")
+    made = [t.task_no for t in w.state.root.walk() if t.task_no != "1"]
+    assert charged(w, "tool") == {task: calls_for(task) for task in made}
+    assert charged(w, "suitability") == {"1": 1}  # forced subtasks are never asked (C13)
+    assert all(e["task"] is not None for e in w.events("llm.call"))
+    stats = {task: entry["calls"] for task, entry in result.stats["by_task"].items()}
+    assert stats == Counter(e["task"] for e in w.events("llm.call"))
+
+
+def _deep_limits() -> Any:
+    from runner.config.model import Limits
+
+    return Limits(max_depth=6)
