@@ -382,9 +382,9 @@ def _written(value: str) -> str:
     return f"`{shorten(value)}`" if value else "an empty value"
 
 
-def shorten(text: str, width: int = 60) -> str:
+def shorten(value: object, width: int = 60) -> str:
     """A value for a message: whole when short, its start and an ellipsis when long."""
-    text = str(text)
+    text = str(value)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
