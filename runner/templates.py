@@ -1,22 +1,28 @@
 """The one sandboxed Jinja environment every template and expression of runner goes through.
 
-Sandboxed, because pipeline files may come from people we do not know; StrictUndefined, because
-a misspelt variable must fail loudly instead of rendering as an empty string.
+Sandboxed, because pipeline files may come from people we do not know; budgeted, so that no
+template can exhaust the machine either (runner/render_budget.py); StrictUndefined, because a
+misspelt variable must fail loudly instead of rendering as an empty string.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import traceback
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import cache, lru_cache
 from typing import Any
 
 from jinja2 import StrictUndefined, TemplateSyntaxError, nodes
 from jinja2.lexer import describe_token
 from jinja2.parser import Parser
-from jinja2.sandbox import SandboxedEnvironment
 
+from runner import render_budget
 from runner.outline import schema_outline
+from runner.render_budget import BudgetedEnvironment, RenderBudgetError
+
+__all__ = ["RenderBudgetError", "environment", "evaluate", "render"]
 
 
 def _to_json(value: Any, indent: int | None = None) -> str:
@@ -24,8 +30,8 @@ def _to_json(value: Any, indent: int | None = None) -> str:
 
 
 @cache
-def environment() -> SandboxedEnvironment:
-    env = SandboxedEnvironment(
+def environment() -> BudgetedEnvironment:
+    env = BudgetedEnvironment(
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -34,6 +40,7 @@ def environment() -> SandboxedEnvironment:
     )
     env.filters["tojson"] = _to_json
     env.filters["schema_outline"] = schema_outline  # a JSON Schema in few tokens (outline.py)
+    render_budget.install(env)
     return env
 
 
@@ -43,8 +50,10 @@ def _compiled(source: str):  # type: ignore[no-untyped-def]
 
 
 def render(source: str, variables: Mapping[str, Any]) -> str:
-    """Render template text. Compiled templates are cached by their text."""
-    return _compiled(source).render(**variables)
+    """Render template text, within a fresh render budget. Compiled templates are cached by
+    their text. Raises a jinja2 TemplateError (RenderBudgetError past the budget)."""
+    with render_budget.budgeted(), _budget_errors():
+        return render_budget.write_counted(_compiled(source).generate(**variables))
 
 
 @cache
@@ -53,8 +62,34 @@ def _compiled_expression(expression: str):  # type: ignore[no-untyped-def]
 
 
 def evaluate(expression: str, variables: Mapping[str, Any]) -> Any:
-    """Evaluate a Jinja expression such as `params.products | length >= 2`."""
-    return _compiled_expression(expression)(**variables)
+    """Evaluate a Jinja expression such as `params.products | length >= 2`, within a fresh
+    render budget."""
+    with render_budget.budgeted(), _budget_errors():
+        return _compiled_expression(expression)(**variables)
+
+
+@contextmanager
+def _budget_errors() -> Iterator[None]:
+    """A budget error says where in the template it happened; so does a recursion too deep
+    (a macro or a recursive loop calling itself without end)."""
+    try:
+        yield
+    except RenderBudgetError as error:
+        raise RenderBudgetError(f"{error}{_template_line(error)}") from None
+    except RecursionError:
+        raise RenderBudgetError(
+            "the template calls itself too deeply (a macro or a recursive loop without end)"
+        ) from None
+
+
+def _template_line(error: BaseException) -> str:
+    """` (template line N)`, from the frames Jinja rewrites to point into the template."""
+    lines = [
+        frame.lineno
+        for frame in traceback.extract_tb(error.__traceback__)
+        if frame.filename == "<template>"
+    ]
+    return f" (template line {lines[-1]})" if lines else ""
 
 
 # --- what a template reads (for `runner validate`) ---------------------------------------

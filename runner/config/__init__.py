@@ -20,9 +20,13 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.config.diagnostics import Diagnostic, PipelineError, Severity, sort_diagnostics
 from runner.config.model import Pipeline
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
 
 __all__ = [
     "Diagnostic",
@@ -66,7 +70,29 @@ class FileReport:
 
 
 def validate_file(path: Path) -> FileReport:
-    """Every diagnostic of one pipeline file, and its model when it has no error."""
+    """Every diagnostic of one pipeline file, and its model when it has no error. A failure of
+    runner itself while checking the file is reported against the file (X001), never raised."""
+    try:
+        return _validate_file(path)
+    except Exception as error:  # a bug: the file's own report says so, the other files go on
+        return FileReport(path, (internal_error(path, error),))
+
+
+def internal_error(path: Path, error: BaseException) -> Diagnostic:
+    """X001: runner failed on this file; the message names the exception and where it rose."""
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    return Diagnostic(
+        "X001",
+        f"internal error while checking this file: {type(error).__name__}: {error}{where}",
+        path,
+        hint="this is a bug in runner, not in the file: please report it with the file",
+    )
+
+
+def _validate_file(path: Path) -> FileReport:
     # Imported here: `runner validate` is the only caller that needs the whole machinery,
     # and the engine importing runner.config.model should not pay for jsonschema.
     from runner.config.build import build_pipeline
@@ -96,14 +122,41 @@ def check_files(files: Sequence[Path]) -> list[FileReport]:
         return [_diagnostics_only(path) for path in files]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+    from contextlib import suppress
 
     from runner.config.schema import fast_check, pipeline_validator
 
     fast_check(), pipeline_validator()  # built once, before the fork, for every worker
     context = multiprocessing.get_context("fork")
-    chunk = -(-len(files) // (workers * 4))
+    size = -(-len(files) // (workers * 4))
+    chunks = [list(files[start : start + size]) for start in range(0, len(files), size)]
+    reports: dict[Path, FileReport] = {}
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        return list(pool.map(_diagnostics_only, files, chunksize=chunk))
+        futures = [pool.submit(_check_chunk, chunk) for chunk in chunks]
+        for future in futures:
+            with suppress(BrokenProcessPool):  # a worker died (a crash in C, no memory): see below
+                reports.update((report.path, report) for report in future.result())
+    # The files of a chunk whose worker died are checked again, each in a process of its own,
+    # so that the one that kills its process is the only one reported as such.
+    return [reports.get(path) or _check_isolated(path, context) for path in files]
+
+
+def _check_chunk(files: list[Path]) -> list[FileReport]:
+    return [_diagnostics_only(path) for path in files]
+
+
+def _check_isolated(path: Path, context: BaseContext) -> FileReport:
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    with ProcessPoolExecutor(1, mp_context=context) as pool:
+        try:
+            return pool.submit(_diagnostics_only, path).result()
+        except BrokenProcessPool:
+            message = "internal error: the process checking this file died (a crash or no memory)"
+            hint = "this is a bug in runner, not in the file: please report it with the file"
+            return FileReport(path, (Diagnostic("X002", message, path, hint=hint),))
 
 
 def _workers(files: int) -> int:

@@ -112,15 +112,34 @@ def _file_lines(path: Path) -> tuple[str, ...]:
         return ()
 
 
+# A snippet shows at most this many characters of its line, around the caret.
+SNIPPET_WIDTH = 100
+
+
 def snippet(diagnostic: Diagnostic, lines: Sequence[str] | None = None) -> str:
-    """The offending line with a gutter and a caret under the column, or "" without a place."""
+    """The offending line with a gutter and a caret under the column, or "" without a place.
+    A long line is cut to a window around the caret, each cut end shown as `…`."""
     source = lines if lines is not None else _file_lines(diagnostic.file)
     if diagnostic.line <= 0 or diagnostic.line > len(source):
         return ""
-    text = source[diagnostic.line - 1].expandtabs(1)
+    text, caret_at = _window(source[diagnostic.line - 1], max(diagnostic.col - 1, 0))
     gutter = f"{diagnostic.line:>4} | "
-    caret = " " * (len(gutter) - 2) + "| " + " " * max(diagnostic.col - 1, 0) + "^"
+    caret = " " * (len(gutter) - 2) + "| " + " " * caret_at + "^"
     return f"{gutter}{text}\n{caret}"
+
+
+def _window(line: str, column: int) -> tuple[str, int]:
+    """At most SNIPPET_WIDTH characters of a line around a 0-based column, and the caret's
+    offset in them. Tabs count as one column, as YAML counts them."""
+    # only the window's neighbourhood is expanded: a line may be megabytes long
+    start = max(0, min(column - SNIPPET_WIDTH // 2, len(line) - SNIPPET_WIDTH))
+    text = line[start : start + SNIPPET_WIDTH].expandtabs(1)
+    caret_at = column - start
+    if start > 0:
+        text, caret_at = "…" + text[1:], caret_at
+    if start + SNIPPET_WIDTH < len(line):
+        text = text[:-1] + "…"
+    return text, caret_at
 
 
 def render(

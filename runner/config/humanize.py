@@ -8,7 +8,6 @@ rather than of every alternative. Every diagnostic made here has an `S1xx` code 
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -18,8 +17,9 @@ from typing import Any
 from jsonschema.exceptions import ValidationError
 
 from runner.config.diagnostics import Diagnostic, KeyPath, format_key_path, value_at
-from runner.config.loader import Document
+from runner.config.loader import Document, shorten
 from runner.config.schema import validation_schema
+from runner.config.suggest import did_you_mean, suggestion_suffix
 
 TYPE_NAMES = {
     "object": "a mapping",
@@ -30,42 +30,6 @@ TYPE_NAMES = {
     "boolean": "true or false",
     "null": "nothing",
 }
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
-    """The closest choice to a misspelt word, if one is close enough to be a typo.
-
-    One slip of the fingers (a letter dropped, added, changed, or two swapped) always counts,
-    however short the word: difflib's ratio alone misses `kye` for `key`."""
-    candidates = sorted(set(choices))
-    slips = [choice for choice in candidates if _one_slip_apart(word, choice)]
-    if slips:
-        return slips[0]
-    matches = difflib.get_close_matches(word, candidates, n=1, cutoff=0.7)
-    return matches[0] if matches else None
-
-
-def _one_slip_apart(word: str, choice: str) -> bool:
-    if word == choice or abs(len(word) - len(choice)) > 1 or min(len(word), len(choice)) < 2:
-        return False
-    if len(word) == len(choice):
-        differ = [i for i, (a, b) in enumerate(zip(word, choice, strict=True)) if a != b]
-        if len(differ) == 1:
-            return True
-        first, second = differ[0], differ[-1]
-        return (
-            len(differ) == 2
-            and second == first + 1
-            and word[first] == choice[second]
-            and word[second] == choice[first]
-        )
-    shorter, longer = sorted((word, choice), key=len)
-    return any(longer[:i] + longer[i + 1 :] == shorter for i in range(len(longer)))
-
-
-def suggestion_suffix(word: str, choices: Iterable[str]) -> str:
-    match = did_you_mean(word, choices)
-    return f"; did you mean `{match}`?" if match else ""
 
 
 def humanize(
@@ -136,7 +100,7 @@ class _Explainer:
             return
         handler = self.handlers.get(str(error.validator))
         if handler is None:
-            yield self._diagnostic("S199", error.message, _path(error))
+            yield self._diagnostic("S199", shorten(error.message, 200), _path(error))
             return
         yield from handler(error)
 
@@ -208,7 +172,7 @@ class _Explainer:
                 self._note_misspelt(path, key, allowed)
                 yield self._diagnostic(
                     "S101",
-                    f"unknown key `{key}` in {self._subject(path)}"
+                    f"unknown key `{shorten(key)}` in {self._subject(path)}"
                     + suggestion_suffix(key, allowed),
                     (*path, key),
                     hint=f"allowed here: {', '.join(sorted(allowed))}",
@@ -236,7 +200,7 @@ class _Explainer:
         self._note_misspelt(path, key, allowed)
         yield self._diagnostic(
             "S101",
-            f"unknown key `{key}` for a `{kind}` tool" + suggestion_suffix(key, allowed),
+            f"unknown key `{shorten(key)}` for a `{kind}` tool" + suggestion_suffix(key, allowed),
             (*path, key),
             hint=hint,
             at_key=True,
@@ -269,7 +233,7 @@ class _Explainer:
         hint = _description(error.schema)
         if "string" in names and _is_scalar(error.instance):
             written = self._source_text(path) or str(error.instance)
-            hint = f'quote it to make it a text: "{written}"'
+            hint = f'quote it to make it a text: "{shorten(written)}"'
         yield self._diagnostic(
             "S103",
             f"{self._subject(path)} must be {wanted}, not {describe(error.instance)}",
@@ -283,7 +247,7 @@ class _Explainer:
         )
         shown = ", ".join(str(value) for value in allowed)
         value = error.instance
-        message = f"{self._subject(_path(error))}: `{value}` is not allowed; expected "
+        message = f"{self._subject(_path(error))}: `{shorten(value)}` is not allowed; expected "
         message += f"one of: {shown}" if len(allowed) > 1 else f"`{shown}`"
         if isinstance(value, str):
             message += suggestion_suffix(value, [str(choice) for choice in allowed])
@@ -293,7 +257,7 @@ class _Explainer:
         rule = error.schema.get("patternErrorMessage") or f"it must match `{error.validator_value}`"
         yield self._diagnostic(
             "S105",
-            f"{self._subject(_path(error))}: `{error.instance}` is not valid: {rule}",
+            f"{self._subject(_path(error))}: `{shorten(error.instance)}` is not valid: {rule}",
             _path(error),
         )
 
@@ -325,7 +289,7 @@ class _Explainer:
         )
 
     def _too_many_keys(self, error: ValidationError) -> Iterator[Diagnostic]:
-        keys = ", ".join(f"`{key}`" for key in error.instance)
+        keys = ", ".join(f"`{shorten(key)}`" for key in error.instance)
         yield self._diagnostic(
             "S108",
             f"{self._subject(_path(error))} takes only {error.validator_value} of its keys, "
@@ -340,7 +304,7 @@ class _Explainer:
             if item in seen:
                 yield self._diagnostic(
                     "S112",
-                    f"{self._subject(_path(error))} lists `{item}` twice",
+                    f"{self._subject(_path(error))} lists `{shorten(item)}` twice",
                     (*_path(error), index),
                     hint="remove the repeated item",
                 )
@@ -395,7 +359,8 @@ class _Explainer:
             rule += suggestion_suffix(key, error.schema["enum"])
         yield self._diagnostic(
             "S105",
-            f"{self._subject(path)}: the key `{key}` is not valid: {rule or error.message}",
+            f"{self._subject(path)}: the key `{shorten(key)}` is not valid: "
+            f"{rule or shorten(error.message, 200)}",
             (*path, key),
             at_key=True,
         )

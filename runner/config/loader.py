@@ -15,15 +15,26 @@ from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
+from yaml.resolver import Resolver
 
+from runner.config.composing import DEFAULT_LIMITS, Limits, Refused, compose
 from runner.config.diagnostics import Diagnostic, KeyPath, Severity
 
-# A pipeline has a few hundred nodes; nothing legitimate comes near this after expansion.
-MAX_NODES = 100_000
-
-_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
-_COLLECTION_TAGS = {"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"}
+_SEQ_TAG, _MAP_TAG = "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
+_STR_TAG, _INT_TAG, _FLOAT_TAG = (f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float"))
+# the scalar tags safe loading builds, and what a value of each is
+_SCALAR_TAGS = {
+    f"tag:yaml.org,2002:{name}": f"!!{name} ({meaning})"
+    for name, meaning in (
+        ("str", "a text"),
+        ("int", "a whole number"),
+        ("float", "a number"),
+        ("bool", "true or false"),
+        ("null", "an empty value"),
+        ("timestamp", "a date or a time"),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -92,10 +103,28 @@ class LoadError(Exception):
         self.diagnostic = diagnostic
 
 
-def read_document(path: Path) -> Document:
+def read_document(path: Path, limits: Limits = DEFAULT_LIMITS) -> Document:
     """Read and parse a YAML file. Raises LoadError with a positioned diagnostic."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(limits.max_bytes + 1)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise LoadError(Diagnostic("Y006", f"cannot read the file: {reason}", path)) from error
+    if len(raw) > limits.max_bytes:
+        raise LoadError(
+            Diagnostic(
+                "Y011",
+                f"the file is larger than {limits.max_bytes:,} bytes; it is refused unread",
+                path,
+                1,
+                1,
+                hint="a pipeline or test-case file this large is a mistake (generated data "
+                "belongs in a table or a corpus)",
+            )
+        )
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         before = error.object[: error.start]
         line = before.count(b"\n") + 1
@@ -110,25 +139,52 @@ def read_document(path: Path) -> Document:
                 hint="save the file as UTF-8",
             )
         ) from error
-    except OSError as error:
-        raise LoadError(
-            Diagnostic("Y006", f"cannot read the file: {error.strerror}", path)
-        ) from error
-    return parse_document(path, text)
+    # as Path.read_text would give it: universal newlines
+    return parse_document(path, text.replace("\r\n", "\n").replace("\r", "\n"), limits)
 
 
-def parse_document(path: Path, text: str) -> Document:
+def parse_document(path: Path, text: str, limits: Limits = DEFAULT_LIMITS) -> Document:
     """Parse YAML text (one document) into plain data with positions."""
     try:
-        root = yaml.compose(text, Loader=_Loader)
+        root = compose(text, limits)
+    except Refused as refused:
+        line, col = _mark_place(refused.mark)
+        raise LoadError(
+            Diagnostic(refused.code, refused.message, path, line, col, hint=refused.hint)
+        ) from None
     except yaml.MarkedYAMLError as error:
         raise LoadError(_syntax_diagnostic(path, text, error)) from error
-    except yaml.YAMLError as error:  # unmarked errors (e.g. a bad encoding marker)
-        raise LoadError(Diagnostic("Y001", f"YAML syntax error: {error}", path)) from error
+    except yaml.reader.ReaderError as error:  # a control character, e.g. a NUL byte
+        raise LoadError(_reader_diagnostic(path, text, error)) from error
+    except yaml.YAMLError as error:  # other unmarked errors
+        raise LoadError(Diagnostic("Y001", f"YAML syntax error: {error}", path, 1, 1)) from error
     document = Document(path, text)
     if root is not None:
-        document.data = _Converter(document).convert(root, ())
+        document.data = _Converter(document, limits).convert(root, ())
     return document
+
+
+def _mark_place(mark: yaml.Mark | None) -> tuple[int, int]:
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+
+
+def _reader_diagnostic(path: Path, text: str, error: yaml.reader.ReaderError) -> Diagnostic:
+    """libyaml counts the position in UTF-8 bytes (a BOM included); a person reads line:col."""
+    before = text.encode("utf-8")[: error.position].decode("utf-8", errors="ignore")
+    before = before.removeprefix("\ufeff")  # the byte order mark is no column of its own
+    line = before.count("\n") + 1
+    col = len(before) - (before.rfind("\n") + 1) + 1
+    character = error.character
+    shown = f"U+{character:04X}" if isinstance(character, int) else repr(character)
+    return Diagnostic(
+        "Y012",
+        f"the file holds a control character ({shown}), which YAML does not allow",
+        path,
+        line,
+        col,
+        hint="remove the character; write it as an escape inside a double-quoted text "
+        '(e.g. "\\t") if it is meant',
+    )
 
 
 def _syntax_diagnostic(path: Path, text: str, error: yaml.MarkedYAMLError) -> Diagnostic:
@@ -168,16 +224,18 @@ def _syntax_hint(message: str, char: str) -> str:
 class _Converter:
     """Nodes -> plain data, recording positions, refusing duplicate keys and alias bombs."""
 
-    def __init__(self, document: Document) -> None:
+    def __init__(self, document: Document, limits: Limits) -> None:
         self.document = document
+        self.limits = limits
         self.constructor = SafeConstructor()
+        self.resolver = Resolver()
         self.visited = 0
         self.active: set[int] = set()  # ids of the collection nodes being converted (cycles)
         self.top_level_keys: dict[str, yaml.Node] = {}
 
     def convert(self, node: yaml.Node, path: KeyPath) -> Any:
         self.visited += 1
-        if self.visited > MAX_NODES:
+        if self.visited > self.limits.max_nodes:
             # Point at the top-level key whose value explodes: the aliased node itself may sit
             # anywhere in the file.
             node = self.top_level_keys.get(path[0], node) if path else node
@@ -186,17 +244,31 @@ class _Converter:
                 self._error(
                     "Y003",
                     node,
-                    f"expanding the aliases{under} makes more than {MAX_NODES:,} nodes",
+                    f"expanding the aliases{under} makes more than {self.limits.max_nodes:,} nodes",
                     path[:1],
                     hint="a file that expands aliases this far is either "
                     "a mistake or an attack; write the values out",
                 )
             )
+        if len(path) > self.limits.max_depth:  # aliases can nest deeper than the text does
+            raise LoadError(
+                self._error(
+                    "Y010",
+                    self.top_level_keys.get(path[0], node),
+                    f"expanding the aliases under `{path[0]}` nests lists and mappings more "
+                    f"than {self.limits.max_depth} deep",
+                    path[:1],
+                    hint="write the values out; aliases are for sharing a few settings",
+                )
+            )
         self.document.value_nodes.setdefault(path, node)
         if isinstance(node, yaml.ScalarNode):
             return self._scalar(node, path)
-        if node.tag not in _COLLECTION_TAGS:
-            message = f"unsupported YAML tag `{node.tag}`"
+        wanted = _SEQ_TAG if isinstance(node, yaml.SequenceNode) else _MAP_TAG
+        if node.tag != wanted:
+            message = f"unsupported YAML tag `{_short_tag(node.tag)}`"
+            if node.tag in _SCALAR_TAGS or node.tag in (_SEQ_TAG, _MAP_TAG):
+                message = f"`{_short_tag(node.tag)}` cannot tag a {_kind_of(node)}"
             raise LoadError(self._error("Y008", node, message, path, hint="remove the tag"))
         if id(node) in self.active:
             raise LoadError(
@@ -213,18 +285,32 @@ class _Converter:
             self.active.discard(id(node))
 
     def _scalar(self, node: yaml.ScalarNode, path: KeyPath) -> Any:
+        tag = node.tag
+        if tag not in _SCALAR_TAGS:
+            message = f"unsupported YAML tag `{_short_tag(tag)}`"
+            if tag in (_SEQ_TAG, _MAP_TAG):
+                message = f"`{_short_tag(tag)}` tags a single value here"
+            hint = "remove the tag; safe loading takes !!str, !!int, !!float, !!bool, !!null "
+            raise LoadError(self._error("Y008", node, message, path, hint=hint + "and !!timestamp"))
+        if not self._tag_fits(node):
+            message = f"{_written(node.value)} cannot be read as {_SCALAR_TAGS[tag]}"
+            hint = "correct the value, or remove the tag (quote the value to keep it as text)"
+            raise LoadError(self._error("Y008", node, message, path, hint=hint))
         try:
             return self.constructor.construct_object(node)
-        except yaml.MarkedYAMLError as error:  # a tag safe loading does not allow
-            message = f"unsupported YAML tag `{node.tag}`"
-            raise LoadError(
-                self._error("Y008", node, message, path, hint="remove the tag")
-            ) from error
-        except ValueError as error:  # e.g. a timestamp with month 13
-            message = f"`{node.value}` is not a valid {node.tag.rsplit(':', 1)[-1]}: {error}"
+        except (ValueError, ArithmeticError, yaml.YAMLError) as error:  # e.g. month 13
+            message = f"{_written(node.value)} cannot be read as {_SCALAR_TAGS[tag]}: {error}"
             raise LoadError(
                 self._error("Y008", node, message, path, hint="quote the value")
             ) from error
+
+    def _tag_fits(self, node: yaml.ScalarNode) -> bool:
+        """Whether an explicitly tagged value reads as its tag: `!!bool maybe` does not (and
+        would crash PyYAML's constructor). An integer written out fits `!!float` too."""
+        if node.tag == _STR_TAG:
+            return True
+        implicit = self.resolver.resolve(yaml.ScalarNode, node.value, (True, False))
+        return implicit == node.tag or (node.tag == _FLOAT_TAG and implicit == _INT_TAG)
 
     def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[str, Any]:
         result: dict[str, Any] = {}
@@ -282,6 +368,24 @@ class _Converter:
         return Diagnostic(
             code, message, self.document.path, position.line, position.col, path=path, hint=hint
         )
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag.removeprefix("tag:yaml.org,2002:") if tag.startswith("tag:yaml") else tag
+
+
+def _kind_of(node: yaml.Node) -> str:
+    return "list" if isinstance(node, yaml.SequenceNode) else "mapping"
+
+
+def _written(value: str) -> str:
+    return f"`{shorten(value)}`" if value else "an empty value"
+
+
+def shorten(value: object, width: int = 60) -> str:
+    """A value for a message: whole when short, its start and an ellipsis when long."""
+    text = str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _position(node: yaml.Node) -> Position:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.config.loader import MAX_NODES, LoadError, parse_document
+from runner.config.composing import DEFAULT_LIMITS
+from runner.config.loader import LoadError, parse_document
 
 
 def parse(text: str):  # type: ignore[no-untyped-def]
@@ -46,7 +47,7 @@ def test_alias_expansion_is_bounded() -> None:
         layers.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 10) + "]")
     diagnostic = error_of("\n".join(layers) + "\n")
     assert diagnostic.code == "Y003"
-    assert f"{MAX_NODES:,}" in diagnostic.message
+    assert f"{DEFAULT_LIMITS.max_nodes:,}" in diagnostic.message
 
 
 def test_a_few_aliases_are_fine() -> None:
@@ -107,3 +108,84 @@ def test_not_utf8_is_reported_with_its_place(tmp_path: Path) -> None:
         read_document(path)
     diagnostic = caught.value.diagnostic
     assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("Y005", 2, 17)
+
+
+# --- hostile files: refused with a place, in bounded time and memory ----------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["!!timestamp x", "!!bool maybe", '!!int ""', '!!float ""', "!!int +", "!!null x"],
+)
+def test_an_explicit_tag_on_a_value_it_cannot_hold_is_a_located_error(value: str) -> None:
+    diagnostic = error_of(f"domain: shop\nversion: {value}\n")
+    assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("Y008", 2, 10)
+    assert "cannot be read as" in diagnostic.message
+
+
+@pytest.mark.parametrize(
+    "value", ["!!binary aGk=", "!!omap x", "!!map x", "!!set [a]", "!!str [a]"]
+)
+def test_a_tag_safe_loading_does_not_build_is_a_located_error(value: str) -> None:
+    diagnostic = error_of(f"version: {value}\n")
+    assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("Y008", 1, 10)
+
+
+def test_explicit_tags_that_fit_their_values_are_read() -> None:
+    document = parse('a: !!int "7"\nb: !!float 2\nc: !!bool "yes"\nd: !!str 3\n')
+    assert document.data == {"a": 7, "b": 2.0, "c": True, "d": "3"}
+
+
+def test_nesting_past_the_depth_limit_is_refused_where_it_goes_too_deep() -> None:
+    depth = DEFAULT_LIMITS.max_depth
+    diagnostic = error_of("a: " + "[" * 500 + "]" * 500 + "\n")
+    assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("Y010", 1, 3 + depth)
+    assert str(depth) in diagnostic.message
+
+
+def test_nesting_up_to_the_depth_limit_is_read() -> None:
+    depth = DEFAULT_LIMITS.max_depth
+    assert parse("[" * depth + "]" * depth + "\n").data is not None
+
+
+def test_aliases_that_nest_past_the_depth_limit_are_refused_at_their_top_level_key() -> None:
+    lines = ["a0: &a0 [x]"] + [f"a{i}: &a{i} [*a{i - 1}]" for i in range(1, 300)]
+    diagnostic = error_of("\n".join(lines) + "\n")
+    assert diagnostic.code == "Y010"
+    assert diagnostic.line > 1 and "aliases" in diagnostic.message
+
+
+def test_too_many_values_are_counted_while_composing_and_reported_as_such() -> None:
+    limit = DEFAULT_LIMITS.max_nodes
+    diagnostic = error_of("".join(f"k{i}: v\n" for i in range(limit)))
+    assert diagnostic.code == "Y009"  # not Y003: there is no alias in the file
+    assert diagnostic.line == limit // 2  # the root mapping, then a key and a value a line
+
+
+def test_a_long_list_is_refused_at_the_first_item_too_many() -> None:
+    limit = DEFAULT_LIMITS.max_nodes
+    diagnostic = error_of("- a\n" * (limit + 10))
+    assert (diagnostic.code, diagnostic.line) == ("Y009", limit)
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
+    from runner.config.composing import Limits
+    from runner.config.loader import read_document
+
+    path = tmp_path / "big.yaml"
+    path.write_text("a: " + "x" * 2000 + "\n", encoding="utf-8")
+    with pytest.raises(LoadError) as caught:
+        read_document(path, Limits(max_bytes=1000))
+    assert (caught.value.diagnostic.code, caught.value.diagnostic.line) == ("Y011", 1)
+    assert "1,000 bytes" in caught.value.diagnostic.message
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "col"),
+    [("domain: a\ntools: b\x00\n", 2, 9), ("é: ü\nab: \x07\n", 2, 5), ("\ufeffa: \x01\n", 1, 4)],
+)
+def test_a_control_character_is_reported_at_its_line_and_column(
+    text: str, line: int, col: int
+) -> None:
+    diagnostic = error_of(text)
+    assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("Y012", line, col)

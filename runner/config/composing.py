@@ -1,0 +1,114 @@
+"""YAML composition that refuses a hostile file before it costs time or memory.
+
+`yaml.compose` builds the whole node tree before anyone can count it: a 50 MB list took 87 s
+and 3.9 GB, and 500 levels of nesting overflowed Python's stack. Here libyaml still parses
+(fast, in C), but the nodes are composed by PyYAML's Python composer, which this module counts as
+it goes: a file past the size, node or depth limit is refused at the first node too many, with
+the place where it happened. The limits are documented in docs/validate.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import yaml
+from yaml.composer import Composer
+from yaml.resolver import Resolver
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one YAML file may hold. A pipeline has a few hundred nodes and a depth below 10."""
+
+    max_bytes: int = 10 * 1024 * 1024  # the file's size on disk
+    max_nodes: int = 100_000  # nodes as written, and again after alias expansion
+    max_depth: int = 100  # lists and mappings inside one another
+
+    def describe(self) -> str:
+        return f"{self.max_bytes:,} bytes, {self.max_nodes:,} nodes, depth {self.max_depth}"
+
+
+DEFAULT_LIMITS = Limits()
+# Lookup tables are data: a YAML table may hold many rows (CSV tables are not composed at all).
+TABLE_LIMITS = Limits(max_bytes=200 * 1024 * 1024, max_nodes=5_000_000)
+
+
+class Refused(Exception):
+    """A file over one of the limits: a stable code, the message, and the mark it happened at."""
+
+    def __init__(self, code: str, message: str, mark: yaml.Mark | None, hint: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.mark = mark
+        self.hint = hint
+
+
+try:  # libyaml's parser when PyYAML was built with it; the pure-Python one otherwise
+    from yaml._yaml import CParser as _Parser  # type: ignore[import-not-found]
+
+    _PARSER_READS_TEXT = True
+except ImportError:  # pragma: no cover - every wheel on PyPI ships libyaml
+    _PARSER_READS_TEXT = False
+
+
+if _PARSER_READS_TEXT:
+
+    class _Events(_Parser):  # type: ignore[misc,valid-type]
+        def __init__(self, text: str) -> None:
+            _Parser.__init__(self, text)
+
+else:  # pragma: no cover
+
+    class _Events(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):  # type: ignore[no-redef]
+        def __init__(self, text: str) -> None:
+            yaml.reader.Reader.__init__(self, text)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+
+
+class _CountingComposer(Composer, _Events, Resolver):
+    """PyYAML's composer on the fast parser's events, counting nodes and depth as it composes.
+    (Composer comes first in the bases, so its `get_single_node` replaces libyaml's own.)"""
+
+    def __init__(self, text: str, limits: Limits) -> None:
+        _Events.__init__(self, text)
+        Composer.__init__(self)
+        Resolver.__init__(self)
+        self.limits = limits
+        self.nodes = 0
+        self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+        self.nodes += 1
+        if self.nodes > self.limits.max_nodes:
+            raise Refused(
+                "Y009",
+                f"the file holds more than {self.limits.max_nodes:,} values (keys, items and "
+                "scalars); it is refused here",
+                self.peek_event().start_mark,
+                "a pipeline or test-case file this large is a mistake (generated data belongs "
+                "in a table or a corpus)",
+            )
+        self.depth += 1
+        try:
+            if self.depth > self.limits.max_depth:
+                raise Refused(
+                    "Y010",
+                    f"lists and mappings are nested more than {self.limits.max_depth} deep",
+                    self.peek_event().start_mark,
+                    "flatten the structure; nothing in a pipeline nests this deep",
+                )
+            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        finally:
+            self.depth -= 1
+
+
+def compose(text: str, limits: Limits = DEFAULT_LIMITS) -> yaml.Node | None:
+    """The node tree of one YAML document, like `yaml.compose`. Raises Refused past a limit,
+    yaml.YAMLError for a syntax error."""
+    composer = _CountingComposer(text, limits)
+    try:
+        return composer.get_single_node()  # type: ignore[no-any-return]
+    finally:
+        composer.dispose()
