@@ -12,10 +12,10 @@ How a document is cut, and why (pages follow the document's sections):
   ten words (so "Chapter" followed directly by "Section" stay together, and so do a label or a
   directive and the section after it): a heading is never separated from its body, a page then
   covers one section, and its `heading` names it.
-- A section whose body fits `max_words` is one page. A longer one continues on further pages,
-  cut between paragraphs; a paragraph longer than a page is cut between sentences, then lines,
-  then words. Every part keeps the section's heading and heading path (`Page.path`: the titles
-  of the enclosing sections, outermost first).
+- A section that fits `max_words` (heading included) is one page. A longer one continues on
+  further pages, cut between paragraphs; a paragraph longer than a page is cut between
+  sentences, then lines, then words. Every part keeps the section's heading and heading path
+  (`Page.path`: the titles of the enclosing sections, outermost first).
 - A PDF is not cut: its pages are the PDF's pages, numbered as in the PDF.
 - No overlap between pages (SentenceSplitter's default overlap of 200 tokens would index every
   boundary twice and make neighbour search return what the reader already has).
@@ -215,7 +215,7 @@ class _PageBuilder:
             return
         for piece in _split_paragraph(block.text, self.max_words):
             words = _word_count(piece)
-            if self.has_body and self.body_words + words > self.max_words:
+            if self.has_body and self.words + words > self.max_words:
                 self.flush()
             self.parts.append(piece)
             self.words += words
