@@ -80,3 +80,14 @@ def test_show_retrieval_prints_the_ranked_pages(tmp_path: Path) -> None:
 def test_without_show_retrieval_no_pages_are_listed(tmp_path: Path) -> None:
     result = run(str(write_pipeline(tmp_path, SCRIPT)), QUESTION)
     assert "retrieval:" not in result.stdout
+
+
+def test_explain_session_shows_each_rounds_retrievals(tmp_path: Path) -> None:
+    path = str(write_pipeline(tmp_path, SCRIPT))
+    assert run(path, QUESTION, "--session", "seen").exit_code == 0
+    result = CliRunner().invoke(main, ["explain", path, "--session", "seen"])
+    assert result.exit_code == 0, result.output
+    assert (
+        f"manual_rag retrieved 1 page from manuals for {QUESTION!r}: 1. kettle.md p. 2 ("
+        in result.stdout
+    )
