@@ -20,6 +20,7 @@ SECTIONS = (
     "Engine overhead: runner, LangGraph and asyncio",
     "Start-up and validation",
     "Retrieval",
+    "Python FAQ over all of pydocs",
 )
 
 HEADER = """# Benchmarks

@@ -8,9 +8,51 @@ everywhere. Deliberately simple and deterministic: no model, no locale, no rando
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 from itertools import pairwise
+
+# --- the normal form ----------------------------------------------------------------------------
+
+# Dropped: soft hyphens, zero-width spaces and joiners, word joiners, byte-order marks, the
+# invisible operators and bidirectional marks. Other spaces (NBSP, thin, em, ideographic …) become
+# a plain space; NFKC does most of that, this table does the rest in the same pass.
+_INVISIBLE = "\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
+_TRANSLATION = {ord(ch): None for ch in _INVISIBLE}
+_TRANSLATION.update(
+    {
+        ord(ch): " "
+        for ch in "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004"
+        "\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+    }
+)
+_TRANSLATION.update({ord("\u2028"): "\n", ord("\u2029"): "\n\n", ord("\r"): "\n"})
+
+
+def normalize(text: str) -> str:
+    """Text in runner's one normal form, which every page and every message is put in before it
+    is indexed or matched: Unicode NFKC (ligatures, full-width forms and compatibility spaces
+    become their plain characters), any other odd space a plain space, soft hyphens and
+    zero-width characters dropped, line and paragraph separators (and CR) as line breaks.
+    Plain ASCII without CR is returned as it is (the common case costs one scan)."""
+    if text.isascii() and "\r" not in text:
+        return text
+    return unicodedata.normalize("NFKC", text.replace("\r\n", "\n").translate(_TRANSLATION))
+
+
+def visible(text: str) -> str:
+    """The text with every character that does not show (or looks like a space but is not one)
+    written as its code point: `word\u00a0word` shows as `word<U+00A0>word`. For diffs."""
+    return "".join(ch if _shows(ch) else f"<U+{ord(ch):04X}>" for ch in text)
+
+
+def _shows(ch: str) -> bool:
+    if ch in " \n\t" or (ch.isascii() and ch.isprintable()):
+        return True
+    category = unicodedata.category(ch)
+    return category[0] not in "CZ"  # C: controls, format chars (ZWSP, SHY); Z: odd spaces
+
 
 # A token: a run of letters/digits, possibly joined by inner dashes, dots or apostrophes
 # ("XR-200", "v2.1", "don't"). Anything else is punctuation.

@@ -28,6 +28,7 @@ EVENTS: frozenset[str] = frozenset(
         "activation",
         "tool.run",
         "tool.error",
+        "retrieval",
         "clarification.ask",
         "clarification.resume",
         "terminal",

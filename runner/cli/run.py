@@ -143,12 +143,18 @@ def run_options(pipeline: Path, values: Mapping[str, Any]) -> RunOptions:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the round's trace as JSON Lines.",
 )
+@click.option(
+    "--show-retrieval",
+    is_flag=True,
+    help="Also print the pages each retrieval returned (tool, query, rank, page, score).",
+)
 def command(
     pipeline: Path,
     message: str,
     as_json: bool,
     strict: bool,
     trace_file: Path | None,
+    show_retrieval: bool,
     **values: Any,
 ) -> None:
     """Run one round of PIPELINE on MESSAGE.
@@ -164,11 +170,19 @@ def command(
     if trace_file is not None and result.trace is not None:
         result.trace.write_jsonl(trace_file)
     warn(result.warnings)
+    from runner.retrieval.seen import format_retrievals, retrieval_events
+
+    retrievals = retrieval_events(result.trace.events if result.trace is not None else [])
     if as_json:
-        click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+        document = {**result.to_json(), "retrieval": retrievals}
+        click.echo(json.dumps(document, ensure_ascii=False, indent=2))
     else:
         console = make_console()
         show_result(console, result, tree=True)
+        if show_retrieval:
+            console.print("retrieval:", highlight=False)
+            shown = format_retrievals(retrievals, indent="  ") or "  (no retrieval ran)"
+            console.print(shown, highlight=False, markup=False)
         show_session_hint(console, result, options)
         warn_degraded(result, strict)
     sys.exit(EXIT_ERROR if strict and result.degraded else result.exit_code)

@@ -271,8 +271,12 @@ class _Builder:
         extra: dict[str, Any] = {}
         if "include" in spec:
             extra["include"] = tuple(spec["include"])
+        if "exclude" in spec:
+            extra["exclude"] = tuple(spec["exclude"])
         if "max_words" in spec.get("pages", {}):
             extra["max_words"] = spec["pages"]["max_words"]
+        if "navigation" in spec.get("pages", {}):
+            extra["navigation"] = spec["pages"]["navigation"]
         if "embedding" in spec:
             extra["embedding"] = Embedding(self.embedding_model(spec["embedding"]["model"]))
         follow = spec.get("follow_symlinks", False)

@@ -311,6 +311,8 @@ class Corpus:
     path: Path
     include: tuple[str, ...] = ("**/*.md", "**/*.txt", "**/*.rst")
     max_words: int = 250
+    exclude: tuple[str, ...] = ()  # globs of files left out, though `include` matches them
+    navigation: str = "exclude"  # navigation pages (TOCs, indexes): exclude | keep in answers
     embedding: Embedding | None = None  # None: $RUNNER_EMBED_MODEL or runner's default
     # documents may be symlinks that lead outside the pipeline's folder (runner/config/paths.py)
     follow_symlinks: bool = False

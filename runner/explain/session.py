@@ -186,6 +186,20 @@ def _tool_run(e: Event) -> str:
     return f"{e.get('tool')} ran ({e.get('reason', '?')}{consumer}): {what} → {e.get('key')}"
 
 
+def _retrieval(e: Event) -> str:
+    pages = e.get("pages") or []
+    ranked = "; ".join(
+        f"{p.get('rank')}. {p.get('document')} p. {p.get('page')}"
+        + ("" if p.get("score") is None else f" ({p['score']:.3f})")
+        for p in pages
+    )
+    count = f"{len(pages)} page{'' if len(pages) == 1 else 's'}"
+    return (
+        f"{e.get('tool')} retrieved {count} from {e.get('corpus')} for "
+        f"{shorten(str(e.get('query', '')))!r}" + (f": {ranked}" if ranked else "")
+    )
+
+
 def _tool_error(e: Event) -> str:
     return f"{e.get('tool')} failed: {e.get('error')} ({e.get('key')})"
 
@@ -246,6 +260,7 @@ _DESCRIBERS: dict[str, Callable[[Event], str]] = {
     "activation": _activation,
     "tool.run": _tool_run,
     "tool.error": _tool_error,
+    "retrieval": _retrieval,
     "clarification.ask": _clarification_ask,
     "clarification.resume": _clarification_resume,
     "terminal": _terminal,

@@ -8,7 +8,8 @@ that is missing or stale:
 - fast check: the manifest's file list (relative path, size, mtime) equals the folder's;
 - when it differs: the sha256 of the files' contents decides (a `touch` or a fresh checkout
   rebuilds nothing), and the manifest is refreshed;
-- the page settings (`max_words`, `include`) and the manifest format are part of the key.
+- the page settings (`max_words`, `include`, `exclude`) and the manifest format are part of the
+  key.
 
 A rebuild writes into a temporary folder and swaps it in, so an interrupted build never leaves
 a half-written index behind.
@@ -38,13 +39,14 @@ from runner.retrieval.pages import (
     read_document,
     to_nodes,
 )
+from runner.text import normalize
 
 if TYPE_CHECKING:
     from runner.config.model import Corpus, Pipeline
     from runner.retrieval.backend import PositiveBM25Retriever
 
 MANIFEST_FILE = "manifest.json"
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2  # 2: readers by format, section paths, navigation pages
 SEARCH_MODES = ("keyword", "vector", "hybrid")
 
 # progress(stage, done, total): stage is "read" (files; ("read", 0, n) announces a build), then
@@ -99,8 +101,11 @@ class CorpusIndex:
         nodes: Sequence[Any],
         status: IndexStatus,
         embedding: str | None = None,
+        *,
+        keep_navigation: bool = False,
     ) -> None:
         self.name = name
+        self.keep_navigation = keep_navigation  # the corpus's `pages.navigation: keep`
         self.embedding = embedding  # the corpus's `embedding.model`, if it names one
         self.folder = folder  # the index folder
         self.status = status
@@ -108,6 +113,7 @@ class CorpusIndex:
         self._nodes = {node.node_id: node for node in nodes}
         self._pages = [from_node(node) for node in nodes]
         self._by_id = {page.node_id: page for page in self._pages}
+        self._navigation = 0 if keep_navigation else sum(p.navigation for p in self._pages)
         self._vectors: dict[str, Any] = {}
 
     def __len__(self) -> int:
@@ -130,30 +136,35 @@ class CorpusIndex:
         corpus's `embedding.model` or the default (the `vector` extra)."""
         if mode not in SEARCH_MODES:
             raise ValueError(f"unknown search mode {mode!r}; use one of {', '.join(SEARCH_MODES)}")
+        query = normalize(query)
         if top_k < 1 or not query.strip():
             return []
+        wanted = top_k + self._navigation  # room for the navigation pages left out below
         if mode == "keyword":
-            hits = self._retriever.search(query, top_k)
+            hits = self._retriever.search(query, wanted)
         else:
             from runner.retrieval import backend
 
             vector = self._vector_retriever(embed_model)
             hits = backend.fused_search(
-                self._retriever, vector, query, top_k, hybrid=mode == "hybrid"
+                self._retriever, vector, query, wanted, hybrid=mode == "hybrid"
             )
-        return [
+        found = [
             ScoredPage(self._by_id[hit.node.node_id], float(hit.score or 0.0))
-            for hit in hits[:top_k]
+            for hit in hits
             if hit.node.node_id in self._by_id
         ]
+        if self._navigation:
+            found = [hit for hit in found if not hit.page.navigation]
+        return found[:top_k]
 
     def match_count(self, query: str) -> int:
         """How many pages a keyword search finds at all (score above zero), before top_k."""
-        return self._retriever.match_count(query)
+        return self._retriever.match_count(normalize(query))
 
     def indexed_terms(self, query: str) -> list[str]:
         """The query's terms as BM25 sees them (stop words removed, stemmed, known to the index)."""
-        return self._retriever.query_tokens(query)
+        return self._retriever.query_tokens(normalize(query))
 
     def neighbors(self, node_id: str, window: int = 1) -> list[Page]:
         """The pages up to `window` before and after a page, in page order, the page itself
@@ -164,7 +175,9 @@ class CorpusIndex:
             return []
         before = self._walk(node, window, lambda n: n.prev_node)
         after = self._walk(node, window, lambda n: n.next_node)
-        return [self._by_id[i] for i in reversed(before)] + [self._by_id[i] for i in after]
+        around = [self._by_id[i] for i in reversed(before)] + [self._by_id[i] for i in after]
+        # navigation pages stay in the chain (the window counts them) but are no context
+        return [page for page in around if self.keep_navigation or not page.navigation]
 
     def _walk(self, node: Any, steps: int, link: Callable[[Any], Any]) -> list[str]:
         found: list[str] = []
@@ -251,7 +264,7 @@ def _corpus(pipeline: Pipeline, name: str) -> Corpus:
 
 
 def _snapshot(corpus: Corpus, source: Path) -> _Snapshot:
-    paths = corpus_files(source, corpus.include)
+    paths = corpus_files(source, corpus.include, corpus.exclude)
     files = {}
     for path in paths:
         stat = path.stat()
@@ -260,6 +273,7 @@ def _snapshot(corpus: Corpus, source: Path) -> _Snapshot:
         "format": MANIFEST_FORMAT,
         "max_words": corpus.max_words,
         "include": list(corpus.include),
+        "exclude": list(corpus.exclude),
     }
     return _Snapshot(settings, files, paths)
 
@@ -313,12 +327,12 @@ def _build(
     for done, path in enumerate(snapshot.paths, 1):
         documents.append(read_document(source, path))
         report("read", done, len(snapshot.paths))
-    pages = paginate_all(documents, corpus.max_words)
+    pages = paginate_all(documents, corpus.max_words)  # navigation pages marked
     if not pages:
         patterns = ", ".join(corpus.include)
         raise CorpusError(
             f"{pipeline_path}: corpus {corpus.name!r}: no text in {source} (include: {patterns}); "
-            "add .md, .txt or .rst files, or fix corpora."
+            "add .md, .txt, .rst, .html or .pdf files, or fix corpora."
             f"{corpus.name}.include"
         )
     report("index", 0, 1)
@@ -343,7 +357,21 @@ def _build(
     _swap_in(building, target)
     report("save", 1, 1)
     status = IndexStatus(corpus.name, True, reason, len(pages), seconds)
-    return CorpusIndex(corpus.name, target, retriever, nodes, status, _embedding(corpus))
+    return _index(corpus, target, retriever, nodes, status)
+
+
+def _index(
+    corpus: Corpus, target: Path, retriever: Any, nodes: Sequence[Any], status: IndexStatus
+) -> CorpusIndex:
+    return CorpusIndex(
+        corpus.name,
+        target,
+        retriever,
+        nodes,
+        status,
+        _embedding(corpus),
+        keep_navigation=corpus.navigation == "keep",
+    )
 
 
 def _swap_in(building: Path, target: Path) -> None:
@@ -366,7 +394,7 @@ def _load(corpus: Corpus, target: Path, *, started: float) -> CorpusIndex:
     retriever, nodes = backend.load(target)
     seconds = time.perf_counter() - started
     status = IndexStatus(corpus.name, False, "up to date", len(nodes), seconds)
-    return CorpusIndex(corpus.name, target, retriever, nodes, status, _embedding(corpus))
+    return _index(corpus, target, retriever, nodes, status)
 
 
 def corpus_loader(

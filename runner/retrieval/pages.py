@@ -2,30 +2,43 @@
 
 A page is the unit everything in retrieval works on: BM25 scores pages, the search tool reads
 pages with the LLM (purpose `read_page`), neighbour search walks from page to page, and every
-answer cites `document` and `page` (C33). Pages are made here with plain Python (fast: the 1.4M
-words of the Python docs page in about a second); `to_nodes` turns them into llama-index
-`TextNode`s with PREVIOUS/NEXT relationships inside each document.
+answer cites `document` and `page` (C33). Documents are read by the reader of their format
+(`runner.retrieval.readers`: Markdown, reST, text, HTML, PDF) into blocks; pages are made here
+with plain Python (fast: the 1.4M words of the Python docs page in about a second); `to_nodes`
+turns them into llama-index `TextNode`s with PREVIOUS/NEXT relationships inside each document.
 
-How a document is cut, and why:
+How a document is cut, and why (pages follow the document's sections):
 - A heading starts a new page, unless the page so far holds only headings or a scrap of fewer than
   ten words (so "Chapter" followed directly by "Section" stay together, and so do a label or a
-  directive and the section after it): a page then covers one section, and its `heading` names
-  it.
-- A section longer than `max_words` continues on further pages, cut between paragraphs; a
-  paragraph longer than a page is cut between sentences, then lines, then words.
+  directive and the section after it): a heading is never separated from its body, a page then
+  covers one section, and its `heading` names it.
+- A section that fits `max_words` (heading included) is one page. A longer one continues on
+  further pages, cut between paragraphs; a paragraph longer than a page is cut between
+  sentences, then lines, then words. Every part keeps the section's heading and heading path
+  (`Page.path`: the titles of the enclosing sections, outermost first).
+- A PDF is not cut: its pages are the PDF's pages, numbered as in the PDF.
 - No overlap between pages (SentenceSplitter's default overlap of 200 tokens would index every
   boundary twice and make neighbour search return what the reader already has).
+- Navigation pages (tables of contents, indexes, site maps: `runner.retrieval.navigation`) are
+  marked `navigation`; searches leave them out unless the corpus keeps them.
 """
 
 from __future__ import annotations
 
 import re
-import string
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
-from pathlib import Path
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from runner.retrieval.readers import (
+    Block,
+    CorpusError,
+    Document,
+    ReaderMissingError,
+    document_format,
+    read_document,
+)
 from runner.sources import Source
 
 if TYPE_CHECKING:
@@ -33,33 +46,34 @@ if TYPE_CHECKING:
 
     from runner.config.model import Corpus
 
+__all__ = [
+    "CorpusError",
+    "Document",
+    "Page",
+    "ReaderMissingError",
+    "document_format",
+    "read_document",
+]
+
 # The metadata every page node carries; kept out of the embedded and the LLM text, so it is not
 # indexed (llama-index would otherwise prepend "document: …" to the text BM25 tokenizes).
-PAGE_METADATA_KEYS = ("document", "page", "title", "heading")
-
-
-class CorpusError(ValueError):
-    """A corpus that cannot be read: a missing folder, no matching files."""
+PAGE_METADATA_KEYS = ("document", "page", "title", "heading", "path", "navigation")
 
 
 @dataclass(frozen=True)
 class Page:
     node_id: str
     document: str  # the file's path relative to the corpus folder, with forward slashes
-    page: int  # 1-based within the document
+    page: int  # 1-based within the document (a PDF's own page number)
     title: str  # the document's title: its first heading, else its file name
     heading: str  # the heading of the section the page is in ("" before the first heading)
     text: str
+    path: tuple[str, ...] = field(default=())  # the enclosing sections' headings, outermost first
+    navigation: bool = False  # a table of contents, an index, a site map (navigation.py)
 
     @property
     def source(self) -> Source:
         return Source(self.document, self.page, self.title or None, self.heading or None)
-
-
-@dataclass(frozen=True)
-class Document:
-    path: str  # relative to the corpus folder, forward slashes
-    text: str
 
 
 def page_id(document: str, page: int) -> str:
@@ -69,22 +83,10 @@ def page_id(document: str, page: int) -> str:
 
 # --- reading a corpus ------------------------------------------------------------------------
 
-_FORMATS = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".txt": "text"}
 
-
-def document_format(path: str) -> str | None:
-    """The format a file is read as, or None for a file that is not a corpus document.
-
-    `.rst.txt` (how Sphinx ships its sources, like the pydocs corpus) counts as reStructuredText.
-    """
-    lower = path.lower()
-    if lower.endswith(".rst.txt"):
-        return "rst"
-    return _FORMATS.get(Path(lower).suffix)
-
-
-def corpus_files(folder: Path, include: Sequence[str]) -> list[Path]:
-    """The corpus's documents, sorted by relative path; hidden files and folders are left out."""
+def corpus_files(folder: Path, include: Sequence[str], exclude: Sequence[str] = ()) -> list[Path]:
+    """The corpus's documents: files that match an `include` glob and no `exclude` glob (both
+    relative to the folder), sorted by relative path; hidden files and folders are left out."""
     found: set[Path] = set()
     for pattern in include:
         for path in folder.glob(pattern):
@@ -92,7 +94,24 @@ def corpus_files(folder: Path, include: Sequence[str]) -> list[Path]:
             hidden = any(part.startswith(".") for part in relative.parts)
             if path.is_file() and not hidden and document_format(path.name) is not None:
                 found.add(path)
+    if exclude:
+        found = {path for path in found if not excluded(path.relative_to(folder), exclude)}
     return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
+
+
+def excluded(relative: PurePosixPath | Path, exclude: Sequence[str]) -> bool:
+    """Whether a relative path matches an `exclude` glob (`**` spans folders, as in `include`)."""
+    posix = PurePosixPath(relative.as_posix())
+    return any(posix.match(pattern) or _glob_match(posix, pattern) for pattern in exclude)
+
+
+def _glob_match(path: PurePosixPath, pattern: str) -> bool:
+    """`**/x` also matches `x` at the top (Path.glob's meaning, which PurePath.match lacks)."""
+    while pattern.startswith("**/"):
+        pattern = pattern[3:]
+        if path.match(pattern) and len(PurePosixPath(pattern).parts) == len(path.parts):
+            return True
+    return False
 
 
 def check_corpus_folder(folder: Path, corpus_name: str, pipeline_path: Path | None) -> None:
@@ -104,93 +123,9 @@ def check_corpus_folder(folder: Path, corpus_name: str, pipeline_path: Path | No
         )
 
 
-def read_document(folder: Path, path: Path) -> Document:
-    raw = path.read_bytes()
-    return Document(path.relative_to(folder).as_posix(), raw.decode("utf-8", errors="replace"))
-
-
-# --- parsing a document into blocks --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Block:
-    text: str
-    heading: str | None = None  # set for a heading block: its title text
-
-
-_ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")  # a line of one repeated punctuation mark
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_PUNCTUATION = frozenset(string.punctuation)
-
-
-def _blocks(text: str, fmt: str) -> Iterator[_Block]:
-    """Paragraphs and headings in order. Markdown: ATX and setext headings, fenced code kept
-    whole. reStructuredText (and plain text, which often uses the same convention): a title line
-    underlined, optionally also overlined, with one repeated punctuation character."""
-    lines = text.splitlines()
-    paragraph: list[str] = []
-    in_fence = False
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if fmt == "markdown" and _FENCE.match(line):
-            in_fence = not in_fence
-        if not in_fence:
-            heading = _heading_at(lines, i, fmt, starts_paragraph=not paragraph)
-            if heading is not None:
-                title, consumed = heading
-                if paragraph:
-                    yield _Block("\n".join(paragraph))
-                    paragraph = []
-                yield _Block("\n".join(lines[i : i + consumed]), heading=title)
-                i += consumed
-                continue
-        if line.strip() or in_fence:
-            paragraph.append(line)
-        elif paragraph:
-            yield _Block("\n".join(paragraph))
-            paragraph = []
-        i += 1
-    if paragraph:
-        yield _Block("\n".join(paragraph))
-
-
-def _heading_at(
-    lines: Sequence[str], i: int, fmt: str, *, starts_paragraph: bool
-) -> tuple[str, int] | None:
-    """(title, lines consumed) when a heading starts at line i. Cheap tests first: this runs on
-    every line of the corpus."""
-    line = lines[i]
-    if fmt == "markdown" and line.startswith("#"):
-        atx = _ATX.match(line)
-        if atx:
-            return atx.group(2), 1
-    # adorned titles begin a paragraph, on an unindented line
-    if not starts_paragraph or i + 1 >= len(lines) or not line or line[0].isspace():
-        return None
-    following = lines[i + 1]
-    # an overlined title: adornment, title, the same adornment
-    overlined = fmt != "markdown" and i + 2 < len(lines) and line[0] in _PUNCTUATION
-    if overlined and _ADORNMENT.match(line):
-        title, under = following.strip(), lines[i + 2].strip()
-        if title and under == line.strip():
-            return title, 3
-    # an underlined title: the line, then an adornment at least as long
-    if not following or following[0] not in _PUNCTUATION or not line.strip():
-        return None
-    under = following.rstrip()
-    if not _ADORNMENT.match(under) or len(under) < len(line.rstrip()):
-        return None
-    if fmt == "markdown" and under[0] not in "=-":
-        return None
-    return line.strip(), 2
-
-
 def headings(document: Document) -> list[str]:
     """The titles of a document's headings, in order."""
-    fmt = document_format(document.path) or "text"
-    return [block.heading for block in _blocks(document.text, fmt) if block.heading is not None]
+    return [block.heading for block in document.blocks() if block.heading is not None]
 
 
 # --- cutting blocks into pages -------------------------------------------------------------
@@ -266,13 +201,15 @@ class _PageBuilder:
         self.title = ""
         self.default_title = default_title
         self.heading = ""
+        self.open: list[tuple[int, str]] = []  # (level, heading) of the enclosing sections
+        self.page_path: tuple[str, ...] = ()
         self.parts: list[str] = []
         self.words = 0
         self.body_words = 0
         self.has_body = False
         self.pages: list[Page] = []
 
-    def add(self, block: _Block) -> None:
+    def add(self, block: Block) -> None:
         if block.heading is not None:
             self._add_heading(block)
             return
@@ -285,12 +222,15 @@ class _PageBuilder:
             self.body_words += words
             self.has_body = True
 
-    def _add_heading(self, block: _Block) -> None:
+    def _add_heading(self, block: Block) -> None:
         assert block.heading is not None
         if self.has_body and self.body_words >= _SCRAP_WORDS:
             self.flush()
         self.title = self.title or block.heading
         self.heading = block.heading
+        level = block.level or len(self.open) + 1
+        self.open = [(lvl, title) for lvl, title in self.open if lvl < level]
+        self.open.append((level, block.heading))
         self.parts.append(block.text)
         self.words += _word_count(block.heading)
 
@@ -305,6 +245,7 @@ class _PageBuilder:
                     title="",  # the document's title is known at its end (paginate)
                     heading=self.heading,
                     text="\n\n".join(self.parts),
+                    path=tuple(title for _, title in self.open),
                 )
             )
         self.parts, self.words, self.body_words, self.has_body = [], 0, 0, False
@@ -312,25 +253,40 @@ class _PageBuilder:
 
 def _default_title(document: str) -> str:
     name = document.rsplit("/", 1)[-1]
-    for suffix in (".rst.txt", ".markdown", ".md", ".rst", ".txt"):
-        if name.lower().endswith(suffix):
+    lower = name.lower()
+    for suffix in (".rst.txt", ".markdown", ".md", ".rst", ".txt", ".html", ".htm", ".pdf"):
+        if lower.endswith(suffix):
             return name[: -len(suffix)]
     return name
 
 
 def paginate(document: Document, max_words: int) -> list[Page]:
-    """The pages of one document, numbered from 1. Empty documents have no pages."""
-    fmt = document_format(document.path) or "text"
+    """The pages of one document, numbered from 1 (a PDF's: as in the PDF). Empty documents
+    have no pages."""
+    if document.fixed_pages is not None:
+        title = document.title or _default_title(document.path)
+        return [
+            Page(page_id(document.path, number), document.path, number, title, "", text)
+            for number, text in document.fixed_pages
+        ]
     builder = _PageBuilder(document.path, _default_title(document.path), max_words)
-    for block in _blocks(document.text, fmt):
+    for block in document.blocks():
         builder.add(block)
     builder.flush()
-    title = builder.title or builder.default_title
+    title = builder.title or document.title or builder.default_title
     return [replace(page, title=title) for page in builder.pages]
 
 
-def paginate_all(documents: Iterable[Document], max_words: int) -> list[Page]:
-    return [page for document in documents for page in paginate(document, max_words)]
+def paginate_all(
+    documents: Iterable[Document], max_words: int, *, navigation: bool = True
+) -> list[Page]:
+    """Every document's pages, in order; with `navigation`, navigation pages are marked."""
+    pages = [page for document in documents for page in paginate(document, max_words)]
+    if not navigation:
+        return pages
+    from runner.retrieval.navigation import mark_navigation
+
+    return mark_navigation(pages)
 
 
 # --- llama-index nodes ---------------------------------------------------------------------
@@ -362,6 +318,8 @@ def to_nodes(pages: Sequence[Page]) -> list[TextNode]:
                     "page": page.page,
                     "title": page.title,
                     "heading": page.heading,
+                    "path": list(page.path),
+                    "navigation": page.navigation,
                 },
                 excluded_embed_metadata_keys=list(PAGE_METADATA_KEYS),
                 excluded_llm_metadata_keys=list(PAGE_METADATA_KEYS),
@@ -380,6 +338,8 @@ def from_node(node: TextNode) -> Page:
         title=str(metadata.get("title", "")),
         heading=str(metadata.get("heading", "")),
         text=node.get_content(),
+        path=tuple(metadata.get("path", ())),
+        navigation=bool(metadata.get("navigation", False)),
     )
 
 

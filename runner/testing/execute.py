@@ -208,8 +208,10 @@ def _turn_order_mistake(turn: Turn, previous: str | None) -> str | None:
 
 
 def _turn_report(turn: Turn, result: RoundResult) -> TurnReport:
-    data = result.to_json()
+    from runner.retrieval.seen import retrieval_events
+
     events = result.trace.events if result.trace is not None else []
+    data = {**result.to_json(), "retrieval": retrieval_events(events)}  # as `run --json` prints
     problems = [_problem(event) for event in events if event.get("event") in PROBLEM_EVENTS]
     return TurnReport(turn, data, check(turn.expect, data), problems)
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
-from runner.testing.model import Expect, SourceExpect, TextExpect
+from runner.testing.model import Expect, RetrievedExpect, SourceExpect, TextExpect
 
 
 def check(expect: Expect, result: Mapping[str, Any]) -> list[str]:
@@ -26,6 +26,7 @@ def check(expect: Expect, result: Mapping[str, Any]) -> list[str]:
         *_skips(expect, list(walk(result.get("tasks")))),
         *_calls(expect, result.get("stats") or {}),
         *_degraded(expect, result),
+        *_retrieved(expect, result.get("retrieval") or []),
     ]
 
 
@@ -128,6 +129,32 @@ def _calls(expect: Expect, stats: Mapping[str, Any]) -> Iterator[str]:
             calls = int((by_purpose.get(purpose) or {}).get("calls", 0))
         if not bound.admits(calls):
             yield f"LLM calls for {purpose}: expected {bound}, got {calls}"
+
+
+def _retrieved(expect: Expect, retrievals: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    """`retrieved`: some run of the tool returned the page within its first `top` pages."""
+    for wanted in expect.retrieved:
+        runs = [r for r in retrievals if _same_tool(wanted.tool, str(r.get("tool", "")))]
+        if not runs:
+            ran = sorted({str(r.get("tool")) for r in retrievals}) or ["none"]
+            yield f"retrieved: {wanted.tool} ran no retrieval (retrievals by: {', '.join(ran)})"
+            continue
+        if not any(_retrieved_in(wanted, run.get("pages") or []) for run in runs):
+            got = "; ".join(
+                ", ".join(_source_label(page) for page in run.get("pages") or []) or "no page"
+                for run in runs
+            )
+            yield f"not retrieved: {wanted} (it returned {got})"
+
+
+def _retrieved_in(wanted: RetrievedExpect, pages: Sequence[Mapping[str, Any]]) -> bool:
+    shown = pages if wanted.top is None else pages[: wanted.top]
+    source = SourceExpect(wanted.document, wanted.page)
+    return any(_same_source(source, page) for page in shown)
+
+
+def _same_tool(wanted: str, actual: str) -> bool:
+    return wanted == actual or wanted.rsplit(".", 1)[-1] == actual.rsplit(".", 1)[-1]
 
 
 # --- reading the task tree ------------------------------------------------------------------

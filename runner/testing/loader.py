@@ -31,6 +31,7 @@ from runner.testing.model import (
     CaseFile,
     Expect,
     LLMSpec,
+    RetrievedExpect,
     SourceExpect,
     TextExpect,
     Turn,
@@ -270,6 +271,10 @@ class _Builder:
             not_skipped=tuple(data.get("not_skipped", ())),
             llm_calls=tuple(
                 (purpose, self.bound(bound)) for purpose, bound in data.get("llm_calls", {}).items()
+            ),
+            retrieved=tuple(
+                RetrievedExpect(r["tool"], r["document"], r.get("page"), r.get("top"))
+                for r in data.get("retrieved", ())
             ),
         )
 

@@ -59,6 +59,22 @@ class SourceExpect:
 
 
 @dataclass(frozen=True)
+class RetrievedExpect:
+    """A page a retrieval must have returned: `document` (or the end of its path), optionally
+    `page`, among the first `top` pages of a run of `tool` (any rank when `top` is None)."""
+
+    tool: str
+    document: str
+    page: int | None = None
+    top: int | None = None
+
+    def __str__(self) -> str:
+        where = self.document if self.page is None else f"{self.document} p. {self.page}"
+        within = f"in the top {self.top}" if self.top is not None else "among its pages"
+        return f"{where} {within} of {self.tool}"
+
+
+@dataclass(frozen=True)
 class CallBound:
     """LLM calls of one purpose (or `total`): exact, or between `min` and `max`."""
 
@@ -98,6 +114,7 @@ class Expect:
     skipped: tuple[str, ...] = ()
     not_skipped: tuple[str, ...] = ()
     llm_calls: tuple[tuple[str, CallBound], ...] = ()  # (purpose or "total", bound)
+    retrieved: tuple[RetrievedExpect, ...] = ()
 
 
 @dataclass(frozen=True)

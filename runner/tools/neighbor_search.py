@@ -36,7 +36,7 @@ from runner.tools.base import (
     finish,
     place,
 )
-from runner.tools.retrieve import corpus_for, with_pages
+from runner.tools.retrieve import corpus_for, record_retrieval, with_pages
 from runner.tools.search import answering_config
 
 if TYPE_CHECKING:
@@ -95,6 +95,7 @@ class NeighborSearchTool(BuiltinTool):
 
     async def run(self, call: Call) -> ToolResult:
         pages = self.neighbor_pages(call.prior or {})
+        record_retrieval(call.env, self.name, self.options.corpus, call.directive, pages)
         if not call.env.coordinator_requested:
             result = finish(self.config, call.env, pages_context(pages), [p.source for p in pages])
             return with_pages(result, pages)

@@ -7,6 +7,7 @@ them later in the round. No LLM call.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -14,10 +15,12 @@ from runner.config.model import RetrieveOptions, ToolConfig
 from runner.engine.results import ToolResult
 from runner.retrieval.pages import CorpusError
 from runner.retrieval.reading import pages_context
+from runner.retrieval.seen import EVENT, ranked
 from runner.tools.base import BuiltinTool, Call, ToolBuildError, finish, instantiate, place
 
 if TYPE_CHECKING:
-    from runner.retrieval.index import CorpusIndex
+    from runner.engine.protocols import ToolEnv
+    from runner.retrieval.index import CorpusIndex, ScoredPage
     from runner.retrieval.pages import Page
     from runner.tools import ToolServices
 
@@ -41,6 +44,16 @@ def corpus_for(config: ToolConfig, services: ToolServices, corpus: str) -> Corpu
         raise ToolBuildError(f"{place(config)}: {error}") from None
 
 
+def record_retrieval(
+    env: ToolEnv, tool: str, corpus: str, query: str, hits: Sequence[ScoredPage | Page]
+) -> list[dict[str, object]]:
+    """The ranked pages a retrieval returned, added to the trace (`retrieval`); also kept in
+    the result's data under `retrieved` (runner.retrieval.seen)."""
+    pages = ranked(hits)
+    env.trace(EVENT, tool=tool, corpus=corpus, query=query, pages=pages)
+    return pages
+
+
 def with_pages(result: ToolResult, pages: list[Page], **data: object) -> ToolResult:
     """The result with the page ids it drew on in `data["pages"]` (read by neighbour search)."""
     return replace(result, data={**result.data, "pages": [p.node_id for p in pages], **data})
@@ -57,9 +70,12 @@ class RetrieveTool(BuiltinTool):
 
     async def run(self, call: Call) -> ToolResult:
         hits = self.index.search(call.directive, self.options.top_k)
+        retrieved = record_retrieval(call.env, self.name, self.options.corpus, call.directive, hits)
         pages = [hit.page for hit in hits]
         result = finish(self.config, call.env, pages_context(pages), [p.source for p in pages])
-        return with_pages(result, pages, scores=[round(hit.score, 4) for hit in hits])
+        return with_pages(
+            result, pages, scores=[round(hit.score, 4) for hit in hits], retrieved=retrieved
+        )
 
 
 def build(config: ToolConfig, services: ToolServices) -> RetrieveTool:

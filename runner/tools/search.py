@@ -26,7 +26,7 @@ from runner.engine.results import ToolResult
 from runner.retrieval.index import SEARCH_MODES
 from runner.retrieval.reading import answers_context, pages_context, read_pages
 from runner.tools.base import BuiltinTool, Call, ToolBuildError, finish, instantiate, place
-from runner.tools.retrieve import corpus_for, with_pages
+from runner.tools.retrieve import corpus_for, record_retrieval, with_pages
 
 if TYPE_CHECKING:
     from runner.retrieval.pages import Page
@@ -55,6 +55,7 @@ class SearchTool(BuiltinTool):
     async def run(self, call: Call) -> ToolResult:
         question = call.directive
         hits = self.index.search(question, self.options.top_k, mode=self.options.mode)
+        record_retrieval(call.env, self.name, self.options.corpus, question, hits)
         top = [hit.page for hit in hits]
         if not call.env.coordinator_requested:  # the normal branch: pages, like `retrieve`
             result = finish(self.config, call.env, pages_context(top), [p.source for p in top])

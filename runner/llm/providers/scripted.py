@@ -3,9 +3,11 @@
 A rule matches when every field it sets matches: `purpose` (equal), `tool` (equal, simple or
 domain-prefixed name), `task` (a regex searched in the task text) and `prompt` (a regex searched
 in the rendered prompt), both case-insensitive like every pattern of a pipeline
-(runner/patterns.py). The first matching rule with answers left (`times`) answers. A reply is
-text, or any other YAML value sent as JSON. A request no rule matches is an error that shows the
-request — unless `fallback: offline` lets the offline provider answer it.
+(runner/patterns.py). Patterns and the request are compared in runner's normal form
+(`runner.text.normalize`): a non-breaking space in a page matches a space in a pattern. The
+first matching rule with answers left (`times`) answers. A reply is text, or any other YAML
+value sent as JSON. A request no rule matches is an error that shows the request — unless
+`fallback: offline` lets the offline provider answer it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from runner.llm.errors import ScriptError, ScriptMissError
 from runner.llm.providers.base import Provider, ProviderReply
 from runner.llm.types import LLMRequest, Purpose
 from runner.patterns import compile_pattern
+from runner.text import normalize, visible
 
 _RULE_FIELDS = {"purpose", "tool", "task", "prompt", "reply", "times"}
 _PROMPT_LINES_SHOWN = 12
@@ -46,9 +49,9 @@ class _CompiledRule:
             return False
         if rule.tool is not None and not _same_tool(rule.tool, request.tool):
             return False
-        if self.task is not None and not self.task.search(request.subject):
+        if self.task is not None and not self.task.search(normalize(request.subject)):
             return False
-        return self.prompt is None or bool(self.prompt.search(request.prompt))
+        return self.prompt is None or bool(self.prompt.search(normalize(request.prompt)))
 
 
 def _same_tool(wanted: str, actual: str | None) -> bool:
@@ -96,7 +99,7 @@ def _regex(pattern: str | None, origin: str, field: str) -> re.Pattern[str] | No
     if pattern is None:
         return None
     try:
-        return compile_pattern(pattern)
+        return compile_pattern(normalize(pattern))
     except re.error as error:
         raise ScriptError(
             f"{origin}: `{field}` is not a valid regular expression ({error}); "
@@ -105,7 +108,9 @@ def _regex(pattern: str | None, origin: str, field: str) -> re.Pattern[str] | No
 
 
 def miss_message(request: LLMRequest) -> str:
-    lines = request.prompt.splitlines()
+    """The request as the rules saw it (normal form), any character that does not show written
+    as its code point (`<U+00A0>`), so that a rule that "should match" shows why it does not."""
+    lines = visible(normalize(request.prompt)).splitlines()
     shown = "\n".join(f"    | {line}" for line in lines[:_PROMPT_LINES_SHOWN])
     hidden = len(lines) - _PROMPT_LINES_SHOWN
     more = f"\n    | … ({hidden} more lines)" if hidden > 0 else ""
@@ -114,7 +119,7 @@ def miss_message(request: LLMRequest) -> str:
     return (
         "the scripted LLM has no rule for this request:\n"
         f"  purpose: {request.purpose.value}{tool_line}\n"
-        f"  task:    {request.subject!r}\n"
+        f"  task:    {visible(normalize(request.subject))!r}\n"
         f"  prompt:\n{shown}{more}\n"
         "Add a rule such as\n"
         f"  - {{purpose: {request.purpose.value}{rule_tool}, reply: ...}}\n"

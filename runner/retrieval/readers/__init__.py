@@ -1,0 +1,123 @@
+"""Readers: one per document format, each turning a file's bytes into a `Document` of blocks
+(headings and paragraphs) that `runner.retrieval.pages` cuts into pages.
+
+The interface every format shares is `Reader.read(path, raw) -> Document`:
+
+| format | files | how | needs |
+|---|---|---|---|
+| markdown | `.md`, `.markdown` | ATX and setext headings, fenced code kept whole | — |
+| rst | `.rst`, `.rst.txt` | underlined (and overlined) titles | — |
+| text | `.txt` | the same title convention as reST, else paragraphs | — |
+| html | `.html`, `.htm`, `.xhtml` | lxml: h1–h6 headings, navigation dropped | extra `html` |
+| pdf | `.pdf` | pypdf: one page per PDF page, numbered as in the PDF | extra `pdf` |
+
+Every reader's text leaves in runner's normal form (`runner.text.normalize`), so what is indexed
+and what is matched against it compare equal whatever spaces or ligatures the source used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from runner.text import normalize
+
+
+class CorpusError(ValueError):
+    """A corpus that cannot be read: a missing folder, no matching files, a broken document."""
+
+
+class ReaderMissingError(CorpusError):
+    """A document whose format needs an optional extra that is not installed."""
+
+
+@dataclass(frozen=True)
+class Block:
+    text: str
+    heading: str | None = None  # set for a heading block: its title text
+    level: int = 0  # a heading's level: 1 for the top (h1, `#`, the first reST adornment)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A document as read: its blocks, or (PDF) its fixed pages, numbered as in the source."""
+
+    path: str  # relative to the corpus folder, forward slashes
+    text: str = ""  # the text of a markup document, parsed into blocks on demand
+    format: str | None = None  # None: from the path (document_format)
+    title: str = ""  # a title the format declares (HTML <title>, PDF metadata), else ""
+    read_blocks: tuple[Block, ...] | None = None  # blocks a reader made (HTML)
+    fixed_pages: tuple[tuple[int, str], ...] | None = None  # (page number, text) (PDF)
+
+    def blocks(self) -> list[Block]:
+        if self.read_blocks is not None:
+            return list(self.read_blocks)
+        from runner.retrieval.readers.markup import blocks
+
+        return list(blocks(self.text, self.format or document_format(self.path) or "text"))
+
+
+class Reader(Protocol):
+    def read(self, path: str, raw: bytes) -> Document: ...
+
+
+_FORMATS = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".rst": "rst",
+    ".txt": "text",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".pdf": "pdf",
+}
+# the extra that brings each format's library, and the module that reads it
+_EXTRAS = {
+    "html": ("lxml", "runner.retrieval.readers.html"),
+    "pdf": ("pypdf", "runner.retrieval.readers.pdf"),
+}
+DOCUMENT_SUFFIXES = (".rst.txt", *_FORMATS)
+
+
+def document_format(path: str) -> str | None:
+    """The format a file is read as, or None for a file that is not a corpus document.
+
+    `.rst.txt` (how Sphinx ships its sources, like the pydocs corpus) counts as reStructuredText.
+    """
+    lower = path.lower()
+    if lower.endswith(".rst.txt"):
+        return "rst"
+    return _FORMATS.get(Path(lower).suffix)
+
+
+def reader_for(fmt: str, path: str) -> Reader:
+    """The reader of a format; a format whose extra is missing raises a message naming it."""
+    if fmt not in _EXTRAS:
+        from runner.retrieval.readers import markup
+
+        return markup.MarkupReader(fmt)
+    library, module = _EXTRAS[fmt]
+    import importlib
+
+    try:
+        importlib.import_module(library)
+    except ImportError:
+        raise ReaderMissingError(
+            f"{path}: reading {fmt.upper()} documents needs runner's `{fmt}` extra "
+            f"(pip install 'runner[{fmt}]'), or leave such files out with the corpus's "
+            "`exclude:`"
+        ) from None
+    return importlib.import_module(module).READER
+
+
+def read_document(folder: Path, path: Path) -> Document:
+    """A corpus file, read by the reader of its format."""
+    relative = path.relative_to(folder).as_posix()
+    fmt = document_format(relative) or "text"
+    return reader_for(fmt, relative).read(relative, path.read_bytes())
+
+
+def decode(raw: bytes) -> str:
+    """UTF-8 text in runner's normal form (a byte-order mark dropped, bad bytes replaced)."""
+    return normalize(raw.decode("utf-8-sig", errors="replace"))

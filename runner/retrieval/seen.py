@@ -1,0 +1,64 @@
+"""Retrieval you can see: the ranked pages a retrieval-kind tool returned, as one record.
+
+Every `retrieve`, `search` and `neighbor_search` run adds a `retrieval` event to the round's
+trace (`{tool, corpus, query, pages: [{rank, document, page, heading, score}]}`); `runner run
+--json` lists those events under `retrieval`, `runner run --show-retrieval` prints them,
+`runner explain --session` shows them per round and test cases assert on them (`retrieved:`).
+A neighbour search ranks its pages in the order it found them and gives no score (null).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from runner.retrieval.index import ScoredPage
+from runner.retrieval.pages import Page
+
+EVENT = "retrieval"
+
+
+def ranked(hits: Iterable[ScoredPage | Page]) -> list[dict[str, Any]]:
+    """The pages best first, each `{rank, document, page, heading, score}` (rank from 1)."""
+    rows = []
+    for rank, hit in enumerate(hits, 1):
+        page = hit.page if isinstance(hit, ScoredPage) else hit
+        score = round(hit.score, 4) if isinstance(hit, ScoredPage) else None
+        rows.append(
+            {
+                "rank": rank,
+                "document": page.document,
+                "page": page.page,
+                "heading": page.heading,
+                "score": score,
+            }
+        )
+    return rows
+
+
+def retrieval_events(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The `retrieval` events of a trace, each `{task, tool, corpus, query, pages}`."""
+    return [
+        {key: event.get(key) for key in ("task", "tool", "corpus", "query", "pages")}
+        for event in events
+        if event.get("event") == EVENT
+    ]
+
+
+def format_retrievals(retrievals: Sequence[Mapping[str, Any]], *, indent: str = "") -> str:
+    """Retrievals for people: a line per retrieval, then a line per page."""
+    lines: list[str] = []
+    for record in retrievals:
+        pages = record.get("pages") or []
+        task = f" (task {record['task']})" if record.get("task") else ""
+        lines.append(
+            f"{indent}{record.get('tool')}{task} on {record.get('corpus')}: "
+            f"{record.get('query')!r} → {len(pages)} page{'' if len(pages) == 1 else 's'}"
+        )
+        for row in pages:
+            score = "" if row.get("score") is None else f"  score {row['score']:.3f}"
+            heading = f"  {row['heading']}" if row.get("heading") else ""
+            lines.append(
+                f"{indent}  {row['rank']:>2}. {row['document']} p. {row['page']}{score}{heading}"
+            )
+    return "\n".join(lines)

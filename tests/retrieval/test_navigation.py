@@ -1,0 +1,84 @@
+"""Navigation pages (tables of contents, indexes, site maps) are found at indexing and left out
+of what searches return unless the corpus keeps them (runner.retrieval.navigation)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from runner.config.model import Corpus, Pipeline
+from runner.retrieval import open_corpus
+from runner.retrieval.pages import Document, paginate_all
+
+SECTIONS = {
+    "Resetting the router": "Hold the reset button for ten seconds until the light blinks.",
+    "Changing the password": "Open the admin page and choose a new password of twelve letters.",
+    "Updating the firmware": "Download the firmware file and upload it on the update page.",
+    "Forwarding a port": "Add a rule with the port number and the address of the computer.",
+    "Guest network": "Turn on the guest network to give visitors access without your password.",
+}
+BODY = "\n\n".join(f"## {title}\n\n{text}" for title, text in SECTIONS.items())
+TOC = "# Contents\n\n" + "\n".join(f"- {title} ..... {n}" for n, title in enumerate(SECTIONS, 3))
+
+
+def marked(documents: dict[str, str]) -> dict[str, bool]:
+    pages = paginate_all([Document(p, t) for p, t in documents.items()], max_words=250)
+    return {f"{p.document}#{p.page}": p.navigation for p in pages}
+
+
+def test_a_table_of_contents_listing_the_corpus_headings_is_navigation() -> None:
+    flags = marked({"contents.md": TOC, "router.md": "# Router\n\n" + BODY})
+    assert flags["contents.md#1"] is True
+    assert not any(flag for page, flag in flags.items() if page.startswith("router.md"))
+
+
+def test_a_list_of_file_references_is_navigation() -> None:
+    toctree = "Docs\n====\n\n.. toctree::\n   :maxdepth: 2\n\n" + "\n".join(
+        f"   part{i}/index.rst" for i in range(6)
+    )
+    assert marked({"contents.rst": toctree})["contents.rst#1"] is True
+
+
+def test_prose_that_names_a_few_sections_is_not_navigation() -> None:
+    prose = (
+        "# Overview\n\nThis guide explains the router. Read Resetting the router first, then "
+        "Changing the password, and keep the box somewhere dry and cool.\n\n"
+        "Resetting the router\n\nChanging the password\n\nThe rest explains every setting in "
+        "turn, with examples for the common cases and notes for unusual networks."
+    )
+    assert marked({"overview.md": prose, "router.md": "# Router\n\n" + BODY}) == {
+        "overview.md#1": False,
+        **{f"router.md#{n}": False for n in range(1, 6)},
+    }
+
+
+def pipeline(tmp_path: Path, navigation: str) -> Pipeline:
+    folder = tmp_path / "docs"
+    folder.mkdir(exist_ok=True)
+    (folder / "contents.md").write_text(TOC, encoding="utf-8")
+    (folder / "router.md").write_text("# Router\n\n" + BODY, encoding="utf-8")
+    corpus = Corpus("docs", folder, navigation=navigation)
+    return Pipeline(
+        path=tmp_path / "p.yaml",
+        domain="d",
+        tools=(),
+        corpora={"docs": corpus},
+        state_dir=tmp_path / "state",
+    )
+
+
+def test_searches_leave_navigation_pages_out_by_default(tmp_path: Path) -> None:
+    index = open_corpus(pipeline(tmp_path, "exclude"), "docs")
+    hits = index.search("resetting the router", top_k=5)
+    assert hits and all(hit.page.document == "router.md" for hit in hits)
+
+
+def test_a_corpus_can_keep_navigation_pages(tmp_path: Path) -> None:
+    index = open_corpus(pipeline(tmp_path, "keep"), "docs")
+    documents = {hit.page.document for hit in index.search("resetting the router", top_k=5)}
+    assert "contents.md" in documents
+
+
+def test_navigation_pages_stay_in_the_index(tmp_path: Path) -> None:
+    index = open_corpus(pipeline(tmp_path, "exclude"), "docs")
+    assert index.page("contents.md#1") is not None
+    assert index.page("contents.md#1").navigation

@@ -1,0 +1,160 @@
+"""Readers: HTML and PDF documents into blocks and pages, behind the interface every format
+shares (runner.retrieval.readers)."""
+
+from __future__ import annotations
+
+import builtins
+from pathlib import Path
+
+import pytest
+
+from runner.retrieval.pages import (
+    CorpusError,
+    ReaderMissingError,
+    corpus_files,
+    document_format,
+    paginate,
+    read_document,
+)
+
+from .pdfmaker import make_pdf
+
+FAQ_HTML = """<!DOCTYPE html>
+<html><head><title>Widget&nbsp;FAQ</title><style>h1 { color: red }</style>
+<script>var tracking = "do not index me";</script></head>
+<body>
+<header><a href="/">Home</a> | <a href="/shop">Shop</a></header>
+<nav class="menu"><ul><li><a href="#a">Resetting</a></li><li><a href="#b">Prices</a></li></ul></nav>
+<div class="navheader">Prev Up Next</div>
+<main>
+<h1>Widget FAQ<a class="headerlink" href="#top">¶</a></h1>
+<h2 id="a">How do I reset the widget?</h2>
+<p>Hold the&nbsp;reset button for ten&#160;seconds &amp; wait for the light to blink
+   twice.</p>
+<ol><li>Unplug it.</li><li>Plug it in again.</li></ol>
+<pre>widget --reset
+widget --status</pre>
+<h2 id="b">What does a widget cost?</h2>
+<table><tr><th>Model</th><th>Price</th></tr><tr><td>W-100</td><td>&euro;25</td></tr></table>
+<p>Prices include tax and shipping to any address in the country.</p>
+<h3>Discounts</h3>
+<p>Schools pay half the price.</p>
+</main>
+<footer>Copyright Widget Inc. Contact us.</footer>
+</body></html>
+"""
+
+
+def html_pages(tmp_path: Path, html: str = FAQ_HTML, max_words: int = 250):
+    path = tmp_path / "faq.html"
+    path.write_text(html, encoding="utf-8")
+    return paginate(read_document(tmp_path, path), max_words)
+
+
+def test_html_and_pdf_files_are_documents() -> None:
+    assert document_format("site/faq.HTML") == "html"
+    assert document_format("a.htm") == "html"
+    assert document_format("manual.pdf") == "pdf"
+
+
+def test_html_headings_become_page_headings(tmp_path: Path) -> None:
+    pages = html_pages(tmp_path)
+    assert [p.heading for p in pages] == [
+        "How do I reset the widget?",
+        "What does a widget cost?",
+        "Discounts",
+    ]
+    assert pages[0].title == "Widget FAQ"
+
+
+def test_html_heading_paths_follow_the_heading_levels(tmp_path: Path) -> None:
+    pages = html_pages(tmp_path)
+    assert pages[0].path == ("Widget FAQ", "How do I reset the widget?")
+    assert pages[2].path == ("Widget FAQ", "What does a widget cost?", "Discounts")
+
+
+def test_html_navigation_header_footer_and_scripts_are_dropped(tmp_path: Path) -> None:
+    text = "\n".join(page.text for page in html_pages(tmp_path))
+    for dropped in ("Home", "Shop", "Prev Up Next", "tracking", "color: red", "Copyright", "¶"):
+        assert dropped not in text
+
+
+def test_html_entities_and_nbsp_become_plain_text(tmp_path: Path) -> None:
+    text = html_pages(tmp_path)[0].text
+    assert "Hold the reset button for ten seconds & wait for the light to blink twice." in text
+    assert "\u00a0" not in text
+
+
+def test_html_lists_and_code_blocks_are_kept_as_text(tmp_path: Path) -> None:
+    text = html_pages(tmp_path)[0].text
+    assert "1. Unplug it.\n2. Plug it in again." in text
+    assert "widget --reset\nwidget --status" in text
+
+
+def test_html_tables_are_kept_a_row_a_line(tmp_path: Path) -> None:
+    text = html_pages(tmp_path)[1].text
+    assert "Model | Price\nW-100 | €25" in text
+
+
+def test_an_empty_html_file_has_no_pages(tmp_path: Path) -> None:
+    assert html_pages(tmp_path, "") == []
+
+
+def test_pdf_pages_are_the_pdf_pages_numbered_as_in_the_pdf(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        [["Installing the pump", "Bolt it to the floor."], [], ["Servicing", "Oil it yearly."]],
+        title="Pump Manual",
+    )
+    (tmp_path / "pump.pdf").write_bytes(pdf)
+    pages = paginate(read_document(tmp_path, tmp_path / "pump.pdf"), max_words=250)
+    assert [p.page for p in pages] == [1, 3]  # page 2 has no text: skipped, numbers kept
+    assert "Bolt it to the floor." in pages[0].text
+    assert "Oil it yearly." in pages[1].text
+    assert {p.title for p in pages} == {"Pump Manual"}
+    assert pages[1].node_id == "pump.pdf#3"
+
+
+def test_a_pdf_without_a_title_is_titled_by_its_file_name(tmp_path: Path) -> None:
+    (tmp_path / "notes.pdf").write_bytes(make_pdf([["Some text here."]]))
+    pages = paginate(read_document(tmp_path, tmp_path / "notes.pdf"), max_words=250)
+    assert pages[0].title == "notes"
+
+
+def test_a_broken_pdf_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not a pdf")
+    with pytest.raises(CorpusError, match=r"broken\.pdf: not readable as PDF"):
+        read_document(tmp_path, tmp_path / "broken.pdf")
+
+
+@pytest.mark.parametrize(("name", "library"), [("page.html", "lxml"), ("manual.pdf", "pypdf")])
+def test_a_missing_extra_is_named_in_the_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, library: str
+) -> None:
+    real_import = builtins.__import__
+
+    def without(module: str, *args: object, **kwargs: object) -> object:
+        if module == library or module.startswith(library + "."):
+            raise ImportError(f"No module named {library!r}")
+        return real_import(module, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without)
+    monkeypatch.setattr("importlib.import_module", lambda module: without(module))
+    (tmp_path / name).write_bytes(b"")
+    extra = name.rsplit(".", 1)[-1]
+    with pytest.raises(ReaderMissingError, match=rf"pip install 'runner\[{extra}\]'"):
+        read_document(tmp_path, tmp_path / name)
+
+
+def test_exclude_globs_leave_files_out(tmp_path: Path) -> None:
+    for name in ("guide.md", "drafts/next.md", "site/genindex.html", "site/faq.html"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("# Title\n\ntext\n", encoding="utf-8")
+    found = corpus_files(
+        tmp_path, ("**/*.md", "**/*.html"), exclude=("drafts/**", "**/genindex.html")
+    )
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == ["guide.md", "site/faq.html"]
+
+
+def test_an_exclude_glob_with_double_star_matches_at_the_top(tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text("<h1>x</h1>", encoding="utf-8")
+    assert corpus_files(tmp_path, ("**/*.html",), exclude=("**/index.html",)) == []
