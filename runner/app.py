@@ -4,9 +4,12 @@
 `Conversation` runs rounds on one stored session, saving after every step (C24):
 
     runtime = Runtime.open("pipelines/support.yaml", llm_override="offline")
-    with SessionStore.for_pipeline(runtime.pipeline) as store:
+    with open_store(None, runtime.pipeline) as store:   # or a postgresql:// URL
         conversation = runtime.conversation(store, session_id=None)
-        result = asyncio.run(conversation.say("Is the KW-620 quiet?"))
+        result = asyncio.run(conversation.say("Is the KW-620 quiet?", request_id="r-1"))
+
+A round sent with a request id that is already committed is not run again: `replay(store, ...)`
+returns its stored result (see `Conversation.say`'s callers in the CLI and the service).
 
 Heavy modules (llama-index through the retrieval layer) are imported only when the pipeline has
 corpora, and only when a tool first opens one.
@@ -14,12 +17,20 @@ corpora, and only when a tool first opens one.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from runner.config.model import Pipeline
-from runner.sessions import OpenSession, RoundRecord, SessionStore, SessionWriter
+from runner.sessions import (
+    CommittedRound,
+    OpenSession,
+    RoundRecord,
+    SessionError,
+    SessionWriter,
+    Store,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -56,6 +67,7 @@ class Runtime:
     client: Client
     prompts: Prompts
     tools: dict[str, Tool]
+    corpus: Callable[[str], Any] | None = None  # opens (and keeps) a corpus's index
 
     @classmethod
     def open(
@@ -99,10 +111,11 @@ class Runtime:
             record=Path(record) if record is not None else None,
             cache=cache,
         )
+        corpus = corpus_hook(pipeline, build_indexes, index_progress)
         services = ToolServices(
             pipeline,
             allow_python=allow_python,
-            corpus=corpus_hook(pipeline, build_indexes, index_progress),
+            corpus=corpus,
             state_dir=pipeline.state_folder,
         )
         try:
@@ -110,7 +123,15 @@ class Runtime:
         except BaseException:
             client.close()
             raise
-        return cls(pipeline, client, Prompts(client, pipeline), tools)
+        scope_calls_per_round(client)
+        return cls(pipeline, client, Prompts(client, pipeline), tools, corpus)
+
+    def open_corpora(self) -> None:
+        """Open every corpus's index now rather than on its first use (a service does this at
+        start, so that no user waits for it). Raises what opening a corpus raises."""
+        if self.corpus is not None:
+            for name in self.pipeline.corpora:
+                self.corpus(name)
 
     def orchestrator(
         self,
@@ -129,7 +150,7 @@ class Runtime:
             llm=self.client,
         )
 
-    def conversation(self, store: SessionStore, session_id: str | None = None) -> Conversation:
+    def conversation(self, store: Store, session_id: str | None = None) -> Conversation:
         """Rounds on one session: the stored one with that id, or a new one."""
         return Conversation(self, store, store.open(session_id, self.pipeline))
 
@@ -170,13 +191,36 @@ def corpus_hook(
     return corpus
 
 
+# The LLM calls of the round running in this context (an asyncio task and the tasks it starts).
+# A service runs many rounds at once on one runtime: each round's trace and stats must count
+# its own calls only, and a long-lived process must not keep every call it ever made.
+_ROUND_CALLS: ContextVar[list[Any] | None] = ContextVar("runner_round_calls", default=None)
+
+
+def scope_calls_per_round(client: Any) -> None:
+    """Make the client's call records (`client.calls`) those of the current round."""
+    from runner.llm.accounting import Accounting
+
+    class PerRoundAccounting(Accounting):
+        def __init__(self) -> None:
+            self._outside: list[Any] = []  # calls made outside any round (the CLI's edges)
+
+        @property  # type: ignore[override]
+        def calls(self) -> list[Any]:
+            current = _ROUND_CALLS.get()
+            return self._outside if current is None else current
+
+    if isinstance(getattr(client, "_accounting", None), Accounting):
+        client._accounting = PerRoundAccounting()
+
+
 @dataclass
 class Conversation:
     """One session's rounds. Saves after every tool, every clarification and every round
     (the orchestrator's checkpoints), and keeps each finished round's result and trace."""
 
     runtime: Runtime
-    store: SessionStore
+    store: Store
     session: OpenSession
     results: list[RoundResult] = field(default_factory=list)
 
@@ -193,23 +237,77 @@ class Conversation:
         """Said once, when the session was opened (e.g. the pipeline file changed)."""
         return self.session.warnings
 
-    async def say(self, message: str) -> RoundResult:
+    async def say(self, message: str, *, request_id: str | None = None) -> RoundResult:
         """One round: a fresh message, the answer to the pending question, or (when the stored
-        state is an interrupted round) that round finished first."""
+        state is an interrupted round) that round finished first. `request_id` is committed
+        with the round's record, so that a re-send is answered from the store (`replay`)."""
         from runner.trace import Trace
 
         trace = Trace()
         writer = SessionWriter(self.store, self.session.version)
         orchestrator = self.runtime.orchestrator(trace=trace, checkpoint=writer)
-        result = await orchestrator.run_round(self.state, message)
+        scope = _ROUND_CALLS.set([])
+        try:
+            result = await orchestrator.run_round(self.state, message)
+        finally:
+            _ROUND_CALLS.reset(scope)
         record = RoundRecord(
             round=result.round,
             message=self.state.history[-1]["message"] if self.state.history else message,
             outcome=result.outcome,
             result=result.to_json(),
             trace=list(trace.events),
+            request_id=request_id,
         )
         writer.finish(self.state, record)
         self.session.version = writer.version
         self.results.append(result)
         return result
+
+
+def replay(
+    store: Store, request_id: str | None, message: str, session_id: str | None = None
+) -> CommittedRound | None:
+    """The round already committed with `request_id`, so that a re-sent round returns its
+    stored result without running anything; None when there is none (run the round).
+
+    Raises SessionError when the key was used for another message or another session: an
+    idempotency key names one request, and reusing it for a different one is a caller's bug."""
+    if request_id is None:
+        return None
+    committed = store.committed(request_id)
+    if committed is None:
+        return None
+    if session_id is not None and committed.session_id != session_id:
+        raise SessionError(
+            f"request id {request_id!r} was already used in session {committed.session_id!r}, "
+            f"not {session_id!r}; send a new request id for a new request"
+        )
+    # PostgreSQL keeps no NUL in a text column: compare as it stored the message
+    if committed.record.message.replace("\x00", "\ufffd") != message.replace("\x00", "\ufffd"):
+        raise SessionError(
+            f"request id {request_id!r} was already used for another message (round "
+            f"{committed.record.round} of session {committed.session_id!r}: "
+            f"{committed.record.message!r}); send a new request id for a new request"
+        )
+    return committed
+
+
+def stored_result(record: RoundRecord) -> RoundResult:
+    """A committed round's result, rebuilt from its stored `runner run --json` object."""
+    from runner.engine.outcome import RoundResult
+    from runner.sources import Source
+
+    data = record.result
+    return RoundResult(
+        session=str(data["session"]),
+        round=int(data["round"]),
+        outcome=str(data["outcome"]),
+        answer=data.get("answer"),
+        question=data.get("question"),
+        sources=tuple(Source.from_json(source) for source in data.get("sources") or ()),
+        tasks=data.get("tasks"),
+        stats=dict(data.get("stats") or {}),
+        error=data.get("error"),
+        warnings=list(data.get("warnings") or ()),
+    )

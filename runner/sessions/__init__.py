@@ -1,29 +1,50 @@
-"""Sessions (C24): the whole state of a conversation, stored in SQLite after every step."""
+"""Sessions (C24): the whole state of a conversation, stored after every step.
+
+`open_store(url, pipeline)` picks the store: a SQLite file (the default, beside the pipeline)
+or a PostgreSQL database (`postgresql://…`), both behind the one `Store` interface.
+"""
 
 from __future__ import annotations
 
-from runner.sessions.store import (
-    DEFAULT_FILE,
+from runner.sessions.base import (
+    CommittedRound,
+    DuplicateRequestError,
     OpenSession,
     RoundRecord,
     SessionConflictError,
     SessionError,
     SessionInfo,
+    SessionLock,
     SessionNotFoundError,
-    SessionStore,
     SessionWriter,
+    Store,
+    StoreUnavailableError,
     new_session_id,
 )
+from runner.sessions.open import STATE_ENV, is_postgres_url, open_store
+from runner.sessions.sqlite import DEFAULT_FILE, SQLiteStore
+
+# the embedded store's name from before PostgreSQL joined, kept for the code that names it
+SessionStore = SQLiteStore
 
 __all__ = [
     "DEFAULT_FILE",
+    "STATE_ENV",
+    "CommittedRound",
+    "DuplicateRequestError",
     "OpenSession",
     "RoundRecord",
+    "SQLiteStore",
     "SessionConflictError",
     "SessionError",
     "SessionInfo",
+    "SessionLock",
     "SessionNotFoundError",
     "SessionStore",
     "SessionWriter",
+    "Store",
+    "StoreUnavailableError",
+    "is_postgres_url",
     "new_session_id",
+    "open_store",
 ]

@@ -1,0 +1,78 @@
+"""Errors a service call answers with: an HTTP status, a type and the CLI's message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ServiceError(Exception):
+    """A request the service refuses or cannot serve; `status` is its HTTP status."""
+
+    status = 500
+    kind = "internal_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_json(self) -> dict[str, Any]:
+        # the shape OpenAI clients read; the native API uses it too
+        return {"error": {"message": self.message, "type": self.kind, "code": self.status}}
+
+
+class BadRequest(ServiceError):
+    status = 400
+    kind = "invalid_request_error"
+
+
+class Unauthorized(ServiceError):
+    status = 401
+    kind = "authentication_error"
+
+
+class NotFound(ServiceError):
+    status = 404
+    kind = "not_found_error"
+
+
+class Busy(ServiceError):
+    """Another request holds the session (or the request id) longer than the bounded wait."""
+
+    status = 409
+    kind = "conflict_error"
+
+
+class TooLarge(ServiceError):
+    status = 413
+    kind = "invalid_request_error"
+
+
+class Unavailable(ServiceError):
+    """The store cannot be reached or written, or the service is shutting down."""
+
+    status = 503
+    kind = "unavailable_error"
+
+
+def as_service_error(exc: BaseException) -> ServiceError:
+    """Any error as a ServiceError with the message the CLI prints for it."""
+    from runner.render import describe_error
+    from runner.sessions import (
+        SessionConflictError,
+        SessionError,
+        SessionNotFoundError,
+        StoreUnavailableError,
+    )
+
+    if isinstance(exc, ServiceError):
+        return exc
+    message = describe_error(exc)
+    if isinstance(exc, SessionNotFoundError):
+        return NotFound(message)
+    if isinstance(exc, StoreUnavailableError):
+        return Unavailable(message)
+    if isinstance(exc, SessionConflictError):
+        return Busy(message)
+    if isinstance(exc, SessionError):
+        return BadRequest(message)
+    return ServiceError(message)

@@ -1,0 +1,99 @@
+"""`/metrics` in Prometheus format: rounds by outcome, degraded rounds, LLM calls and tokens by
+purpose, round and LLM call latency. Each service has its own registry (tests start several);
+with `--workers N` every worker writes to one multiprocess folder (PROMETHEUS_MULTIPROC_DIR)
+and any worker's `/metrics` shows the sum."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+
+if TYPE_CHECKING:
+    from runner.serve.service import Service
+
+ROUND_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
+LLM_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        labelled = {"registry": self.registry}
+        self.rounds = Counter(
+            "runner_rounds", "Rounds by domain and outcome.", ["domain", "outcome"], **labelled
+        )
+        self.degraded = Counter(
+            "runner_degraded_rounds",
+            "Rounds that ended with warnings (part of the work failed or was cut).",
+            ["domain"],
+            **labelled,
+        )
+        self.round_seconds = Histogram(
+            "runner_round_seconds",
+            "Time of a round in the service.",
+            ["domain"],
+            buckets=ROUND_BUCKETS,
+            **labelled,
+        )
+        self.llm_calls = Counter(
+            "runner_llm_calls",
+            "LLM calls (attempts) by purpose and outcome.",
+            ["domain", "purpose", "outcome"],
+            **labelled,
+        )
+        self.llm_tokens = Counter(
+            "runner_llm_tokens",
+            "LLM tokens by purpose and kind (prompt, completion).",
+            ["domain", "purpose", "kind"],
+            **labelled,
+        )
+        self.llm_seconds = Histogram(
+            "runner_llm_call_seconds",
+            "Time of one LLM call.",
+            ["domain", "purpose"],
+            buckets=LLM_BUCKETS,
+            **labelled,
+        )
+
+    @classmethod
+    def install(cls, service: Service) -> Metrics:
+        metrics = cls()
+        service.observers.append(metrics.observe)
+        return metrics
+
+    def observe(
+        self, domain: str, result: dict[str, Any], events: list[dict[str, Any]], seconds: float
+    ) -> None:
+        self.rounds.labels(domain, result["outcome"]).inc()
+        if result.get("warnings"):
+            self.degraded.labels(domain).inc()
+        self.round_seconds.labels(domain).observe(seconds)
+        for event in events:
+            if event.get("event") != "llm.call":
+                continue
+            purpose = str(event.get("purpose", "unknown"))
+            self.llm_calls.labels(domain, purpose, str(event.get("outcome", "ok"))).inc()
+            self.llm_tokens.labels(domain, purpose, "prompt").inc(event.get("prompt_tokens", 0))
+            self.llm_tokens.labels(domain, purpose, "completion").inc(
+                event.get("completion_tokens", 0)
+            )
+            self.llm_seconds.labels(domain, purpose).observe(
+                float(event.get("latency_ms", 0)) / 1000
+            )
+
+    def render(self) -> tuple[bytes, str]:
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            from prometheus_client import multiprocess
+
+            merged = CollectorRegistry()
+            multiprocess.MultiProcessCollector(merged)
+            return generate_latest(merged), CONTENT_TYPE_LATEST
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST

@@ -1,0 +1,53 @@
+"""The native API: rounds, sessions and pipelines, as `runner run --json` gives them.
+
+POST /v1/pipelines/{domain}/rounds   {message, session_id?, request_id?} -> the result
+GET  /v1/pipelines                   -> {"pipelines": [{domain, description, tools, corpora}]}
+GET  /v1/sessions/{id}               -> the session's status, pending question and rounds
+GET  /v1/sessions/{id}/rounds/{n}    -> one round's message, result and trace
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from runner.serve.errors import BadRequest
+from runner.serve.http import optional_text, read_json, request_id_of
+
+if TYPE_CHECKING:
+    from runner.serve.service import Service
+
+
+def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
+    async def post_round(request: Request) -> Response:
+        data = await read_json(request, max_body_bytes)
+        message = data.get("message")
+        if not isinstance(message, str):
+            raise BadRequest("the body needs `message`, a string: the user's message")
+        result = await service.run_round(
+            request.path_params["domain"],
+            message,
+            session_id=optional_text(data, "session_id"),
+            request_id=request_id_of(request, data),
+        )
+        return JSONResponse(result)
+
+    async def get_pipelines(_request: Request) -> Response:
+        return JSONResponse({"pipelines": service.pipelines()})
+
+    async def get_session(request: Request) -> Response:
+        return JSONResponse(service.session(request.path_params["session_id"]))
+
+    async def get_round(request: Request) -> Response:
+        params = request.path_params
+        return JSONResponse(service.round(params["session_id"], params["number"]))
+
+    return [
+        Route("/v1/pipelines/{domain}/rounds", post_round, methods=["POST"]),
+        Route("/v1/pipelines", get_pipelines),
+        Route("/v1/sessions/{session_id}", get_session),
+        Route("/v1/sessions/{session_id}/rounds/{number:int}", get_round),
+    ]

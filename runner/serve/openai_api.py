@@ -1,0 +1,196 @@
+"""The OpenAI-compatible API: `POST /v1/chat/completions` and `GET /v1/models`.
+
+A model is a domain. The conversation is a session, named by the `X-Runner-Session` header,
+else by the request's `user` field, else new on every call; the session id comes back in the
+`X-Runner-Session` response header and in the `runner` field. Only the last user message is
+sent to the pipeline: the session remembers the rest (its pending question included).
+
+The reply's content is the answer with its sources listed at the end (or the clarifying
+question, or what failed); the extra `runner` field is the whole `runner run --json` result,
+sources and outcome included. `stream: true` sends the same as server-sent events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from runner.serve.errors import BadRequest, ServiceError, as_service_error
+from runner.serve.http import optional_text, read_json, request_id_of
+
+if TYPE_CHECKING:
+    from runner.serve.service import Service
+
+SESSION_HEADER = "X-Runner-Session"
+KEEPALIVE_S = 10.0  # an SSE comment while a round runs, so that proxies keep the stream open
+CHUNK_CHARS = 80
+
+
+def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
+    async def chat_completions(request: Request) -> Response:
+        data = await read_json(request, max_body_bytes)
+        domain = _model(data, service)
+        message = _last_user_message(data)
+        session_id = request.headers.get(SESSION_HEADER) or optional_text(data, "user")
+        request_id = request_id_of(request, data)
+        round_ = service.run_round(domain, message, session_id=session_id, request_id=request_id)
+        if data.get("stream"):
+            return StreamingResponse(
+                _stream(round_, domain), media_type="text/event-stream", headers=_no_buffering()
+            )
+        result = await round_
+        return JSONResponse(
+            completion(result, domain), headers={SESSION_HEADER: str(result["session"])}
+        )
+
+    async def models(_request: Request) -> Response:
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": [
+                    {"id": domain, "object": "model", "created": 0, "owned_by": "runner"}
+                    for domain in service.runtimes
+                ],
+            }
+        )
+
+    return [
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/models", models),
+    ]
+
+
+def completion(result: dict[str, Any], model: str) -> dict[str, Any]:
+    """A `chat.completion` object for a round's result."""
+    return {
+        "id": _completion_id(result),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": message_text(result)},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": _usage(result),
+        "runner": result,
+    }
+
+
+def message_text(result: dict[str, Any]) -> str:
+    """What a chat front end shows: the answer and its sources, the question, or the error."""
+    from runner.render import source_label
+
+    if result["outcome"] == "clarification":
+        return str(result.get("question") or "")
+    if result["outcome"] == "error":
+        return f"The pipeline could not answer: {result.get('error') or 'unknown error'}"
+    text = str(result.get("answer") or "")
+    sources = result.get("sources") or []
+    if sources:
+        listed = "\n".join(f"[{n}] {source_label(s)}" for n, s in enumerate(sources, 1))
+        text += f"\n\nSources:\n{listed}"
+    return text
+
+
+async def _stream(round_: Any, model: str) -> AsyncIterator[str]:
+    created = int(time.time())
+    task = asyncio.ensure_future(round_)
+    try:
+        while not task.done():
+            done, _ = await asyncio.wait({task}, timeout=KEEPALIVE_S)
+            if not done:
+                yield ": still working\n\n"
+        result = task.result()
+    except ServiceError as error:
+        yield _event(error.to_json())
+        yield "data: [DONE]\n\n"
+        return
+    except Exception as exc:
+        yield _event(as_service_error(exc).to_json())
+        yield "data: [DONE]\n\n"
+        return
+    finally:
+        if not task.done():  # the client went away: the round goes on and is stored
+            task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+        body = {
+            "id": _completion_id(result),
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            **extra,
+        }
+        return _event(body)
+
+    yield chunk({"role": "assistant", "content": ""})
+    text = message_text(result)
+    for start in range(0, len(text), CHUNK_CHARS):
+        yield chunk({"content": text[start : start + CHUNK_CHARS]})
+    yield chunk({}, "stop", usage=_usage(result), runner=result)
+    yield "data: [DONE]\n\n"
+
+
+def _event(body: dict[str, Any]) -> str:
+    return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+
+
+def _no_buffering() -> dict[str, str]:
+    return {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def _model(data: dict[str, Any], service: Service) -> str:
+    model = data.get("model")
+    if not isinstance(model, str) or not model:
+        known = ", ".join(sorted(service.runtimes))
+        raise BadRequest(f"`model` must name a served pipeline's domain ({known})")
+    service.runtime(model)  # NotFound for an unknown one, with the known domains
+    return model
+
+
+def _last_user_message(data: dict[str, Any]) -> str:
+    messages = data.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest("`messages` must be a non-empty list of {role, content} objects")
+    for entry in reversed(messages):
+        if isinstance(entry, dict) and entry.get("role") == "user":
+            return _text_content(entry.get("content"))
+    raise BadRequest("`messages` has no message with role `user`")
+
+
+def _text_content(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # [{"type": "text", "text": …}, …]
+        parts = [
+            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
+        ]
+        if parts:
+            return "\n".join(parts)
+    raise BadRequest("a user message's `content` must be text (a string or text parts)")
+
+
+def _usage(result: dict[str, Any]) -> dict[str, int]:
+    stats = result.get("stats") or {}
+    prompt = int(stats.get("prompt_tokens", 0))
+    completion_tokens = int(stats.get("completion_tokens", 0))
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt + completion_tokens,
+    }
+
+
+def _completion_id(result: dict[str, Any]) -> str:
+    return f"chatcmpl-{result['session']}-{result['round']}"

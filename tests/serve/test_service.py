@@ -1,0 +1,139 @@
+"""The service core: what the HTTP app and the playground call."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from runner.serve.errors import BadRequest, Busy, NotFound, Unavailable
+from runner.trace import schema_problems
+
+from .conftest import ASK, COMPARE, QUESTION
+
+
+def test_pipelines_lists_each_domain_with_its_tools(service):
+    [shop] = service.pipelines()
+    assert shop["domain"] == "shop"
+    assert shop["description"].startswith("Compares Kestrel appliances")
+    assert {"name": "price", "kind": "lookup", "description": "The price of a model."} in shop[
+        "tools"
+    ]
+
+
+def test_a_round_is_the_run_json_result(service):
+    result = asyncio.run(service.run_round("shop", COMPARE))
+    assert schema_problems("result", result, "result") == []
+    assert result["outcome"] == "answer"
+    assert result["answer"] == "The KD-450 costs 100 EUR more than the KW-620."
+
+
+def test_c24_a_question_and_its_answer_continue_one_session(service):
+    asked = asyncio.run(service.run_round("shop", ASK))
+    assert (asked["outcome"], asked["question"]) == ("clarification", QUESTION)
+    answered = asyncio.run(service.run_round("shop", "the kw-620", session_id=asked["session"]))
+    assert (answered["round"], answered["answer"]) == (2, "The KW-620 costs 449 EUR.")
+
+
+def test_the_session_summary_lists_its_rounds_and_pending_question(service):
+    asked = asyncio.run(service.run_round("shop", ASK, request_id="r-1"))
+    summary = service.session(asked["session"])
+    assert (summary["domain"], summary["status"], summary["question"]) == (
+        "shop",
+        "waiting",
+        QUESTION,
+    )
+    assert [(r["round"], r["outcome"], r["request_id"]) for r in summary["rounds"]] == [
+        (1, "clarification", "r-1")
+    ]
+
+
+def test_a_round_keeps_its_result_and_trace(service):
+    result = asyncio.run(service.run_round("shop", COMPARE))
+    stored = service.round(result["session"], 1)
+    assert stored["result"] == result
+    assert stored["trace"][0]["event"] == "round.start"
+    with pytest.raises(NotFound, match="no finished round 2"):
+        service.round(result["session"], 2)
+
+
+def test_a_request_id_already_committed_returns_the_stored_result_without_running(service):
+    first = asyncio.run(service.run_round("shop", ASK, request_id="once"))
+    again = asyncio.run(service.run_round("shop", ASK, request_id="once"))
+    assert again == first
+    assert len(service.session(first["session"])["rounds"]) == 1
+
+
+def test_a_request_id_reused_for_another_message_is_refused(service):
+    asyncio.run(service.run_round("shop", ASK, request_id="once"))
+    with pytest.raises(BadRequest, match="already used for another message"):
+        asyncio.run(service.run_round("shop", COMPARE, request_id="once"))
+
+
+def test_two_concurrent_sends_of_one_request_run_it_once(service):
+    async def both():
+        return await asyncio.gather(
+            service.run_round("shop", ASK, request_id="twice"),
+            service.run_round("shop", ASK, request_id="twice"),
+        )
+
+    first, second = asyncio.run(both())
+    assert first == second
+    assert len(service.session(first["session"])["rounds"]) == 1
+
+
+def test_two_concurrent_rounds_on_one_session_run_one_after_the_other(service):
+    asked = asyncio.run(service.run_round("shop", ASK, session_id="s1"))
+
+    async def both():
+        return await asyncio.gather(
+            service.run_round("shop", "the kw-620", session_id="s1"),
+            service.run_round("shop", COMPARE, session_id="s1"),
+        )
+
+    answered, compared = asyncio.run(both())
+    assert asked["round"] == 1
+    assert sorted([answered["round"], compared["round"]]) == [2, 3]
+    assert [r["round"] for r in service.session("s1")["rounds"]] == [1, 2, 3]
+
+
+def test_a_session_held_past_the_wait_gives_busy(service):
+    store = service.stores["shop"]
+    held = store.try_lock("s1")  # another worker holds the session
+    assert held is not None
+    try:
+        with pytest.raises(Busy, match="session 's1' is busy"):
+            asyncio.run(service.run_round("shop", COMPARE, session_id="s1"))
+    finally:
+        held.release()
+    assert asyncio.run(service.run_round("shop", COMPARE, session_id="s1"))["round"] == 1
+
+
+def test_limits_refuse_an_empty_or_too_long_message(service):
+    with pytest.raises(BadRequest, match="non-empty"):
+        asyncio.run(service.run_round("shop", "  "))
+    with pytest.raises(BadRequest, match="more than this service's limit of 200"):
+        asyncio.run(service.run_round("shop", "x" * 201))
+
+
+def test_an_unknown_domain_or_session_is_not_found(service):
+    with pytest.raises(NotFound, match=r"no pipeline 'nope' is served here \(domains: shop\)"):
+        asyncio.run(service.run_round("nope", COMPARE))
+    with pytest.raises(NotFound, match="no session 'nope'"):
+        service.session("nope")
+
+
+def test_readiness_reports_pipelines_and_store(service):
+    assert service.readiness() == {
+        "ready": True,
+        "pipelines": ["shop"],
+        "store": "ok",
+        "closing": False,
+    }
+
+
+def test_a_draining_service_refuses_new_rounds(service):
+    assert asyncio.run(service.drain(1.0)) is True
+    with pytest.raises(Unavailable, match="shutting down"):
+        asyncio.run(service.run_round("shop", COMPARE))
+    assert service.readiness()["ready"] is False
