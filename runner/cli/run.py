@@ -240,8 +240,8 @@ def warn_degraded(result: RoundResult, strict: bool) -> None:
         return
     verdict = "so it exits 1 (--strict)" if strict else "--strict makes this exit 1"
     click.echo(
-        f"warning: degraded round: {result.failures()} and the round went on without them, "
-        f"so its {result.outcome} may be incomplete; {verdict}",
+        f"warning: degraded round: {result.failures()} and the round went on without what "
+        f"failed, so its {result.outcome} may be incomplete; {verdict}",
         err=True,
     )
 

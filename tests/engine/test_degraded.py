@@ -150,3 +150,16 @@ def test_c15_a_partly_unknown_required_set_ignores_the_unknown_names_with_a_warn
     [warning] = result.warnings
     assert "'ghost'" in warning and "ignored (C15)" in warning
     assert not result.degraded  # nothing failed: the task ran what it could name
+
+
+def test_the_failures_are_counted_in_words():
+    from runner.engine.outcome import RoundResult
+
+    def counted(tools: int, coordinators: int, tasks: int) -> str:
+        failed = {"tools": tools, "coordinators": coordinators, "tasks": tasks}
+        return RoundResult("s", 1, "answer", stats={"failed": failed}).failures()
+
+    assert counted(0, 0, 0) == ""
+    assert counted(1, 0, 0) == "1 tool failed"
+    assert counted(2, 1, 0) == "2 tools and 1 coordinator failed"
+    assert counted(1, 2, 3) == "1 tool, 2 coordinators and 3 tasks failed"
