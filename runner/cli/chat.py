@@ -22,6 +22,7 @@ from runner.cli.run import (
     run_options,
     runtime_options,
     warn,
+    warn_degraded,
 )
 from runner.render import show_result
 
@@ -80,6 +81,7 @@ async def chat(
             console.print(f"{'answer' if waiting else 'you'}> {message}", style="bold")
         result = await talk.say(message)
         warn(result.warnings)
+        warn_degraded(result)
         show_result(console, result, tree=tree, stats=tree)
         console.print()
         sys.stdout.flush()

@@ -115,3 +115,12 @@ def test_a_coordinator_whose_decomposition_failed_writes_no_answer_as_if_its_sub
     [warning] = data["warnings"]
     assert warning.startswith("task 1: coordinator 'compare' failed to decompose it (")
     assert data["stats"]["failed"]["coordinators"] == 1
+
+
+def test_chat_says_on_stderr_that_a_round_is_degraded(cli, tmp_path, llm_server: FakeLLMServer):
+    llm_server.script(error(500), reply("The answer."))
+    result = cli("chat", pipeline(tmp_path, llm_server), input="price of X?\n")
+    assert result.exit_code == 0, result.output
+    assert "warning: task 1: tool 'quote' failed (" in result.stderr
+    assert "warning: degraded round: 1 tool failed" in result.stderr
+    assert "--strict" not in result.stderr  # chat has no such option
