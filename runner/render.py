@@ -21,6 +21,7 @@ REASONS = {
     "retrieval": "retrieval",
     "after_subtasks": "after subtasks",
     "deep_fallback": "deep fallback",
+    "decompose_failed": "not activated (its decomposition failed)",
 }
 
 

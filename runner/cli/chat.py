@@ -23,6 +23,7 @@ from runner.cli.run import (
     run_options,
     runtime_options,
     warn,
+    warn_degraded,
 )
 from runner.render import show_result
 
@@ -109,6 +110,7 @@ async def chat(
             continue
         result = await talk.say(message, request_id=request_id)
         warn(result.warnings)
+        warn_degraded(result)
         show_result(console, result, tree=tree, stats=tree)
         console.print()
         sys.stdout.flush()

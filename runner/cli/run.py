@@ -277,14 +277,15 @@ def warn(warnings: list[str]) -> None:
         click.echo(f"warning: {message}", err=True)
 
 
-def warn_degraded(result: RoundResult, strict: bool) -> None:
-    """A degraded round never looks like a clean one: one line on stderr under its warnings."""
+def warn_degraded(result: RoundResult, strict: bool | None = None) -> None:
+    """A degraded round never looks like a clean one: one line on stderr under its warnings;
+    `strict` (run's `--strict`; None for chat, which has none) adds what it does to the exit."""
     if not result.degraded:
         return
-    verdict = "so it exits 1 (--strict)" if strict else "--strict makes this exit 1"
+    verdicts = {None: "", True: "; so it exits 1 (--strict)", False: "; --strict makes this exit 1"}
     click.echo(
-        f"warning: degraded round: {result.failures()} and the round went on without them, "
-        f"so its {result.outcome} may be incomplete; {verdict}",
+        f"warning: degraded round: {result.failures()} and the round went on without what "
+        f"failed, so its {result.outcome} may be incomplete{verdicts[strict]}",
         err=True,
     )
 

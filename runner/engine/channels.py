@@ -63,14 +63,16 @@ class Stop:
 @dataclass
 class Branch:
     """A subtask of a parallel group, running ahead of its earlier siblings: where its subtree's
-    buffer entries, trace events and clarifying question go until the group is resolved in list
-    order. Set in the subtask's own asyncio task (a context variable), so nothing else sees it."""
+    buffer entries, trace events, warnings and clarifying question go until the group is
+    resolved in list order. Set in the subtask's own asyncio task (a context variable), so
+    nothing else sees it."""
 
     held: list[Entry]  # the subtask's `held` list: its subtree's entries, in the order made
     base: BufferView  # the buffer as the group found it: what the subtree sees besides its own
     trace: Trace  # its events, added to the round's trace when the group is resolved
     pending: Clarification | None = None  # the question it asked, if it asked one
     result: Stop | BaseException | None = field(default=None, repr=False)
+    warnings: list[str] = field(default_factory=list)  # added to the round's in list order
 
     def view(self) -> BufferView:
         return self.base.extended(self.held)
@@ -156,8 +158,12 @@ class Channels:
         self.warn(f"task {task}: {message}", task)
 
     def warn(self, message: str, task: str | None = None) -> None:
-        self.warnings.append(message)
+        self.warnings_now().append(message)
         self.emit("warning", task, message=message)
+
+    def warnings_now(self) -> list[str]:
+        branch = BRANCH.get()
+        return branch.warnings if branch is not None else self.warnings
 
     def emit(self, event: str, task: str | None = None, **fields: Any) -> None:
         """An event of the orchestrator's own. Its fields are JSON values already (no sets,

@@ -108,6 +108,7 @@ class SubtaskWalk(Channels):
         for sub in group:
             if id(sub) in branches:
                 self.trace_now().adopt(branches[id(sub)].trace)
+                self.warnings_now().extend(branches[id(sub)].warnings)
         for branch in branches.values():
             if isinstance(branch.result, BaseException) and not isinstance(
                 branch.result, Exception

@@ -128,7 +128,19 @@ def _calls(expect: Expect, stats: Mapping[str, Any]) -> Iterator[str]:
         else:
             calls = int((by_purpose.get(purpose) or {}).get("calls", 0))
         if not bound.admits(calls):
-            yield f"LLM calls for {purpose}: expected {bound}, got {calls}"
+            yield f"LLM calls for {purpose}: expected {bound}, got {calls}" + _by_task(
+                stats, purpose
+            )
+
+
+def _by_task(stats: Mapping[str, Any], purpose: str) -> str:
+    """Which tasks the calls were made for: " (task 1: 1, task 1.2: 2)"."""
+    counts = []
+    for task, entry in (stats.get("by_task") or {}).items():
+        calls = entry.get("calls", 0) if purpose == "total" else entry["by_purpose"].get(purpose)
+        if calls:
+            counts.append(f"task {task}: {calls}")
+    return f" ({', '.join(counts)})" if counts else ""
 
 
 def _retrieved(expect: Expect, retrievals: Sequence[Mapping[str, Any]]) -> Iterator[str]:

@@ -115,3 +115,23 @@ def test_a_coordinator_whose_decomposition_failed_writes_no_answer_as_if_its_sub
     [warning] = data["warnings"]
     assert warning.startswith("task 1: coordinator 'compare' failed to decompose it (")
     assert data["stats"]["failed"]["coordinators"] == 1
+
+
+def test_chat_says_on_stderr_that_a_round_is_degraded(cli, tmp_path, llm_server: FakeLLMServer):
+    llm_server.script(error(500), reply("The answer."))
+    result = cli("chat", pipeline(tmp_path, llm_server), input="price of X?\n")
+    assert result.exit_code == 0, result.output
+    assert "warning: task 1: tool 'quote' failed (" in result.stderr
+    assert "warning: degraded round: 1 tool failed" in result.stderr
+    assert "--strict" not in result.stderr  # chat has no such option
+
+
+def test_the_task_tree_shows_a_coordinator_not_activated_after_its_failed_decomposition(
+    cli, tmp_path, llm_server: FakeLLMServer
+):
+    llm_server.script(error(500), reply("A quote."), reply("The answer."))
+    path = pipeline(tmp_path, llm_server, extra=COMPARE)
+    result = cli("run", path, "compare the KD-450 and the KW-620")
+    assert "compare — not activated (its decomposition failed), failed  (1:compare)" in (
+        result.stdout
+    )

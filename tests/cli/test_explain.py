@@ -69,3 +69,14 @@ def test_explain_needs_a_pipeline_or_a_session(cli):
     result = cli("explain")
     assert result.exit_code == 2
     assert "give a PIPELINE to explain" in result.output
+
+
+def test_c13_explain_session_charges_each_llm_call_to_the_task_it_was_made_for(cli, shop):
+    assert cli("run", shop, "Compare the KD-450 and the KW-620", "--session", "e3").exit_code == 0
+    out = cli("explain", shop, "--session", "e3", "--llm-calls").stdout
+    calls = [line.strip() for line in out.splitlines() if line.strip().startswith("LLM ")]
+    assert calls, out
+    assert all(" on task " in line for line in calls)
+    # the subtasks are forced: no suitability call is charged to them (C13)
+    assert not [line for line in calls if "suitability" in line and "task 1." in line]
+    assert any(line.startswith("LLM decompose for compare on task 1 ") for line in calls)

@@ -150,3 +150,43 @@ def test_c15_a_partly_unknown_required_set_ignores_the_unknown_names_with_a_warn
     [warning] = result.warnings
     assert "'ghost'" in warning and "ignored (C15)" in warning
     assert not result.degraded  # nothing failed: the task ran what it could name
+
+
+def test_the_failures_are_counted_in_words():
+    from runner.engine.outcome import RoundResult
+
+    def counted(tools: int, coordinators: int, tasks: int) -> str:
+        failed = {"tools": tools, "coordinators": coordinators, "tasks": tasks}
+        return RoundResult("s", 1, "answer", stats={"failed": failed}).failures()
+
+    assert counted(0, 0, 0) == ""
+    assert counted(1, 0, 0) == "1 tool failed"
+    assert counted(2, 1, 0) == "2 tools and 1 coordinator failed"
+    assert counted(1, 2, 3) == "1 tool, 2 coordinators and 3 tasks failed"
+
+
+def test_the_warnings_of_a_parallel_group_are_in_list_order_whatever_finished_first(world):
+    import asyncio
+
+    from runner.engine.protocols import ToolEnv
+
+    class FailsLate(FakeTool):
+        """Fails on every task; on 1.1 only once 1.2 has failed."""
+
+        released: asyncio.Event | None = None
+
+        async def execute(self, text: str, env: ToolEnv) -> ToolResult:
+            if self.released is None:
+                self.released = asyncio.Event()
+            if env.task.task_no == "1.1":
+                await self.released.wait()
+            else:
+                self.released.set()
+            raise RuntimeError(f"down on {env.task.task_no}")
+
+    made = [Task(n, f"part {n}", required_tool_names={"late"}) for n in ("1.1", "1.2")]
+    split = coordinator("split", subtasks(*made), activation="coordinator_only")
+    split.parallel_subtasks = True  # type: ignore[attr-defined]
+    result = world(split, FailsLate("late", activation="coordinator_only")).run("q")
+    assert [warning.split(":")[0] for warning in result.warnings] == ["task 1.1", "task 1.2"]
+    assert result.stats["failed"]["tools"] == 2

@@ -56,18 +56,23 @@ def charged(world: World, purpose: str) -> Counter[str]:
     return Counter(e["task"] for e in world.events("llm.call") if e["purpose"] == purpose)
 
 
-def test_c13_a_parents_suitability_call_after_its_forced_subtasks_is_charged_to_the_parent(
-    world,
-):
+def two_forced_subtasks_then_a_suitability_call(world) -> World:
+    """1.1 and 1.2 forced onto the talker; the root then asks the suitability of `a`."""
     split = coordinator(
         "split", subtasks(forced("1.1"), forced("1.2")), activation="coordinator_only"
     )
-    w = world(
+    return world(
         split,
         Talker("talker", activation="coordinator_only"),
         FakeTool("a"),
         script=[suitable(yes=["a"]), TOOL_REPLY],
     )
+
+
+def test_c13_a_parents_suitability_call_after_its_forced_subtasks_is_charged_to_the_parent(
+    world,
+):
+    w = two_forced_subtasks_then_a_suitability_call(world)
     w.run("q")
     # the suitability call is made once the subtasks closed, for the root alone: a forced task
     # is never asked (C13)
@@ -137,15 +142,7 @@ def test_a_conditional_decision_is_charged_to_the_subtask_it_decides(world):
 
 
 def test_stats_count_the_calls_by_the_task_they_were_made_for(world):
-    split = coordinator(
-        "split", subtasks(forced("1.1"), forced("1.2")), activation="coordinator_only"
-    )
-    w = world(
-        split,
-        Talker("talker", activation="coordinator_only"),
-        FakeTool("a"),
-        script=[suitable(yes=["a"]), TOOL_REPLY],
-    )
+    w = two_forced_subtasks_then_a_suitability_call(world)
     result = w.run("q")
     by_task = result.stats["by_task"]
     assert {task: entry["calls"] for task, entry in by_task.items()} == {

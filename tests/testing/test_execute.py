@@ -73,8 +73,8 @@ cases:
         "ran, but must not have: 1:compare",
         "not skipped: 1.1 (it is in the task tree)",
         "did not run: task 1.3 (it is in the task tree)",
-        "LLM calls for decompose: expected at most 0, got 1",
-        "LLM calls for total: expected exactly 5, got 3",
+        "LLM calls for decompose: expected at most 0, got 1 (task 1: 1)",
+        "LLM calls for total: expected exactly 5, got 3 (task 1: 3)",
     ]
 
 

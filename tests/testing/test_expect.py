@@ -96,3 +96,19 @@ def test_llm_calls_are_exact_or_bounded_and_absent_purposes_count_zero() -> None
     assert check(Expect(llm_calls=(("total", CallBound(min=4)),)), RESULT) == [
         "LLM calls for total: expected at least 4, got 3"
     ]
+
+
+def test_a_wrong_call_count_names_the_tasks_the_calls_were_made_for() -> None:
+    stats = {
+        "llm_calls": 4,
+        "by_purpose": {"suitability": {"calls": 3}, "answer": {"calls": 1}},
+        "by_task": {
+            "1": {"calls": 2, "by_purpose": {"suitability": 1, "answer": 1}},
+            "1.1": {"calls": 2, "by_purpose": {"suitability": 2}},
+        },
+    }
+    expect = Expect(llm_calls=(("suitability", CallBound(exact=1)), ("total", CallBound(max=2))))
+    assert check(expect, {"stats": stats}) == [
+        "LLM calls for suitability: expected exactly 1, got 3 (task 1: 1, task 1.1: 2)",
+        "LLM calls for total: expected at most 2, got 4 (task 1: 2, task 1.1: 2)",
+    ]
