@@ -112,7 +112,7 @@ def resolved(path: Path) -> Path:
 
 
 def shown_target(target: Path, folder: Path) -> str:
-    """Where a link leads, relative to the pipeline's folder (`../shared/notes.md`): the way an
+    """Where a link leads, relative to the pipeline's folder (`../notes/guide.md`): the way an
     author writes paths, and the same on every machine."""
     return os.path.relpath(target, resolved(folder))
 
