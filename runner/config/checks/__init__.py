@@ -5,7 +5,7 @@ docs/validate.md):
 
     names.py         tool names, tool references, prompt types      R101–R103, R105
     activation.py    coordinator_only tools, deep-search tools       R104, R118
-    corpora.py       document collections                            R106, R122
+    corpora.py       document collections, their documents' links    R106, R122, R124
     paths.py         paths inside the pipeline's folder              R107, R108, R123–R125
     templates.py     templates and expressions                       R109–R112
     extraction.py    extraction schemas, clarification parameters    R113, R119
@@ -15,6 +15,10 @@ docs/validate.md):
     parameters.py    parameters an extraction may leave out          R126
     domain.py        domain-wide templates, regexes, script files    R114, R121
 
+Shared paths and rules live outside this package so the model builder and the run time apply
+the very same ones: runner/config/paths.py (containment once symlinks are followed) and
+runner/config/defaults.py (defaults that depend on another part of the file, C30). context.py
+is what every family shares, including how a later check skips what an earlier one reported.
 Nothing here imports or runs pipeline code.
 """
 
