@@ -71,7 +71,7 @@ tools:
           type: object
           properties:
             products: {{type: array, items: {{type: string}}}}
-      relevant_if: "params.products | length >= 2"
+      relevant_if: "params.products | default([]) | length >= 2"
       activate_after_subtasks: true
       subtasks:
         - name: specs

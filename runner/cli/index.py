@@ -50,6 +50,7 @@ def _index_all(model: object, names: list[str], force: bool) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from runner.config.paths import PathRefused
     from runner.retrieval import CorpusError, open_corpus
 
     console = Console(stderr=True, highlight=False)
@@ -64,7 +65,7 @@ def _index_all(model: object, names: list[str], force: bool) -> None:
 
             try:
                 index = open_corpus(model, name, force=force, progress=report)  # type: ignore[arg-type]
-            except CorpusError as error:
+            except (CorpusError, PathRefused) as error:
                 progress.stop()
                 click.echo(f"error: {error}", err=True)
                 sys.exit(EXIT_ERROR)

@@ -50,7 +50,10 @@ def contained(path: Path, folder: Path) -> Path:
 
     Raises PathOutsideFolder when the resolved path is not inside `folder` (itself resolved),
     and PathUnusable when the file system cannot resolve it."""
-    root = resolved(folder)
+    return _inside(path, folder, resolved(folder))
+
+
+def _inside(path: Path, folder: Path, root: Path) -> Path:
     target = resolved(path if path.is_absolute() else folder / path)
     if not target.is_relative_to(root):
         raise PathOutsideFolder(
@@ -71,10 +74,11 @@ def contained_documents(
     document and how many there are. Called by validation and wherever a corpus is read."""
     if follow_symlinks:
         return
+    root = resolved(folder)
     outside: list[PathOutsideFolder] = []
     for document in documents:
         try:
-            contained(document, folder)
+            _inside(document, folder, root)
         except PathOutsideFolder as error:
             outside.append(error)
     if outside:
@@ -112,7 +116,7 @@ def resolved(path: Path) -> Path:
 
 
 def shown_target(target: Path, folder: Path) -> str:
-    """Where a link leads, relative to the pipeline's folder (`../shared/notes.md`): the way an
+    """Where a link leads, relative to the pipeline's folder (`../notes/guide.md`): the way an
     author writes paths, and the same on every machine."""
     return os.path.relpath(target, resolved(folder))
 

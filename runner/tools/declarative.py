@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any
 
+import jinja2
+
 from runner.config.model import (
     ConditionKind,
     Decompose,
@@ -159,10 +161,10 @@ class DeclarativeCoordinator:
             )
         return found
 
-    async def _extract(self, task: Task, env: ToolEnv) -> dict[str, Any]:
+    async def _extract(self, task: Task, env: ToolEnv) -> Params:
         extraction = self.plan.extract
         if extraction is None:
-            return {}
+            return Params()
         params = await env.prompts.extract(
             Purpose.DECOMPOSE,
             task.task_prompt,  # C20b: never prompt_context
@@ -171,7 +173,7 @@ class DeclarativeCoordinator:
             instruction=self.config.description or self.config.instruction,
             template=extraction.template,
         )
-        return dict(params or {})
+        return Params(params or {})
 
     def _relevant(self, variables: Mapping[str, Any]) -> bool:
         if self.plan.relevant_if is None:
@@ -207,8 +209,8 @@ class DeclarativeCoordinator:
             return [{}]
         variables = {"params": params, "task": parent.task_prompt, "index": 0}
         items = evaluate(self.config, "for_each", template.for_each, variables)
-        if items is None:
-            return []
+        if items is None or isinstance(items, jinja2.Undefined):
+            return []  # a list parameter the reply left out: no items
         if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
             raise ToolRunError(
                 f"{place(self.config)}: `for_each: {template.for_each}` gave "
@@ -242,6 +244,16 @@ class DeclarativeCoordinator:
             loop_vars=loop_vars,
             depth=parent.depth + 1,
         )
+
+
+class Params(dict[str, Any]):
+    """Extracted parameters as a decomposition's expressions and templates read them. One the
+    reply left out (the schema did not require it) reads as undefined: false, empty, of length
+    0, `is defined` false. So `params.products | length >= 2` is false, not an error that
+    discards the coordinator; `runner validate` warns where that can happen (R126)."""
+
+    def __missing__(self, name: str) -> jinja2.ChainableUndefined:
+        return jinja2.ChainableUndefined(name=name)
 
 
 class ConsumingDeclarativeCoordinator(ContextConsumerBase, DeclarativeCoordinator):

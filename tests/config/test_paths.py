@@ -172,3 +172,28 @@ def test_contained_resolves_a_path_inside_and_refuses_one_outside(
     assert raised.value.target == (outside / "secret.txt").resolve()
     with pytest.raises(PathUnusable):
         contained(Path("y" * 300), tmp_path)
+
+
+def test_runner_index_refuses_a_document_linked_after_validation_with_a_readable_error(
+    write_pipeline: Callable[..., Path], outside: Path, tmp_path: Path, monkeypatch
+) -> None:
+    from click.testing import CliRunner
+
+    from runner.cli import main
+    from runner.config import checks
+
+    path = write_pipeline(CORPUS, {"docs/own.md": "# Own\nOurs.\n"})
+    (tmp_path / "docs" / "late.md").symlink_to(outside / "docs" / "a.md")
+    monkeypatch.setattr(checks, "FAMILIES", ())  # as if the link appeared after validation
+    result = CliRunner().invoke(main, ["index", str(path)])
+    assert result.exit_code == 1
+    assert "corpus `manual`: the document docs/late.md is a symbolic link" in result.output
+    assert "set `follow_symlinks: true` on the corpus" in result.output
+    assert "internal error" not in result.output
+
+
+def test_a_refused_path_is_an_expected_error_not_an_internal_one(tmp_path: Path) -> None:
+    from runner.render import describe_error
+
+    error = PathUnusable(tmp_path / "x", "the file system cannot use this path: …", "fix it")
+    assert describe_error(error) == "the file system cannot use this path: …; fix it"

@@ -65,7 +65,7 @@ def test_c23_c32_output_says_what_a_result_becomes_when_a_coordinator_asks() -> 
 def test_a_coordinator_plan_lists_its_extraction_and_subtask_templates() -> None:
     (plan,) = [p for p in coordinator_plans(example("support")) if p.name == "compare_products"]
     assert plan.extracts == ("products",)
-    assert plan.relevant_if == "params.products | length >= 2"
+    assert plan.relevant_if == "params.products | default([]) | length >= 2"
     assert plan.prompt_types == ("comparison",)
     assert plan.activate_after_subtasks
     specs, handbook = plan.subtasks

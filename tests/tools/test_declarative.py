@@ -249,3 +249,28 @@ def test_c26_the_wrapped_tools_direct_call_functions_stay_reachable(harness, tmp
     )
     h = harness(config)
     assert h.tools["products"].rows_for("a") == [{"model": "A"}]
+
+
+def test_a_parameter_the_reply_left_out_makes_relevant_if_false_not_an_error(harness):
+    h = harness(coordinator(per_product(), relevant_if="params.products | length >= 2"))
+    h.prompts.extract_replies["compare"] = {}  # the schema does not require `products`
+    the_task = task("hello there")
+    before = the_task.to_json()
+    assert decompose(h, the_task) is the_task  # C1: not relevant, unchanged
+    assert the_task.to_json() == before
+
+
+def test_a_parameter_the_reply_left_out_reads_as_undefined_in_templates_and_loops(harness):
+    h = harness(
+        coordinator(
+            per_product(),
+            SubtaskTemplate(prompt=inline("Price of [{{ params.model }}]?")),
+            relevant_if="params.model is not defined",
+            append_prompt=inline("({{ params.products | join(', ') }})"),
+        )
+    )
+    h.prompts.extract_replies["compare"] = {}
+    the_task = task("how much is it?")
+    decompose(h, the_task)
+    assert [sub.task_prompt for sub in the_task.sub_tasks] == ["Price of []?"]  # no items
+    assert the_task.task_prompt == "how much is it?\n()"

@@ -5,15 +5,20 @@ docs/validate.md):
 
     names.py         tool names, tool references, prompt types      R101–R103, R105
     activation.py    coordinator_only tools, deep-search tools       R104, R118
-    corpora.py       document collections                            R106, R122
-    paths.py         paths inside the pipeline's folder              R107, R108, R123
+    corpora.py       document collections, their documents' links    R106, R122, R124
+    paths.py         paths inside the pipeline's folder              R107, R108, R123–R125
     templates.py     templates and expressions                       R109–R112
     extraction.py    extraction schemas, clarification parameters    R113, R119
     tables.py        lookup tables and their columns                 R120
     tools.py         each tool's settings by kind, python references R115
     coordinators.py  declarative coordinators and subtask templates  R116, R117
+    parameters.py    parameters an extraction may leave out          R126
     domain.py        domain-wide templates, regexes, script files    R114, R121
 
+Shared paths and rules live outside this package so the model builder and the run time apply
+the very same ones: runner/config/paths.py (containment once symlinks are followed) and
+runner/config/defaults.py (defaults that depend on another part of the file, C30). context.py
+is what every family shares, including how a later check skips what an earlier one reported.
 Nothing here imports or runs pipeline code.
 """
 
@@ -21,7 +26,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from runner.config.checks import activation, coordinators, corpora, domain, names, tools
+from runner.config.checks import (
+    activation,
+    coordinators,
+    corpora,
+    domain,
+    names,
+    parameters,
+    tools,
+)
 from runner.config.checks.context import Checks
 from runner.config.diagnostics import Diagnostic
 from runner.config.loader import Document
@@ -36,6 +49,7 @@ FAMILIES: tuple[Callable[[Checks], None], ...] = (
     corpora.corpora,
     tools.tool_settings,
     coordinators.decompositions,
+    parameters.unrequired_parameters,
     domain.domain_templates,
     domain.regexes,
     domain.script_file,
