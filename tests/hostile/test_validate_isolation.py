@@ -29,7 +29,7 @@ def pipelines(folder: Path, count: int) -> list[Path]:
 @pytest.fixture
 def crashing_check(monkeypatch: pytest.MonkeyPatch) -> None:
     """The semantic checks crash on p03.yaml only (in the forked workers too)."""
-    import runner.config.semantic as semantic
+    import runner.config.checks as semantic
 
     real = semantic.check
 
