@@ -537,7 +537,10 @@ class _Checker:
         except ValueError as error:
             self.emit("R120", f"cannot read table `{tool['table']}`: {error}", (*path, "table"))
             return
-        wanted = [((*path, "key"), tool["key"])]
+        if isinstance(tool["key"], list):  # `key: [codename, version]`
+            wanted = [((*path, "key", i), name) for i, name in enumerate(tool["key"])]
+        else:
+            wanted = [((*path, "key"), tool["key"])]
         wanted += [((*path, "columns", i), name) for i, name in enumerate(tool.get("columns", ()))]
         for where, name in wanted:
             if name not in columns:
