@@ -383,8 +383,11 @@ def _written(value: str) -> str:
 
 
 def shorten(value: object, width: int = 60) -> str:
-    """A value for a message: whole when short, its start and an ellipsis when long."""
-    text = str(value)
+    """A value for a message: whole when short, its start and an ellipsis when long; control
+    characters are shown as escapes (`\\x1b`), never sent to the terminal or a report."""
+    text = str(value)[: width + 1]
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

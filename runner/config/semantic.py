@@ -514,7 +514,8 @@ class _Checker:
             )
 
     def clarify_parameters(self, path: KeyPath, tool: Mapping[str, Any]) -> None:
-        known = set(tool.get("parameters", {}).get("schema", {}).get("properties", {}))
+        properties = tool.get("parameters", {}).get("schema", {}).get("properties", {})
+        known = set(properties) if isinstance(properties, Mapping) else set()  # else: R113
         if tool["kind"] != "prompt" or not known:
             return
         for index, name in enumerate(tool["clarify"].get("required", ())):
