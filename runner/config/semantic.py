@@ -782,7 +782,7 @@ def _table_columns(table: Path) -> list[str]:
             rows = json.loads(table.read_text(encoding="utf-8"))
         else:
             rows = read_document(table).data
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise ValueError(str(error)) from error
     except LoadError as error:
         raise ValueError(error.diagnostic.message) from error
