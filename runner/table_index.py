@@ -64,7 +64,7 @@ class KeyIndex:
         self.columns = tuple(columns)
         self.keys: list[str] = []  # every key value as written, in table order, each once
         self._order: dict[str, int] = {}  # a key's words, joined by spaces -> its place in keys
-        self._compact: dict[str, int] = {}  # a many-word key's words run together -> its place
+        self._compact: dict[str, int] | None = None  # words run together -> place (see mentioned)
         self._rows_of: list[int | tuple[int, ...]] = []  # per key: its row number(s)
         self._word_counts: set[int] = set()
         for column in self.columns:
@@ -73,7 +73,7 @@ class KeyIndex:
 
     def _add_column(self, rows: Sequence[Row], column: str) -> None:
         # One tight loop: this runs a million times for a million-row table.
-        order_of, keys, rows_of, compact = self._order, self.keys, self._rows_of, self._compact
+        order_of, keys, rows_of = self._order, self.keys, self._rows_of
         counts = self._word_counts
         for number, row in enumerate(rows):
             value = row.get(column)
@@ -84,15 +84,13 @@ class KeyIndex:
             if folded.isalnum():  # one word, the common case
                 joined, count = folded, 1
             else:
-                words = words_of(key)
+                words = words_of(folded)
                 if not words:
                     continue
                 joined, count = " ".join(words), len(words)
             order = order_of.get(joined)
             if order is None:
                 order_of[joined] = len(keys)
-                if not folded.isalnum():
-                    compact.setdefault(joined.translate(_RUN_TOGETHER), len(keys))
                 keys.append(key)
                 rows_of.append(number)
                 counts.add(count)
@@ -142,15 +140,26 @@ class KeyIndex:
                 found.setdefault(start, key)
         return list(dict.fromkeys(found[start] for start in sorted(found)))
 
+    def _compact_index(self) -> dict[str, int]:
+        """Keys with more than letters and digits, run together (`xr200` for `XR-200`): built on
+        the first `mentioned`, which only a table too long to list whole needs."""
+        if self._compact is None:
+            self._compact = {}
+            for joined, order in self._order.items():
+                if not joined.isalnum():
+                    self._compact.setdefault(joined.translate(_RUN_TOGETHER), order)
+        return self._compact
+
     def mentioned(self, text: str, limit: int) -> list[str]:
         """At most `limit` key values the text names: as whole words first, then run together
         (`XR200` or `xr 200` for `XR-200`)."""
         found = dict.fromkeys(self.find(text))
         words = words_of(text)
+        compact = self._compact_index()
         for start in range(len(words)):
             for end in range(start + 1, min(start + _COMPACT_SPAN, len(words)) + 1):
                 run = "".join(words[start:end]).translate(_RUN_TOGETHER)
-                for order in (self._order.get(run), self._compact.get(run)):
+                for order in (self._order.get(run), compact.get(run)):
                     if order is not None:
                         found.setdefault(self.keys[order])
             if len(found) >= limit:

@@ -104,12 +104,19 @@ def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     )
 
 
+# Snippets come from at most this much of a file: more is refused unread by the loader (Y011),
+# and reading a 50 MB file whole to show its first line cost a gigabyte.
+_SNIPPET_SOURCE_BYTES = 10 * 1024 * 1024
+
+
 @lru_cache(maxsize=256)
 def _file_lines(path: Path) -> tuple[str, ...]:
     try:
-        return tuple(path.read_text(encoding="utf-8", errors="replace").splitlines())
+        with path.open("rb") as handle:
+            head = handle.read(_SNIPPET_SOURCE_BYTES)
     except OSError:
         return ()
+    return tuple(head.decode("utf-8", errors="replace").splitlines())
 
 
 # A snippet shows at most this many characters of its line, around the caret.

@@ -59,3 +59,25 @@ def test_a_pipeline_path_that_cannot_be_opened_is_a_located_t104(
     code, output = run_case_file(tmp_path, CASE.format(pipeline=pipeline, message="hi"))
     assert code == 1
     assert "cases.yaml:1:11: error: pipeline file" in output and "[T104]" in output, output
+
+
+def test_a_crash_while_loading_one_case_file_is_reported_against_it_and_the_others_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import runner.testing.execute as execute
+
+    real = execute.load_case_file
+
+    def load(path, pipelines):  # type: ignore[no-untyped-def]
+        if path.name == "broken.yaml":
+            raise KeyError("boom")
+        return real(path, pipelines)
+
+    monkeypatch.setattr(execute, "load_case_file", load)
+    good = ROOT / "pipelines" / "hr" / "tests" / "leave.yaml"
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(CASE.format(pipeline=PIPELINE, message="hi"), encoding="utf-8")
+    result = CliRunner().invoke(main, ["test", str(broken), str(good)])
+    assert result.exit_code == 1
+    assert "internal error while checking this file: KeyError: 'boom'" in result.output
+    assert "4 passed" in result.output
