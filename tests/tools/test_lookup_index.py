@@ -118,15 +118,19 @@ def test_direct_calls_and_extracted_values_use_every_key_column(harness, tmp_pat
     assert h.tools["releases"].rows_for("Debian 12")[0]["codename"] == "bookworm"
 
 
-def test_key_may_list_columns_in_the_pipeline_file(tmp_path: Path) -> None:
-    write_releases(tmp_path)
-    path = tmp_path / "p.yaml"
+def releases_pipeline(folder: Path, key: str) -> Path:
+    write_releases(folder)
+    path = folder / "p.yaml"
     path.write_text(
         "domain: distro\ntools:\n  - name: releases\n    kind: lookup\n"
-        "    table: releases.csv\n    key: [codename, version]\n",
+        f"    table: releases.csv\n    key: {key}\n",
         encoding="utf-8",
     )
-    options = load_pipeline(path).tools[0].options
+    return path
+
+
+def test_key_may_list_columns_in_the_pipeline_file(tmp_path: Path) -> None:
+    options = load_pipeline(releases_pipeline(tmp_path, "[codename, version]")).tools[0].options
     assert isinstance(options, LookupOptions)
     assert (options.key, options.matched_columns) == ("codename", ("codename", "version"))
 
@@ -134,14 +138,7 @@ def test_key_may_list_columns_in_the_pipeline_file(tmp_path: Path) -> None:
 def test_a_key_column_the_table_lacks_is_reported_at_its_item(tmp_path: Path) -> None:
     from runner.config import validate_file
 
-    write_releases(tmp_path)
-    path = tmp_path / "p.yaml"
-    path.write_text(
-        "domain: distro\ntools:\n  - name: releases\n    kind: lookup\n"
-        "    table: releases.csv\n    key: [codename, verison]\n",
-        encoding="utf-8",
-    )
-    (diagnostic,) = validate_file(path).diagnostics
+    (diagnostic,) = validate_file(releases_pipeline(tmp_path, "[codename, verison]")).diagnostics
     assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("R120", 6, 21)
     assert "did you mean `version`?" in diagnostic.message
 
