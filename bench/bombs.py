@@ -102,8 +102,16 @@ def child_template(how: str, source: str) -> dict[str, Any]:
         getattr(templates, how)(source, {})
         outcome = "rendered"
     except templates.RenderBudgetError as error:
-        outcome = "RenderBudgetError: " + str(error).split(" (", 1)[0][:90]
+        outcome = "RenderBudgetError: " + _what(str(error))
     return {"seconds": time.perf_counter() - started, "outcome": outcome}
+
+
+def _what(message: str) -> str:
+    """`*` repetition, `center`, `range()`…: what a budget error says ran out, in short."""
+    for verb in (" would ", " takes ", " calls "):
+        if verb in message:
+            return message.split(verb, 1)[0]
+    return message[:60]
 
 
 def child_lookup(rows: int) -> dict[str, Any]:
@@ -236,8 +244,8 @@ def section(results: dict[str, Any]) -> str:
     ]
     template_rows = [
         [
-            case,
-            figures.get("outcome") or figures.get("failed", ["?"])[0],
+            _cell(case),
+            _cell(figures.get("outcome") or figures.get("failed", ["?"])[0]),
             f"{figures.get('seconds', float('nan')):.3f} s",
             f"{figures.get('peak_mb', 0):.0f} MB",
             "✅" if _within(figures, seconds, peak) and _stopped(figures) else "❌",
@@ -282,8 +290,14 @@ Lookup tables (`key: [codename, version]`): loaded and indexed once, then one qu
 {table(["table", "load", "index", "a question", "values listed", "peak memory"], lookup_rows)}
 
 The scan of every key per question that the index replaced takes {scan["question_ms"]:.0f} ms on
-the {int(scan["rows"]):,}-row table: **{ratio:,.0f}×** the indexed lookup.
+the {int(scan["rows"]):,}-row table: **{ratio:,.0f}×** the indexed lookup. Loading and indexing
+are paid once per table version and process; the memory of the largest table is mostly its rows
+(one dict each, as runner.tables holds every table), not the index.
 """
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")  # a `|` in a template would end a table cell
 
 
 def _stopped(figures: dict[str, Any]) -> bool:
@@ -319,6 +333,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(json.dumps(results, indent=2))
         return
     write_results("bombs", results)
+    write_readme_section(results)
+
+
+def write_readme_section(results: dict[str, Any]) -> None:
     text = section(json.loads(json.dumps(results)))
     write_section(TITLE, text)
     print(text)
