@@ -22,7 +22,7 @@ from runner.config import PipelineError, find_pipeline_files, find_yaml_files
 from runner.config.build import script_rule
 from runner.config.diagnostics import Diagnostic, KeyPath, format_key_path, sort_diagnostics
 from runner.config.humanize import humanize, suggestion_suffix
-from runner.config.loader import Document, LoadError, read_document, shorten
+from runner.config.loader import Document, LoadError, read_document, read_head, shorten
 from runner.config.model import Pipeline, ScriptRule, Where
 from runner.resources import schema_path
 from runner.testing.model import (
@@ -62,9 +62,8 @@ def find_case_files(paths: Iterable[Path | str]) -> list[Path]:
 
 def looks_like_case_file(path: Path) -> bool:
     """Decided on the text, so that a file broken beyond parsing is still reported."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    text = read_head(path)
+    if text is None:
         return False
     return bool(_MODELINE.search(text[:2000]) or _CASES_KEY.search(text))
 
