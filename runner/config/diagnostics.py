@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 KeyPath = tuple[str | int, ...]
+# the longest message and hint a diagnostic keeps (cut with an ellipsis)
+MAX_MESSAGE, MAX_HINT = 1000, 400
 
 
 class Severity(str, Enum):
@@ -34,6 +36,14 @@ class Diagnostic:
     hint: str = ""
     # How deep in the document the problem sits; sorting by it puts the most specific first.
     depth: int = field(default=0, compare=False)
+
+    def __post_init__(self) -> None:
+        # A report stays readable whatever the file holds: a hint listing 9,500 tool names made
+        # 1,500 diagnostics print 97 MB.
+        for name, limit in (("message", MAX_MESSAGE), ("hint", MAX_HINT)):
+            text = getattr(self, name)
+            if len(text) > limit:
+                object.__setattr__(self, name, text[: limit - 1] + "…")
 
     @property
     def is_error(self) -> bool:
