@@ -19,6 +19,7 @@ SECTIONS = (
     "Multi-part questions: runner and LlamaIndex",
     "Engine overhead: runner, LangGraph and asyncio",
     "Start-up and validation",
+    "Hostile input: bombs and oversized files",
     "Retrieval",
     "Python FAQ over all of pydocs",
 )

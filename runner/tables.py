@@ -33,6 +33,15 @@ def load_table(path: Path) -> list[Row]:
     a mapping with a `rows` list. The rows are cached by path and modification time; the caller
     gets its own copies, so changing them changes nothing shared.
     """
+    return [dict(row) for row in shared_rows(table_version(path))]
+
+
+# A table file as it is now: its resolved path, modification time and size.
+TableVersion = tuple[Path, int, int]
+
+
+def table_version(path: Path) -> TableVersion:
+    """Which version of a table file there is now (what its cached rows are keyed by)."""
     resolved = Path(path).resolve()
     try:
         stat = resolved.stat()
@@ -41,7 +50,13 @@ def load_table(path: Path) -> list[Row]:
             f"{path}: table file not found; check the tool's `table:` path (relative to the "
             "pipeline file)"
         ) from None
-    return [dict(row) for row in _cached_rows(resolved, stat.st_mtime_ns, stat.st_size)]
+    return resolved, stat.st_mtime_ns, stat.st_size
+
+
+def shared_rows(version: TableVersion) -> tuple[Row, ...]:
+    """The cached rows of one table version themselves, not copies: for readers that only read
+    (an index over a million rows must not copy them)."""
+    return _cached_rows(*version)
 
 
 def key_values(pipeline: Pipeline) -> list[str]:
@@ -83,7 +98,12 @@ def _cached_rows(path: Path, _mtime_ns: int, _size: int) -> tuple[Row, ...]:
         raise TableError(
             f"{path}: a table must be a .csv, .yaml, .yml or .json file (got {suffix or 'none'})"
         )
-    text = path.read_text(encoding="utf-8-sig")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TableError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    except OSError as exc:
+        raise TableError(f"{path}: cannot read the table: {exc.strerror or exc}") from None
     rows = _csv_rows(text) if suffix == ".csv" else _document_rows(path, _parse(path, text))
     return tuple(rows)
 
@@ -95,16 +115,20 @@ def _csv_rows(text: str) -> list[Row]:
 
 
 def _parse(path: Path, text: str) -> Any:
-    try:
-        if path.suffix.lower() == ".json":
+    if path.suffix.lower() == ".json":
+        try:
             return json.loads(text)
-        import yaml
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise TableError(f"{path}: not valid JSON: {exc}") from None
+    # YAML through the pipeline loader: safe, bounded (a table may come from anyone), located
+    from runner.config.composing import TABLE_LIMITS
+    from runner.config.loader import LoadError, parse_document
 
-        return yaml.safe_load(text)
-    except (json.JSONDecodeError, ValueError) as exc:
-        raise TableError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from None
-    except Exception as exc:  # yaml.YAMLError, kept lazy to import yaml only for YAML tables
-        raise TableError(f"{path}: not valid YAML: {exc}") from None
+    try:
+        return parse_document(path, text, TABLE_LIMITS).data
+    except LoadError as exc:
+        where = exc.diagnostic.location
+        raise TableError(f"{where}: not valid YAML: {exc.diagnostic.message}") from None
 
 
 def _document_rows(path: Path, data: Any) -> list[Row]:

@@ -218,9 +218,10 @@ def yaml_files(folder: Path) -> Iterator[Path]:
 
 def _looks_like_pipeline(path: Path) -> bool:
     """Decided on the text, so that a pipeline broken beyond parsing is still reported."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    from runner.config.loader import read_head
+
+    text = read_head(path)
+    if text is None:
         return False
     if _MODELINE.search(text[:2000]):
         return True

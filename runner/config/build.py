@@ -365,9 +365,11 @@ class _Builder:
         )
 
     def lookup_options(self, data: Mapping[str, Any], path: KeyPath) -> LookupOptions:
+        keys = data["key"] if isinstance(data["key"], list) else [data["key"]]
         return LookupOptions(
             table=self.read_path(data["table"], (*path, "table")),
-            key=data["key"],
+            key=keys[0],
+            key_columns=tuple(keys),
             match=data.get("match", "text"),
             parameter=data.get("parameter"),
             columns=tuple(data.get("columns", ())),

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 KeyPath = tuple[str | int, ...]
+# the longest message and hint a diagnostic keeps (cut with an ellipsis)
+MAX_MESSAGE, MAX_HINT = 1000, 400
 
 
 class Severity(str, Enum):
@@ -34,6 +36,14 @@ class Diagnostic:
     hint: str = ""
     # How deep in the document the problem sits; sorting by it puts the most specific first.
     depth: int = field(default=0, compare=False)
+
+    def __post_init__(self) -> None:
+        # A report stays readable whatever the file holds: a hint listing 9,500 tool names made
+        # 1,500 diagnostics print 97 MB.
+        for name, limit in (("message", MAX_MESSAGE), ("hint", MAX_HINT)):
+            text = getattr(self, name)
+            if len(text) > limit:
+                object.__setattr__(self, name, text[: limit - 1] + "…")
 
     @property
     def is_error(self) -> bool:
@@ -104,12 +114,19 @@ def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     )
 
 
+# Snippets come from at most this much of a file: more is refused unread by the loader (Y011),
+# and reading a 50 MB file whole to show its first line cost a gigabyte.
+_SNIPPET_SOURCE_BYTES = 10 * 1024 * 1024
+
+
 @lru_cache(maxsize=256)
 def _file_lines(path: Path) -> tuple[str, ...]:
     try:
-        return tuple(path.read_text(encoding="utf-8", errors="replace").splitlines())
+        with path.open("rb") as handle:
+            head = handle.read(_SNIPPET_SOURCE_BYTES)
     except OSError:
         return ()
+    return tuple(head.decode("utf-8", errors="replace").splitlines())
 
 
 # A snippet shows at most this many characters of its line, around the caret.

@@ -4,6 +4,7 @@ annotations) and junit (for CI test tabs)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from xml.etree import ElementTree
@@ -148,6 +149,16 @@ def _github(reports: Sequence[FileReport], strict: bool, color: bool) -> str:
     return "\n".join(lines)
 
 
+# What XML 1.0 cannot hold, even escaped: most C0 controls, lone surrogates, U+FFFE and U+FFFF.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_safe(document: str) -> str:
+    """An XML document with every character XML cannot hold written as a visible escape
+    (`\\x08`): such characters can only stand in text, where a backslash is plain text."""
+    return _NOT_XML.sub(lambda match: repr(match.group())[1:-1], document)
+
+
 def _junit(reports: Sequence[FileReport], strict: bool, color: bool) -> str:
     failed = sum(not report.passed(strict) for report in reports)
     suites = ElementTree.Element("testsuites")
@@ -178,6 +189,5 @@ def _junit(reports: Sequence[FileReport], strict: bool, color: bool) -> str:
         elif text:
             ElementTree.SubElement(case, "system-out").text = text
     ElementTree.indent(suites)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(
-        suites, encoding="unicode"
-    )
+    xml = ElementTree.tostring(suites, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml_safe(xml)

@@ -143,6 +143,23 @@ def read_document(path: Path, limits: Limits = DEFAULT_LIMITS) -> Document:
     return parse_document(path, text.replace("\r\n", "\n").replace("\r", "\n"), limits)
 
 
+def read_head(path: Path, limits: Limits = DEFAULT_LIMITS) -> str | None:
+    """The text of a file's first `max_bytes` (what the loader would read), for deciding what
+    kind of file it is; None when it cannot be read or is not UTF-8. A file over the limit is
+    judged by its head, so that it is still found, and then refused with Y011."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(limits.max_bytes)
+    except OSError:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.start < len(raw) - 3:  # not a character cut at the end of the head
+            return None
+        return raw[: error.start].decode("utf-8")
+
+
 def parse_document(path: Path, text: str, limits: Limits = DEFAULT_LIMITS) -> Document:
     """Parse YAML text (one document) into plain data with positions."""
     try:
@@ -383,8 +400,11 @@ def _written(value: str) -> str:
 
 
 def shorten(value: object, width: int = 60) -> str:
-    """A value for a message: whole when short, its start and an ellipsis when long."""
-    text = str(value)
+    """A value for a message: whole when short, its start and an ellipsis when long; control
+    characters are shown as escapes (`\\x1b`), never sent to the terminal or a report."""
+    text = str(value)[: width + 1]
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

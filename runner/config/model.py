@@ -181,11 +181,16 @@ class PromptOptions:
 @dataclass(frozen=True)
 class LookupOptions:
     table: Path  # CSV, YAML or JSON rows
-    key: str  # the column matched
+    key: str  # the column matched (the first of `key_columns`; a row's name in sources)
     match: str = "text"  # "text": key values found in the text; "params": extracted parameter
     parameter: str | None = None  # with match=params: the parameter holding the key
     columns: tuple[str, ...] = ()  # columns shown in the context; empty: all
     clarify: Clarify | None = None  # asked when no key is found
+    key_columns: tuple[str, ...] = ()  # `key: [a, b]`: every column that names a row
+
+    @property
+    def matched_columns(self) -> tuple[str, ...]:
+        return self.key_columns or (self.key,)
 
 
 @dataclass(frozen=True)

@@ -5,15 +5,22 @@
 the prompt; the offline provider looks for them in the text. Tables are read through
 runner.tables (parsed once per file version); a table that cannot be read is left out here,
 since the lookup tool itself reports it with the fix.
+
+A name lists at most MAX_LISTED values: a table of 100,000 keys listed whole made one extraction
+cost ~400k prompt tokens. A longer table lists the values the text names (found through the
+table's key index, plainly or in a compact spelling such as `XR200` for `XR-200`).
 """
 
 from __future__ import annotations
 
 from runner.config.model import LookupOptions, Pipeline
-from runner.tables import TableError, cell_text, load_table, table_path
+from runner.table_index import key_index
+from runner.tables import TableError, table_path
+
+MAX_LISTED = 200
 
 
-def known_values(pipeline: Pipeline | None) -> dict[str, list[str]]:
+def known_values(pipeline: Pipeline | None, text: str = "") -> dict[str, list[str]]:
     result: dict[str, list[str]] = {}
     if pipeline is None:
         return result
@@ -23,15 +30,15 @@ def known_values(pipeline: Pipeline | None) -> dict[str, list[str]]:
             continue
         name = options.parameter if options.match == "params" and options.parameter else options.key
         merged = result.setdefault(name, [])
-        for value in _key_values(pipeline, options):
-            if value not in merged:
+        for value in _key_values(pipeline, options, text):
+            if value not in merged and len(merged) < MAX_LISTED:
                 merged.append(value)
     return {name: values for name, values in result.items() if values}
 
 
-def _key_values(pipeline: Pipeline, options: LookupOptions) -> list[str]:
+def _key_values(pipeline: Pipeline, options: LookupOptions, text: str) -> list[str]:
     try:
-        rows = load_table(table_path(pipeline, options.table))
+        index = key_index(table_path(pipeline, options.table), options.matched_columns)
     except (TableError, OSError):
         return []
-    return [text for text in (cell_text(row.get(options.key)) for row in rows) if text]
+    return index.keys if len(index.keys) <= MAX_LISTED else index.mentioned(text, MAX_LISTED)

@@ -211,7 +211,6 @@ class Prompts:
     def __init__(self, client: LLMClient, pipeline: Pipeline | None = None) -> None:
         self.client = client
         self.pipeline = pipeline
-        self._known_values: dict[str, list[str]] | None = None
         self._sources: dict[Path, str] = {}
 
     # --- classification ---------------------------------------------------------------------
@@ -276,17 +275,16 @@ class Prompts:
             "schema": dict(schema),
             "tool": tool,
             "instruction": instruction,
-            "known_values": self.known_values(),
+            "known_values": self.known_values(text),
         }
         data = await self._ask(
             purpose, facts, subject=text, schema=_lenient(schema), tool=tool, template=template
         )
         return {key: value for key, value in data.items() if value is not None}
 
-    def known_values(self) -> dict[str, list[str]]:
-        if self._known_values is None:
-            self._known_values = known_values(self.pipeline)
-        return self._known_values
+    def known_values(self, text: str = "") -> dict[str, list[str]]:
+        """The tables' values to list for this text (all of a short table's; see known_values)."""
+        return known_values(self.pipeline, text)
 
     # --- tools ----------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.config import PipelineError
+from runner.config import PipelineError, internal_error
 from runner.config.diagnostics import Diagnostic
 from runner.config.model import LLMConfig, Pipeline
 from runner.testing.expect import check
@@ -113,6 +113,8 @@ class TestRun:
             return FileReport(path, diagnostics=error.diagnostics)
         except PipelineError as error:
             return FileReport(path, error.path, diagnostics=error.diagnostics)
+        except Exception as error:  # a bug of runner: this file's report says so, the others run
+            return FileReport(path, diagnostics=(internal_error(path, error),))
         report = FileReport(path, case_file.pipeline)
         try:
             base = self._runtime(pipeline)

@@ -22,7 +22,7 @@ from runner.config import PipelineError, find_pipeline_files, find_yaml_files
 from runner.config.build import script_rule
 from runner.config.diagnostics import Diagnostic, KeyPath, format_key_path, sort_diagnostics
 from runner.config.humanize import humanize, suggestion_suffix
-from runner.config.loader import Document, LoadError, read_document
+from runner.config.loader import Document, LoadError, read_document, read_head, shorten
 from runner.config.model import Pipeline, ScriptRule, Where
 from runner.resources import schema_path
 from runner.testing.model import (
@@ -63,9 +63,8 @@ def find_case_files(paths: Iterable[Path | str]) -> list[Path]:
 
 def looks_like_case_file(path: Path) -> bool:
     """Decided on the text, so that a file broken beyond parsing is still reported."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    text = read_head(path)
+    if text is None:
         return False
     return bool(_MODELINE.search(text[:2000]) or _CASES_KEY.search(text))
 
@@ -119,6 +118,21 @@ def _script_file_validator() -> Draft202012Validator:
 
 
 # --- loading ----------------------------------------------------------------------------------
+
+
+def _file_at(folder: Path, relative: str) -> tuple[Path, str | None]:
+    """A path a test file names, resolved, and why it cannot be read as a file (or None)."""
+    try:
+        target = (folder / relative).resolve()
+        if target.is_file():
+            return target, None
+        if target.is_dir():
+            return target, f"is a folder, not a file ({target})"
+        return target, f"not found (looked for {target})"
+    except (OSError, ValueError) as error:  # a name too long for the file system, a NUL byte
+        reason = getattr(error, "strerror", None) or str(error)
+        return folder, f"cannot be opened: {reason}"
+
 
 PipelineLoader = Callable[[Path], Pipeline]
 
@@ -178,11 +192,11 @@ class _Builder:
     def pipeline_path(self) -> Path | None:
         given = self.data.get("pipeline")
         if given is not None:
-            target = (self.folder / given).resolve()
-            if not target.is_file():
+            target, problem = _file_at(self.folder, given)
+            if problem is not None:
                 self.emit(
                     "T104",
-                    f"pipeline file `{given}` not found (looked for {target})",
+                    f"pipeline file `{shorten(given)}` {problem}",
                     ("pipeline",),
                     hint="the path is relative to this test file",
                 )
@@ -347,11 +361,11 @@ class _Builder:
             )
 
     def existing(self, relative: str, path: KeyPath, what: str) -> Path | None:
-        target = (self.folder / relative).resolve()
-        if not target.is_file():
+        target, problem = _file_at(self.folder, relative)
+        if problem is not None:
             self.emit(
                 "T105",
-                f"{what} file `{relative}` not found (looked for {target})",
+                f"{what} file `{shorten(relative)}` {problem}",
                 path,
                 hint="the path is relative to this test file",
             )

@@ -12,7 +12,12 @@ from collections.abc import Callable, Sequence
 from xml.etree import ElementTree
 
 from runner.config.diagnostics import render
-from runner.config.formats import diagnostic_annotation, display_path, github_annotation
+from runner.config.formats import (
+    diagnostic_annotation,
+    display_path,
+    github_annotation,
+    xml_safe,
+)
 from runner.testing.execute import CaseReport, FileReport, TurnReport
 from runner.testing.expect import calls_summary
 
@@ -149,7 +154,7 @@ def format_junit(reports: Sequence[FileReport]) -> str:
         _junit_suite(root, report)
     ElementTree.indent(root)
     xml = ElementTree.tostring(root, encoding="unicode")
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml_safe(xml)
 
 
 def _broken(report: FileReport) -> int:

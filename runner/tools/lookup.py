@@ -6,12 +6,14 @@ extracts the parameter named by `parameter` and its value(s) are matched. The ma
 the context, one compact line each, with the table file and the key as their source (C33).
 When no key is found and the tool has `clarify`, it asks (C24); the answer is then searched for
 the key. `rows_for(key)` is the tool's direct-call function (C26), also reachable from prompt
-templates as `lookup(tool, key)`.
+templates as `lookup(tool, key)`. With `key: [a, b]` a row is found by any of its key columns and
+named by the first. Keys are looked up through the table's index (runner/table_index.py), never
+by a pass over the rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from runner.config.model import LookupOptions, ToolConfig
@@ -19,8 +21,8 @@ from runner.engine.protocols import ToolEnv
 from runner.engine.results import ToolResult
 from runner.llm.types import Purpose
 from runner.sources import Source
-from runner.tables import Row, TableError, cell_text, load_table, table_path
-from runner.text import tokenize
+from runner.table_index import KeyIndex, key_index
+from runner.tables import Row, TableError, cell_text, shared_rows, table_path, table_version
 from runner.tools.base import (
     BuiltinTool,
     Call,
@@ -49,14 +51,16 @@ class LookupTool(BuiltinTool):
         self.options = config.options
         self.table = table_path(services.pipeline, self.options.table)
         try:
-            rows = load_table(self.table)
+            rows = shared_rows(table_version(self.table))
         except TableError as exc:
             raise ToolBuildError(f"{place(config)}: {exc}") from None
-        if rows and self.options.key not in rows[0]:
+        missing = [key for key in self.options.matched_columns if rows and key not in rows[0]]
+        if missing:
             raise ToolBuildError(
-                f"{place(config)}: its key column {self.options.key!r} is not a column of "
+                f"{place(config)}: its key column {missing[0]!r} is not a column of "
                 f"{self.table.name} (columns: {', '.join(rows[0])}); fix `key:`"
             )
+        key_index(self.table, self.options.matched_columns)  # built now, not on the first question
         clarify = self.options.clarify
         self.clarify_source = (
             template_source(config, clarify.question, "clarify question") if clarify else None
@@ -65,13 +69,13 @@ class LookupTool(BuiltinTool):
     # --- C26: the direct-call function ------------------------------------------------------
 
     def rows_for(self, key: str) -> list[Row]:
-        """The rows whose key column equals `key` (case-insensitive), as fresh dicts."""
-        wanted = key.strip().casefold()
-        return [row for row in self._rows() if self._key_of(row).casefold() == wanted]
+        """The rows whose key column (any of them) equals `key` (case-insensitive), as fresh
+        dicts."""
+        return self._index().rows_for(key)
 
     def keys(self) -> list[str]:
         """Every key value of the table, in table order, without duplicates."""
-        return list(dict.fromkeys(key for key in map(self._key_of, self._rows()) if key))
+        return list(self._index().keys)
 
     # --- orchestrated runs -----------------------------------------------------------------
 
@@ -80,7 +84,7 @@ class LookupTool(BuiltinTool):
         if not keys and self.clarify_source is not None and may_ask(call, self.services):
             missing = [self.options.parameter or self.options.key]
             return clarifying_question(self.config, self.clarify_source, call, {}, missing)
-        rows = [row for key in keys for row in self.rows_for(key)]
+        rows = self._index().rows_for(*keys)  # a row named twice ("bookworm", "Debian 12"): once
         context = "\n".join(self._render_row(row) for row in rows)
         return finish(self.config, call.env, context, [self.source_of(row) for row in rows])
 
@@ -120,28 +124,14 @@ class LookupTool(BuiltinTool):
         )
         value = params.get(parameter)
         values = [value] if isinstance(value, str) else list(value or [])
-        known = {key.casefold(): key for key in self.keys()}
-        wanted = [str(v).strip().casefold() for v in values if not is_missing(v)]
-        return list(dict.fromkeys(known[v] for v in wanted if v in known))
+        index = self._index()
+        spelled = (index.spelling(str(v)) for v in values if not is_missing(v))
+        return list(dict.fromkeys(key for key in spelled if key is not None))
 
     def find_keys(self, text: str) -> list[str]:
         """Key values that occur in `text` as whole tokens, case-insensitive, longest first;
         a token already claimed by a longer key is not matched again. In order of appearance."""
-        tokens = tokenize(text)
-        claimed: set[int] = set()
-        found: dict[int, str] = {}
-        for key, key_tokens in self._keys_longest_first():
-            for start in _occurrences(tokens, key_tokens):
-                span = set(range(start, start + len(key_tokens)))
-                if not span & claimed:
-                    claimed |= span
-                    found.setdefault(start, key)
-        return list(dict.fromkeys(found[start] for start in sorted(found)))
-
-    def _keys_longest_first(self) -> list[tuple[str, list[str]]]:
-        keyed = [(key, tokenize(key)) for key in self.keys()]
-        keyed = [(key, toks) for key, toks in keyed if toks]
-        return sorted(keyed, key=lambda item: (-len(item[1]), -len(item[0])))
+        return self._index().find(text)
 
     def _render_row(self, row: Row) -> str:
         columns = self.options.columns or tuple(row)
@@ -151,18 +141,11 @@ class LookupTool(BuiltinTool):
     def _key_of(self, row: Row) -> str:
         return cell_text(row.get(self.options.key))
 
-    def _rows(self) -> list[Row]:
+    def _index(self) -> KeyIndex:
         try:
-            return load_table(self.table)
+            return key_index(self.table, self.options.matched_columns)
         except TableError as exc:  # the file changed or went away after the tool was built
             raise ToolRunError(f"{place(self.config)}: {exc}") from None
-
-
-def _occurrences(tokens: Sequence[str], wanted: Sequence[str]) -> list[int]:
-    width = len(wanted)
-    return [
-        i for i in range(len(tokens) - width + 1) if list(tokens[i : i + width]) == list(wanted)
-    ]
 
 
 def lookup_function(

@@ -24,7 +24,10 @@ def lookup_table(checks: Checks, path: KeyPath, tool: Mapping[str, Any]) -> None
     except ValueError as error:
         checks.emit("R120", f"cannot read table `{tool['table']}`: {error}", (*path, "table"))
         return
-    wanted = [((*path, "key"), tool["key"])]
+    if isinstance(tool["key"], list):  # `key: [codename, version]`
+        wanted = [((*path, "key", i), name) for i, name in enumerate(tool["key"])]
+    else:
+        wanted = [((*path, "key"), tool["key"])]
     wanted += [((*path, "columns", i), name) for i, name in enumerate(tool.get("columns", ()))]
     for where, name in wanted:
         if name not in columns:
@@ -48,7 +51,7 @@ def table_columns(table: Path) -> list[str]:
             rows = json.loads(table.read_text(encoding="utf-8"))
         else:
             rows = read_document(table).data
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise ValueError(str(error)) from error
     except LoadError as error:
         raise ValueError(error.diagnostic.message) from error
