@@ -194,6 +194,8 @@ class _Builder:
                 "concurrency",
                 "structured_retries",
                 "fallback",
+                "structured",
+                "context_window",
             )
             if key in data
         }
@@ -209,6 +211,8 @@ class _Builder:
             cassette=self.file_path(data.get("cassette")),
             script=rules,
             script_file=self.file_path(data.get("script_file")),
+            llm_class=data.get("class"),
+            options=MappingProxyType(dict(data.get("options", {}))),
             purposes=MappingProxyType(
                 {name: ModelSettings(**spec) for name, spec in data.get("purposes", {}).items()}
             ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -22,9 +23,16 @@ class CallRecord:
     outcome: str  # ok | invalid (the structured reply failed validation) | error
     tokens_estimated: bool = False  # the provider gave no usage; see runner.text.estimate_tokens
     error: str | None = None
+    queue_ms: float = 0.0  # the wait for a concurrency slot, apart from latency_ms (the call's)
+    structured: str | None = None  # how the reply schema was sent (runner.llm.decoding)
+    notice: str | None = None  # said once per run: the server refused the structured mode
+    prompt_cut: Mapping[str, Any] | None = None  # the prompt was cut to fit the window
 
     def to_json(self) -> dict[str, Any]:
-        return {key: value for key, value in asdict(self).items() if value is not None}
+        fields = {key: value for key, value in asdict(self).items() if value is not None}
+        if self.prompt_cut is not None:
+            fields["prompt_cut"] = dict(self.prompt_cut)
+        return fields
 
 
 class Accounting:

@@ -218,7 +218,9 @@ def test_an_invalid_reply_is_never_cached(llm_server: FakeLLMServer, tmp_path: P
     assert len(llm_server.requests) == 3
 
 
-def test_ollama_answers_through_its_own_protocol(llm_server: FakeLLMServer, tmp_path: Path) -> None:
+def test_ollama_answers_through_its_own_protocol_with_the_schema_as_format(
+    llm_server: FakeLLMServer, tmp_path: Path
+) -> None:
     # the `ollama` extra; the `dev` extra should carry it so that this never skips in CI
     pytest.importorskip("llama_index.llms.ollama")
     llm_server.script(reply('{"enough": true}', usage=(30, 4)))
@@ -228,7 +230,8 @@ def test_ollama_answers_through_its_own_protocol(llm_server: FakeLLMServer, tmp_
     assert answer.data == {"enough": True}
     assert (answer.prompt_tokens, answer.completion_tokens) == (30, 4)
     sent = llm_server.requests[0]
-    assert sent["model"] == "llama3.1" and sent["format"] == "json"
+    assert sent["model"] == "llama3.1"
+    assert sent["format"] == {**SCHEMA, "additionalProperties": False}
     assert sent["messages"][-1]["content"] == "Enough?"
 
 
