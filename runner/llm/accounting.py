@@ -45,8 +45,9 @@ class Accounting:
         return len(self.calls) - 1
 
     def stats(self) -> dict[str, Any]:
-        """`{"llm_calls", "by_purpose": {purpose: {calls, prompt_tokens, completion_tokens, ms}},
-        "prompt_tokens", "completion_tokens"}`; failed attempts count too (they cost time)."""
+        """`{"llm_calls", "by_purpose": {purpose: {calls, prompt_tokens, completion_tokens, ms,
+        invalid}}, "prompt_tokens", "completion_tokens"}`; failed attempts count too (they cost
+        time). `invalid` (unusable replies) is there only when there were some."""
         by_purpose: dict[str, dict[str, Any]] = {}
         for call in self.calls:
             entry = by_purpose.setdefault(
@@ -56,6 +57,8 @@ class Accounting:
             entry["prompt_tokens"] += call.prompt_tokens
             entry["completion_tokens"] += call.completion_tokens
             entry["ms"] = round(entry["ms"] + call.latency_ms, 3)
+            if call.outcome == "invalid":  # an unusable reply, asked again (or the last one)
+                entry["invalid"] = entry.get("invalid", 0) + 1
         return {
             "llm_calls": len(self.calls),
             "by_purpose": by_purpose,

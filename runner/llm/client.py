@@ -132,6 +132,13 @@ class Client:
         if self.cache is not None:
             self.cache.close()
 
+    async def aclose(self) -> None:
+        """Close the provider's connections of the running event loop (call it before the
+        loop ends, e.g. at the end of the coroutine that `asyncio.run` runs)."""
+        close = getattr(self.provider, "aclose", None)
+        if close is not None:
+            await close()
+
     async def complete(self, request: LLMRequest) -> LLMReply:
         settings = model_settings(self.config, request.purpose)
         started = time.perf_counter()

@@ -44,6 +44,7 @@ class FakeLLMServer:
     max_in_flight: int = 0
     hold_s: float = 0.0  # every request waits this long: lets a test observe concurrency
     refuse_schema: tuple[int, str] | None = None  # (status, message) for a json_schema request
+    models_window: int | None = None  # `GET /v1/models` states this max_model_len (as vLLM does)
     refused: int = 0
     _in_flight: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -83,6 +84,17 @@ def _handler(server_state: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
             pass
+
+        def do_GET(self) -> None:  # `GET /v1/models`, as vLLM answers it
+            entry: dict[str, Any] = {"id": "test-model", "object": "model"}
+            if server_state.models_window is not None:
+                entry["max_model_len"] = server_state.models_window
+            data = json.dumps({"object": "list", "data": [entry]}).encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", 0))

@@ -38,6 +38,9 @@ class Recorder:
         self.seen.append((request, reply.text))
         return reply
 
+    def __getattr__(self, name: str) -> Any:  # the client's window, config, calls…
+        return getattr(self.client, name)
+
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coroutine)

@@ -10,6 +10,7 @@ carries it in the field the server constrains decoding by (runner.llm.decoding).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from typing import Any
 
@@ -97,6 +98,20 @@ class LlamaIndexProvider:
 
     def prepare(self, settings: ModelSettings) -> None:
         self._llm(settings)
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients this event loop's LLMs opened (before the loop ends: closed
+        later, they would complain about a closed loop)."""
+        loop = id(asyncio.get_running_loop())
+        for key in [key for key in self._llms if key[0] == loop]:
+            llm = self._llms.pop(key)
+            for name in ("_aclient", "_async_client"):
+                http = getattr(llm, name, None)
+                http = getattr(http, "_client", http) if name == "_async_client" else http
+                close = getattr(http, "close", None) or getattr(http, "aclose", None)
+                if close is not None:
+                    with contextlib.suppress(Exception):
+                        await close()
 
     def reported_window(self, settings: ModelSettings) -> int | None:
         """The context window the server states for the model, or None. Blocking: call it in
