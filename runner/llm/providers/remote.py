@@ -75,7 +75,7 @@ class LlamaIndexProvider:
         response = await llm.achat(
             [ChatMessage(role=MessageRole.USER, content=request.prompt)], **kwargs
         )
-        usage = _usage(response)
+        usage = usage_of(response)
         return ProviderReply(
             text=response.message.content or "",
             prompt_tokens=usage.get("prompt_tokens"),
@@ -187,7 +187,7 @@ def _import_llm_class(name: str) -> Any:
         ) from None
 
 
-def _usage(response: Any) -> dict[str, int]:
+def usage_of(response: Any) -> dict[str, int]:
     """Token counts as the provider reported them (OpenAI: `usage`; Ollama: eval counts)."""
     counts = dict(getattr(response, "additional_kwargs", None) or {})
     raw = getattr(response, "raw", None)
