@@ -20,6 +20,7 @@ SECTIONS = (
     "Engine overhead: runner, LangGraph and asyncio",
     "Start-up and validation",
     "Retrieval",
+    "A real model: SmolLM2-135M with and without constrained decoding",
 )
 
 HEADER = """# Benchmarks
