@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(prog="python -m bench.realmodel", description=__doc__)
     parser.add_argument("--modes", default="json_schema,prompt")
-    parser.add_argument("--max-tokens", type=int, default=384)
+    parser.add_argument("--max-tokens", type=int, default=256)
     args = parser.parse_args(argv)
     why = llama_server.available()
     if why is not None:

@@ -1,26 +1,47 @@
 """The support pipeline on SmolLM2-135M through llama.cpp's server with constrained decoding
-(issue 12): one round per kind of message, from tests/realmodel/cases/support.yaml run as
-`runner test --llm openai_like:smollm2@URL`. What a 135M model can be held to: every round ends
-in an answer or a clarifying question, no structured reply is unusable, the clarification's
-answer continues the round, and the lookups the pipeline forces run. Never the wording."""
+(issue 12): one round per kind of message, the cases of tests/realmodel/cases/support.yaml run
+as `runner test --llm` runs them, on the pipeline with the `llm` block below. What a 135M model
+can be held to: every round ends in an answer or a clarifying question, no structured reply is
+unusable, the clarification's answer continues the round, and the lookups the pipeline forces
+run. Never the wording."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench import llama_server
+from runner.config.model import LLMConfig
 from runner.testing import CaseReport, TestRun, format_reports
 from runner.testing.expect import walk
 
 CASES = Path(__file__).parent / "cases" / "support.yaml"
 
 
+def model_llm(server: Any) -> LLMConfig:
+    """The pipeline's `llm` block for the model: the default structured mode (json_schema,
+    which this server refuses once), a timeout for one CPU thread on a busy machine, answers
+    capped (a 135M model often writes until max_tokens), the server's window."""
+    return LLMConfig(
+        provider="openai_like",
+        model=llama_server.MODEL_ALIAS,
+        api_base=server.url,
+        timeout_s=600.0,
+        max_tokens=256,
+        concurrency=1,
+        context_window=llama_server.CONTEXT_WINDOW,
+    )
+
+
 @pytest.fixture(scope="module")
 def cases(model_server: Any) -> list[CaseReport]:
-    run = TestRun(llm_override=model_server.llm_spec())
+    run = TestRun(llm_override="openai_like")  # the provider: the block below in full
+    load = run.load_pipeline
+    run.load_pipeline = lambda path: dataclasses.replace(load(path), llm=model_llm(model_server))
     reports = run.run([CASES])
     report_file = Path(__file__).resolve().parents[2] / ".runner" / "test-llm-report.txt"
     report_file.write_text(format_reports(reports, "text") + "\n", encoding="utf-8")
@@ -58,6 +79,7 @@ def test_no_structured_reply_was_unusable(cases: list[CaseReport]) -> None:
 
 def test_a_comparison_runs_the_forced_lookup_on_every_subtask(cases: list[CaseReport]) -> None:
     comparison = next(case for case in cases if "comparison" in case.case.name)
+    assert comparison.turns
     result = comparison.turns[0].result
     assert result is not None
     forced = [task for task in walk(result["tasks"]) if "product_lookup" in task["required_tools"]]
