@@ -265,3 +265,16 @@ def test_ollama_context_window_defaults_to_runners_not_32k(
     config = LLMConfig(provider="ollama", model="m", api_base=llm_server.url, context_window=2048)
     run(build_client(config, environ={}).complete(LLMRequest(Purpose.ANSWER, "Hi")))
     assert llm_server.requests[0]["options"]["num_ctx"] == 2048
+
+
+def test_the_new_call_fields_meet_the_trace_schema(llm_server: FakeLLMServer) -> None:
+    from runner.trace import schema_problems
+
+    llm_server.refuse_schema = LLAMA_CPP_PYTHON_REFUSAL
+    llm_server.script(reply('{"enough": true, "reason": ""}'))
+    client = client_for(llm_server)
+    run(client.complete(GATEKEEPER))
+    for record in client.calls:
+        event = {"seq": 1, "ms": 0.0, "event": "llm.call", "task": "1", **record.to_json()}
+        assert schema_problems("trace", event, "llm.call") == []
+    assert {"queue_ms", "structured", "notice"} <= set(client.calls[0].to_json())

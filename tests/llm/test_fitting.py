@@ -11,6 +11,7 @@ from runner.llm.fitting import prompt_tokens
 from runner.llm.prompts import Passage, Prompts
 from runner.llm.types import Purpose
 from runner.sources import Source
+from runner.trace import schema_problems
 
 from .fake_servers import FakeLLMServer
 from .helpers import Recorder, run, scripted
@@ -76,6 +77,8 @@ def test_the_cut_is_in_the_calls_trace_record() -> None:
     run(Prompts(client).answer(QUESTION, [], [RELEVANT, *FILLER]))
     record = client.calls[0].to_json()
     assert record["prompt_cut"]["window"] == 400 and record["prompt_cut"]["passages_dropped"] > 0
+    event = {"seq": 1, "ms": 0.0, "event": "llm.call", "task": "1", **record}
+    assert schema_problems("trace", event, "llm.call") == []
 
 
 def test_a_template_larger_than_the_window_says_what_to_change() -> None:
