@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -201,7 +202,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.realmodel", description=__doc__)
     parser.add_argument("--modes", default="json_schema,prompt")
     parser.add_argument("--max-tokens", type=int, default=256)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv or [])
     why = llama_server.available()
     if why is not None:
         raise SystemExit(why)
@@ -228,4 +229,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
