@@ -129,3 +129,43 @@ def test_the_real_openai_like_class_works_through_this_provider_too() -> None:
     from runner.llm.providers.llama_index_class import import_class
 
     assert import_class("llama_index.llms.openai_like.OpenAILike").__name__ == "OpenAILike"
+
+
+PIPELINE = """\
+version: 1
+domain: t
+description: d
+llm:
+  provider: llama_index
+{llm}tools:
+  - name: only
+    kind: prompt
+    description: d
+    prompt: "{{{{ task }}}}"
+"""
+
+
+def _diagnostics(tmp_path: Any, llm: str) -> list[str]:
+    from runner.config import PipelineError, load_pipeline
+
+    path = tmp_path / "p.yaml"
+    path.write_text(PIPELINE.format(llm=llm), encoding="utf-8")
+    try:
+        load_pipeline(path)
+    except PipelineError as error:
+        return [d.message for d in error.diagnostics]
+    return []
+
+
+def test_validate_wants_the_class_of_a_llama_index_provider(tmp_path: Any) -> None:
+    assert any("`class`" in message for message in _diagnostics(tmp_path, ""))
+
+
+def test_validate_refuses_a_key_among_the_options(tmp_path: Any) -> None:
+    llm = "  class: llama_index.llms.groq.Groq\n  options: {api_key: sk-1}\n"
+    assert any("never a key" in message for message in _diagnostics(tmp_path, llm))
+
+
+def test_validate_takes_a_class_with_its_options(tmp_path: Any) -> None:
+    llm = "  class: llama_index.llms.groq.Groq\n  options: {timeout: 30}\n"
+    assert _diagnostics(tmp_path, llm) == []
