@@ -11,10 +11,10 @@ import pytest
 
 from runner.config.model import LLMConfig, ModelSettings
 from runner.llm import LLMCallError, LLMReplyError, build_client
-from runner.llm.client import Client
 from runner.llm.types import LLMRequest, Purpose
 
 from .fake_servers import FakeLLMServer, Step, error, reply
+from .helpers import http_client as client_for
 from .helpers import run
 
 GATE = {
@@ -35,20 +35,6 @@ LLAMA_CPP_PYTHON_REFUSAL = (
     "1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
     "'msg': \"Input should be 'text' or 'json_object'\"}",
 )
-
-
-def client_for(server: FakeLLMServer, **overrides: object) -> Client:
-    settings: dict[str, object] = {
-        "provider": "openai_like",
-        "model": "test-model",
-        "api_base": f"{server.url}/v1",
-        "timeout_s": 5.0,
-        "max_retries": 2,
-        **overrides,
-    }
-    client = build_client(LLMConfig(**settings), environ={})  # type: ignore[arg-type]
-    client.backoff_base_s = 0.01
-    return client
 
 
 # --- what each mode sends ---------------------------------------------------------------------

@@ -14,25 +14,14 @@ from runner.llm.client import Client
 from runner.llm.types import LLMRequest, Purpose
 
 from .fake_servers import FakeLLMServer, Step, error, reply, stall
-from .helpers import run
+from .helpers import http_client, run
 
 SCHEMA = {"type": "object", "properties": {"enough": {"type": "boolean"}}, "required": ["enough"]}
 QUESTION = LLMRequest(Purpose.ANSWER, "How long does the battery last?", subject="battery")
 
 
 def client_for(server: FakeLLMServer, tmp_path: Path, **overrides: object) -> Client:
-    settings: dict[str, object] = {
-        "provider": "openai_like",
-        "model": "test-model",
-        "api_base": f"{server.url}/v1",
-        # generous: only the stall test needs a call to time out, and it sets its own
-        "timeout_s": 5.0,
-        "max_retries": 2,
-        **overrides,
-    }
-    client = build_client(LLMConfig(**settings), environ={})  # type: ignore[arg-type]
-    client.backoff_base_s = 0.01  # keep the backoff tiny in tests
-    return client
+    return http_client(server, **overrides)
 
 
 def test_a_5xx_is_retried_and_then_succeeds(llm_server: FakeLLMServer, tmp_path: Path) -> None:

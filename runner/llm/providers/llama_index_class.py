@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,7 +32,7 @@ from runner.config.model import LLMConfig, ModelSettings
 from runner.llm import decoding
 from runner.llm.errors import LLMConfigError
 from runner.llm.providers.base import ProviderReply
-from runner.llm.providers.remote import usage_of
+from runner.llm.providers.remote import api_key, usage_of
 from runner.llm.types import LLMRequest
 
 CLASS_PREFIX = "llama_index.llms."
@@ -76,20 +75,10 @@ class LlamaIndexClassProvider:
         self.config = config
         self._class = import_class(config.llm_class)
         self._fields = set(getattr(self._class, "model_fields", {}) or {})
-        self._key = self._api_key()
+        # the named variable's value, or none at all (never a placeholder: the class may have
+        # its own way of finding a key, such as a cloud role)
+        self._key = api_key(config) if config.api_key_env else None
         self._llms: dict[tuple[int, ModelSettings], Any] = {}
-
-    def _api_key(self) -> str | None:
-        variable = self.config.api_key_env
-        if not variable:
-            return None
-        value = os.environ.get(variable)
-        if not value:
-            raise LLMConfigError(
-                f"llm.api_key_env names the environment variable {variable!r}, which is not "
-                "set: export it before running (the key itself never goes in the YAML)"
-            )
-        return value
 
     def options(self, settings: ModelSettings) -> dict[str, Any]:
         """The class's keyword arguments: runner's block settings where the class has such a
