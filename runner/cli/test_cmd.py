@@ -38,13 +38,26 @@ EXIT_FAILED = 1
     help="Run only the cases whose name contains TEXT (case-insensitive).",
 )
 @click.option(
+    "--llm",
+    "llm",
+    metavar="PROVIDER[:MODEL][@URL]",
+    help="Run every case on this LLM instead of its own, e.g. "
+    "openai_like:smollm2@http://127.0.0.1:8080/v1 (write such cases' expectations for any "
+    "model: tools run, outcomes, no wording).",
+)
+@click.option(
     "--allow-python",
     is_flag=True,
     envvar="RUNNER_ALLOW_PYTHON",
     help="Allow `python` tools to import and run their code (also RUNNER_ALLOW_PYTHON=1).",
 )
 def command(
-    paths: tuple[Path, ...], fmt: str, output: Path | None, select: str | None, allow_python: bool
+    paths: tuple[Path, ...],
+    fmt: str,
+    output: Path | None,
+    select: str | None,
+    llm: str | None,
+    allow_python: bool,
 ) -> None:
     """Run the test cases in PATH (files, or folders searched for test-case files: YAML whose
     top level has `cases`). Each case runs on a fresh session with the LLM its file gives
@@ -61,7 +74,13 @@ def command(
             f"no test-case files found in {', '.join(map(str, paths))} (a test-case file is a "
             "YAML file whose top level has `cases`)"
         )
-    reports = run_files(files, allow_python=allow_python, select=select, index_progress=_indexing)
+    reports = run_files(
+        files,
+        allow_python=allow_python,
+        select=select,
+        index_progress=_indexing,
+        llm_override=llm,
+    )
     if select is not None and not any(report.cases for report in reports):
         raise click.UsageError(f"no case name contains {select!r}")
     text = format_reports(reports, fmt)

@@ -217,6 +217,8 @@ class _Builder:
                 "concurrency",
                 "structured_retries",
                 "fallback",
+                "structured",
+                "context_window",
             )
             if key in data
         }
@@ -232,6 +234,8 @@ class _Builder:
             cassette=self.optional_read_path(data.get("cassette"), ("llm", "cassette")),
             script=rules,
             script_file=self.optional_read_path(data.get("script_file"), ("llm", "script_file")),
+            llm_class=data.get("class"),
+            options=MappingProxyType(dict(data.get("options", {}))),
             purposes=MappingProxyType(
                 {name: ModelSettings(**spec) for name, spec in data.get("purposes", {}).items()}
             ),

@@ -263,11 +263,13 @@ class ModelSettings:
     model: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    structured: str | None = None  # json_schema | json_object | prompt (see docs/llm.md)
+    context_window: int | None = None  # the model's window in tokens; None: as reported
 
 
 @dataclass(frozen=True)
 class LLMConfig:
-    provider: str = "offline"  # offline | scripted | replay | openai_like | ollama
+    provider: str = "offline"  # offline | scripted | replay | openai_like | ollama | llama_index
     model: str | None = None
     api_base: str | None = None
     api_key_env: str | None = None  # the NAME of the environment variable holding the key
@@ -285,6 +287,10 @@ class LLMConfig:
     fallback: str | None = None  # scripted: "offline" answers what no rule matches
     purposes: Mapping[str, ModelSettings] = field(default_factory=dict)
     templates: Mapping[str, TemplateRef] = field(default_factory=dict)  # per-purpose overrides
+    structured: str = "json_schema"  # how a reply schema reaches the server: docs/llm.md
+    context_window: int | None = None  # tokens; None: what the provider reports, else 8192
+    llm_class: str | None = None  # llama_index: `class:`, e.g. llama_index.llms.groq.Groq
+    options: Mapping[str, Any] = field(default_factory=dict)  # llama_index: the class's options
 
 
 @dataclass(frozen=True)

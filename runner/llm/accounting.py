@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -28,10 +29,17 @@ class CallRecord:
     outcome: str  # ok | invalid (the structured reply failed validation) | error
     tokens_estimated: bool = False  # the provider gave no usage; see runner.text.estimate_tokens
     error: str | None = None
+    queue_ms: float = 0.0  # the wait for a concurrency slot, apart from latency_ms (the call's)
+    structured: str | None = None  # how the reply schema was sent (runner.llm.decoding)
+    notice: str | None = None  # said once per run: the server refused the structured mode
+    prompt_cut: Mapping[str, Any] | None = None  # the prompt was cut to fit the window
     task: str | None = field(default_factory=CHARGED_TASK.get)  # the task it was made for
 
     def to_json(self) -> dict[str, Any]:
-        return {key: value for key, value in asdict(self).items() if value is not None}
+        fields = {key: value for key, value in asdict(self).items() if value is not None}
+        if self.prompt_cut is not None:
+            fields["prompt_cut"] = dict(self.prompt_cut)
+        return fields
 
 
 class Accounting:
@@ -44,8 +52,9 @@ class Accounting:
         return len(self.calls) - 1
 
     def stats(self) -> dict[str, Any]:
-        """`{"llm_calls", "by_purpose": {purpose: {calls, prompt_tokens, completion_tokens, ms}},
-        "prompt_tokens", "completion_tokens"}`; failed attempts count too (they cost time)."""
+        """`{"llm_calls", "by_purpose": {purpose: {calls, prompt_tokens, completion_tokens, ms,
+        invalid}}, "prompt_tokens", "completion_tokens"}`; failed attempts count too (they cost
+        time). `invalid` (unusable replies) is there only when there were some."""
         by_purpose: dict[str, dict[str, Any]] = {}
         for call in self.calls:
             entry = by_purpose.setdefault(
@@ -55,6 +64,8 @@ class Accounting:
             entry["prompt_tokens"] += call.prompt_tokens
             entry["completion_tokens"] += call.completion_tokens
             entry["ms"] = round(entry["ms"] + call.latency_ms, 3)
+            if call.outcome == "invalid":  # an unusable reply, asked again (or the last one)
+                entry["invalid"] = entry.get("invalid", 0) + 1
         return {
             "llm_calls": len(self.calls),
             "by_purpose": by_purpose,

@@ -2,31 +2,38 @@
 optional response cache, recording, and accounting — the same for every provider.
 
 Policy for one request:
-- each provider attempt runs under the per-client concurrency limit and `timeout_s`;
-- transient failures (connection errors, timeouts, HTTP 429 and 5xx) are retried up to
-  `max_retries` times with exponential backoff and jitter; other errors (HTTP 4xx…) are not;
-- with a reply schema, an invalid reply is asked again `structured_retries` times with the
-  validation error appended to the prompt, then fails with LLMReplyError.
+- each provider attempt runs under the per-client concurrency limit and `timeout_s`; the wait
+  for a slot is recorded apart from the call's own time (`queue_ms`, `latency_ms`);
+- transient failures (connection errors, timeouts, HTTP 429 and 5xx, an HTTP 200 whose body is
+  not JSON) are retried up to `max_retries` times with exponential backoff and jitter; other
+  errors (HTTP 4xx…) are not;
+- a server that refuses the structured-output field (runner.llm.decoding) is asked again at
+  once with the next mode down; that mode is kept for the model for the rest of the run, and
+  said once (`notices`, and the refused call's `notice` in the trace);
+- an unusable reply — invalid against its schema, or empty where text is expected — is asked
+  again `structured_retries` times with the problem appended to the prompt, then fails with
+  LLMReplyError.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import random
 import time
 import weakref
 from typing import Any
 
 from runner.config.model import LLMConfig, ModelSettings
-from runner.llm import structured
+from runner.llm import decoding, structured
 from runner.llm.accounting import Accounting, CallRecord
 from runner.llm.cache import CachedReply, ResponseCache, cache_key
 from runner.llm.cassette import Entry, Recorder
 from runner.llm.errors import LLMCallError, LLMError, LLMReplyError
 from runner.llm.providers.base import Provider
-from runner.llm.settings import model_settings
-from runner.llm.types import LLMReply, LLMRequest
+from runner.llm.settings import DEFAULT_CONTEXT_WINDOW, model_settings
+from runner.llm.types import LLMReply, LLMRequest, Purpose
 from runner.text import estimate_tokens
 
 # Exception class names (anywhere in the MRO) that mean "try again": openai's connection and
@@ -34,15 +41,31 @@ from runner.text import estimate_tokens
 _TRANSIENT_NAMES = frozenset(
     {"APIConnectionError", "APITimeoutError", "TransportError", "TimeoutException"}
 )
+# A reply whose body is not JSON: openai's parse failure, or json's own (httpx, ollama).
+_BROKEN_BODY_NAMES = frozenset({"APIResponseValidationError", "JSONDecodeError"})
 
 
 def is_transient(error: BaseException) -> bool:
     status = getattr(error, "status_code", None)
+    if is_broken_body(error):
+        return True
     if isinstance(status, int):
         return status in (408, 409, 429) or status >= 500
     if isinstance(error, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
         return True
     return any(cls.__name__ in _TRANSIENT_NAMES for cls in type(error).__mro__)
+
+
+def is_broken_body(error: BaseException) -> bool:
+    """An answer that arrived but is not JSON (a proxy's error page, a cut-off body): the
+    server's fault of the moment, like a 5xx, never the pipeline's settings."""
+    if isinstance(error, json.JSONDecodeError):
+        return True
+    return any(cls.__name__ in _BROKEN_BODY_NAMES for cls in type(error).__mro__)
+
+
+class EmptyReply(structured.InvalidReply):
+    """A reply with no text where text is the answer (`answer`, `compose`, a prompt tool)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,6 +75,17 @@ class _Answer:
     completion_tokens: int
     cached: bool
     estimated: bool = False  # the provider reported no usage; counts are estimates
+
+
+@dataclasses.dataclass
+class _Timing:
+    """One attempt's wait for a concurrency slot, and when its call began."""
+
+    queue_ms: float = 0.0
+    started: float = dataclasses.field(default_factory=time.perf_counter)
+
+    def call_ms(self) -> float:
+        return (time.perf_counter() - self.started) * 1000
 
 
 class Client:
@@ -78,6 +112,9 @@ class Client:
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
+        self._floors: dict[str | None, str] = {}  # model -> the most a server accepted
+        self._windows: dict[str | None, int | None] = {}
+        self.notices: list[str] = []  # said once per run: a structured-output fallback
 
     @property
     def calls(self) -> list[CallRecord]:
@@ -95,22 +132,27 @@ class Client:
         if self.cache is not None:
             self.cache.close()
 
+    async def aclose(self) -> None:
+        """Close the provider's connections of the running event loop (call it before the
+        loop ends, e.g. at the end of the coroutine that `asyncio.run` runs)."""
+        close = getattr(self.provider, "aclose", None)
+        if close is not None:
+            await close()
+
     async def complete(self, request: LLMRequest) -> LLMReply:
         settings = model_settings(self.config, request.purpose)
         started = time.perf_counter()
-        rounds = 1 + (self.config.structured_retries if request.schema is not None else 0)
+        rounds = 1 + self.config.structured_retries
         prompt, attempts = request.prompt, 0
         last_error, last_text = structured.InvalidReply("no reply"), ""
         for _ in range(rounds):
             asked = dataclasses.replace(request, prompt=prompt)
             answer, attempts, record = await self._answer(asked, settings, attempts)
-            if request.schema is None:
-                return self._accept(asked, settings, answer, None, attempts, started)
             try:
-                data = structured.parse(answer.text, request.schema)
+                data = _usable(answer.text, request)
             except structured.InvalidReply as error:
                 self._mark_invalid(record, str(error))
-                prompt = request.prompt + structured.correction(error, request.schema)
+                prompt = request.prompt + _correction(error, request)
                 last_error, last_text = error, answer.text
                 continue
             return self._accept(asked, settings, answer, data, attempts, started)
@@ -121,6 +163,21 @@ class Client:
             tool=request.tool,
             reply=last_text,
         )
+
+    async def context_window(self, purpose: Purpose) -> int | None:
+        """The window the purpose's prompts must fit, in tokens: `llm.context_window` (per
+        purpose too), else what a model provider's server states, else 8192 for a model; None
+        for the local providers when the pipeline gives none (nothing to fit)."""
+        settings = model_settings(self.config, purpose)
+        if settings.context_window:
+            return settings.context_window
+        probe = getattr(self.provider, "reported_window", None)
+        if probe is None:
+            return None
+        if settings.model not in self._windows:
+            reported = await asyncio.to_thread(probe, settings)
+            self._windows[settings.model] = reported or DEFAULT_CONTEXT_WINDOW
+        return self._windows[settings.model]
 
     def _accept(
         self,
@@ -151,35 +208,72 @@ class Client:
     async def _answer(
         self, request: LLMRequest, settings: ModelSettings, attempts: int
     ) -> tuple[_Answer, int, int]:
-        """One reply text, from the cache or the provider (retrying transient errors), the
-        attempts so far, and the index of its call record."""
+        """One reply text, from the cache or the provider (retrying transient errors, stepping
+        down a refused structured mode), the attempts so far, and the index of its call
+        record."""
         cached = self._cached(request, settings)
         if cached is not None:
-            record = self._record(request, settings, cached, 0.0, attempts + 1)
+            record = self._record(request, settings, cached, _Timing(), attempts + 1, cached=True)
             self._add_to_cassette(request, cached)
             return cached, attempts + 1, record
-        for retry in range(self.config.max_retries + 1):
+        settings = self._structured_settings(request, settings)
+        retry = 0
+        while True:
             attempts += 1
-            started = time.perf_counter()
+            timing = _Timing()
             try:
                 self.provider.prepare(settings)
-                started = time.perf_counter()  # latency is the call's, not the start-up's
-                answer = await self._attempt(request, settings)
+                timing.started = time.perf_counter()  # the call's time, not the start-up's
+                answer = await self._attempt(request, settings, timing)
             except Exception as error:
-                latency = (time.perf_counter() - started) * 1000
-                self._record_error(request, settings, latency, attempts, error)
                 if isinstance(error, LLMError):
+                    self._record_error(request, settings, timing, attempts, error)
                     raise
+                lower, notice = self._step_down(request, settings, error)
+                self._record_error(request, settings, timing, attempts, error, notice)
+                if lower is not None:
+                    settings = lower  # asked again at once, without the refused field
+                    continue
                 if not is_transient(error) or retry == self.config.max_retries:
                     raise self._call_error(request, error, attempts) from error
                 delay = backoff_delay(retry, self.backoff_base_s, self.backoff_max_s, self._random)
+                retry += 1
                 await asyncio.sleep(delay)
                 continue
-            latency = (time.perf_counter() - started) * 1000
-            record = self._record(request, settings, answer, latency, attempts)
+            record = self._record(request, settings, answer, timing, attempts)
             self._add_to_cassette(request, answer)
             return answer, attempts, record
-        raise AssertionError("unreachable: the loop returns or raises")
+
+    def _structured_settings(self, request: LLMRequest, settings: ModelSettings) -> ModelSettings:
+        """The settings' structured mode, no higher than what the server accepted this run."""
+        if request.schema is None:
+            return dataclasses.replace(settings, structured=None)
+        mode = settings.structured or decoding.MODES[0]
+        floor = self._floors.get(settings.model, decoding.MODES[0])
+        lowest = max(decoding.MODES.index(mode), decoding.MODES.index(floor))
+        return dataclasses.replace(settings, structured=decoding.MODES[lowest])
+
+    def _step_down(
+        self, request: LLMRequest, settings: ModelSettings, error: BaseException
+    ) -> tuple[ModelSettings | None, str | None]:
+        """When the server refused the structured-output field: the settings with the next
+        mode down, and the notice saying so (None when another request already did)."""
+        field = getattr(self.provider, "structured_field", None)
+        mode = settings.structured
+        lower = decoding.next_mode(mode) if mode else None
+        if field is None or lower is None or not decoding.refuses(error, field):
+            return None, None
+        notice = None
+        known = self._floors.get(settings.model, decoding.MODES[0])
+        if decoding.MODES.index(lower) > decoding.MODES.index(known):
+            self._floors[settings.model] = lower
+            notice = (
+                f"the {self.provider.name} server refused `{field}` in {mode} mode "
+                f"({_describe(error)[:160]}); structured replies of model "
+                f"{self._model(settings)} use {lower} mode for the rest of the run"
+            )
+            self.notices.append(notice)
+        return dataclasses.replace(settings, structured=lower), notice
 
     def _add_to_cassette(self, request: LLMRequest, answer: _Answer) -> None:
         """Every answered prompt, cached or not, so that a replay meets each one."""
@@ -188,8 +282,13 @@ class Client:
                 Entry(request.purpose.value, request.tool, request.prompt, answer.text)
             )
 
-    async def _attempt(self, request: LLMRequest, settings: ModelSettings) -> _Answer:
+    async def _attempt(
+        self, request: LLMRequest, settings: ModelSettings, timing: _Timing
+    ) -> _Answer:
+        queued = time.perf_counter()
         async with self._limit():
+            timing.queue_ms = (time.perf_counter() - queued) * 1000
+            timing.started = time.perf_counter()
             reply = await asyncio.wait_for(
                 self.provider.generate(request, settings), self.config.timeout_s
             )
@@ -224,8 +323,10 @@ class Client:
         request: LLMRequest,
         settings: ModelSettings,
         answer: _Answer,
-        latency_ms: float,
+        timing: _Timing,
         attempt: int,
+        *,
+        cached: bool = False,
     ) -> int:
         return self._accounting.add(
             CallRecord(
@@ -233,13 +334,16 @@ class Client:
                 tool=request.tool,
                 provider=self.provider.name,
                 model=self._model(settings),
-                latency_ms=round(latency_ms, 3),
+                latency_ms=0.0 if cached else round(timing.call_ms(), 3),
+                queue_ms=round(timing.queue_ms, 3),
                 prompt_tokens=answer.prompt_tokens,
                 completion_tokens=answer.completion_tokens,
                 cached=answer.cached,
                 attempt=attempt,
                 outcome="ok",
                 tokens_estimated=answer.estimated,
+                structured=settings.structured,
+                prompt_cut=request.cut,
             )
         )
 
@@ -247,9 +351,10 @@ class Client:
         self,
         request: LLMRequest,
         settings: ModelSettings,
-        latency_ms: float,
+        timing: _Timing,
         attempt: int,
         error: BaseException,
+        notice: str | None = None,
     ) -> None:
         self._accounting.add(
             CallRecord(
@@ -257,13 +362,17 @@ class Client:
                 tool=request.tool,
                 provider=self.provider.name,
                 model=self._model(settings),
-                latency_ms=round(latency_ms, 3),
+                latency_ms=round(timing.call_ms(), 3),
+                queue_ms=round(timing.queue_ms, 3),
                 prompt_tokens=0,
                 completion_tokens=0,
                 cached=False,
                 attempt=attempt,
                 outcome="error",
                 error=_describe(error),
+                structured=settings.structured,
+                notice=notice,
+                prompt_cut=request.cut,
             )
         )
 
@@ -275,11 +384,17 @@ class Client:
     def _call_error(self, request: LLMRequest, error: Exception, attempts: int) -> LLMCallError:
         transient = is_transient(error)
         why = f"gave up after {attempts} attempt(s)" if transient else "not retried"
-        hint = (
-            "check that the server is up and `llm.api_base` is right, or raise `llm.timeout_s`"
-            if transient
-            else "check `llm.model`, `llm.api_base` and the key variable `llm.api_key_env`"
-        )
+        if is_broken_body(error):
+            hint = (
+                "the server answered with a body that is not JSON (an overloaded server or a "
+                "proxy's error page); nothing in the pipeline is wrong: try again later"
+            )
+        elif transient:
+            hint = (
+                "check that the server is up and `llm.api_base` is right, or raise `llm.timeout_s`"
+            )
+        else:
+            hint = "check `llm.model`, `llm.api_base` and the key variable `llm.api_key_env`"
         return LLMCallError(
             f"{self.provider.name} call for purpose {request.purpose.value}{_for_tool(request)} "
             f"failed ({why}): {_describe(error)}; {hint}",
@@ -293,6 +408,21 @@ def backoff_delay(retry: int, base_s: float, max_s: float, rng: random.Random) -
     """Exponential (base, 2×base, 4×base…, capped at max_s), times a random factor in
     [0.5, 1] so that many clients' retries do not move in step."""
     return min(max_s, base_s * (2**retry)) * rng.uniform(0.5, 1.0)
+
+
+def _usable(text: str, request: LLMRequest) -> Any:
+    """The reply's validated data (None without a schema). Raises InvalidReply."""
+    if request.schema is not None:
+        return structured.parse(text, request.schema)
+    if not text.strip():
+        raise EmptyReply("the reply was empty")
+    return None
+
+
+def _correction(error: structured.InvalidReply, request: LLMRequest) -> str:
+    if request.schema is not None:
+        return structured.correction(error, request.schema)
+    return "\n\nYour previous reply was empty. Reply to the request above."
 
 
 def _or_estimate(reported: int | None, text: str) -> int:

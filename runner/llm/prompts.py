@@ -8,187 +8,47 @@ are exactly the variables the template was rendered with (runner/llm/purposes.py
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from jinja2 import TemplateError
 
 from runner import templates
 from runner.config.model import Pipeline, PromptType, TemplateRef, ToolConfig
+from runner.llm import fitting
 from runner.llm.errors import LLMConfigError
 from runner.llm.known_values import known_values
-from runner.llm.providers.extractive import source_labels
-from runner.llm.providers.offline_units import (
-    CITATION,
-    PAGE_LABEL,
-    citation_labels,
-    citation_text,
+from runner.llm.passages import (
+    Answer,
+    BufferEntries,
+    BufferEntry,
+    Passage,
+    cited_answer,
+    numbered_json,
+    pages_of,
+    passages_from_buffer,
+    passages_json,
 )
 from runner.llm.purposes import PURPOSE_VARIABLES
+from runner.llm.settings import model_settings
 from runner.llm.types import LLMClient, LLMRequest, Purpose
 from runner.resources import templates_dir
-from runner.sources import Source
 
-
-@dataclass(frozen=True)
-class Passage:
-    """A piece of context handed to a prompt: its text, where it came from, the completion key
-    of the tool result it belongs to, and whether it is guaranteed context (C23)."""
-
-    text: str
-    sources: tuple[Source, ...] = ()
-    key: str = ""
-    guaranteed: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        """What templates see: every source with all four keys (None when unknown), so that a
-        template can write `source.page` without a definedness test."""
-        return {
-            "text": self.text,
-            "sources": [_source_facts(source) for source in self.sources],
-            "key": self.key,
-            "guaranteed": self.guaranteed,
-        }
-
-
-class BufferEntry(Protocol):
-    """What a context-buffer result offers (runner.engine.results.PromptAndContext; the LLM layer
-    does not import the engine)."""
-
-    @property
-    def context(self) -> str: ...
-
-    @property
-    def sources(self) -> tuple[Source, ...]: ...
-
-    @property
-    def guaranteed(self) -> bool: ...
-
-
-class BufferEntries(Protocol):
-    """A context buffer or a snapshot of one: completion key → that tool's results, in order."""
-
-    def items(self) -> Iterable[tuple[str, Iterable[BufferEntry]]]: ...
-
-
-def passages_from_buffer(
-    entries: BufferEntries | None, *, guaranteed: bool | None = None
-) -> list[Passage]:
-    """The buffer's non-empty results as passages, in buffer order. Empty contexts are left
-    out: they say only that a tool found nothing. `guaranteed` selects one kind (None: both)."""
-    return [
-        Passage(result.context, tuple(result.sources), key, result.guaranteed)
-        for key, results in (entries.items() if entries is not None else ())
-        for result in results
-        if result.context.strip() and (guaranteed is None or result.guaranteed is guaranteed)
-    ]
-
-
-def passages_json(passages: Iterable[Passage]) -> list[dict[str, Any]]:
-    """Passages as templates see them (`{text, sources, key, guaranteed}`)."""
-    return [passage.to_json() for passage in passages]
-
-
-def _source_facts(source: Source) -> dict[str, Any]:
-    return {
-        "document": source.document,
-        "page": source.page,
-        "title": source.title,
-        "heading": source.heading,
-    }
-
-
-# --- the final answer and its citations (C33) ------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The final answer's (or a compose's) text, its citations in runner's format, and the
-    passages it drew on, in the order it first cites them (all it was given when it cites
-    none)."""
-
-    text: str
-    used: tuple[Passage, ...] = ()
-
-
-def pages_of(passage: Passage) -> list[Passage]:
-    """A passage of several labelled pages (each page under `[doc, page N]`, as the retrieval
-    tools write them, and each one of the passage's sources) as one passage per page with that
-    page's source, so that a citation names the page it drew on. Any other passage stays
-    whole."""
-    if len(passage.sources) < 2:
-        return [passage]
-    by_label = {(source.document, source.page): source for source in passage.sources}
-    pages: list[tuple[Source, list[str]]] = []
-    for line in passage.text.splitlines():
-        label = PAGE_LABEL.match(line.strip())
-        source = by_label.get((label["document"], int(label["page"]))) if label else None
-        if source is not None:
-            pages.append((source, [line]))
-        elif pages:
-            pages[-1][1].append(line)
-        elif line.strip():
-            return [passage]  # text before the first label: not a list of pages
-    if {source for source, _ in pages} != set(passage.sources):
-        return [passage]
-    return [
-        replace(passage, text="\n".join(lines).strip(), sources=(source,))
-        for source, lines in pages
-    ]
-
-
-def numbered_json(passages: Sequence[Passage], *, first: int) -> list[dict[str, Any]]:
-    """Passages as the answer and compose templates see them: `{text, sources, key, guaranteed,
-    number}`; the reply cites a passage by its number, `[n]`."""
-    return [
-        {**passage.to_json(), "number": number}
-        for number, passage in enumerate(passages, start=first)
-    ]
-
-
-# "[2]", "[1, 3]", "[1; 3]" and runs of them ("[1][3]"), with the blanks before them. Not right
-# after a word, a bracket or a backtick, nor before a word or "(": "a[1]", "`x[0]`", "[1](url)"
-# are code and links, not citations.
-_MARKERS = re.compile(r"[ \t]*(?<![\w\])`])((?:\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\])+)(?![\w(])")
-_NUMBER = re.compile(r"\d+")
-
-
-def cited_answer(reply: str, passages: Sequence[Passage]) -> Answer:
-    """The reply (the final answer's or a compose's) with each `[n]` marker (n: a passage's
-    number, from 1) rewritten as runner's citation of that passage's sources (`[manual.md p. 3]`:
-    the offline provider's format, the same for every provider); a marker naming no passage is
-    dropped. A citation already written in runner's format counts for the passages whose
-    sources it names. The passages used are the cited ones in the order of their first
-    citation; a reply citing none drew on them all."""
-    cited = _written_citations(reply, passages)
-
-    def rewrite(match: re.Match[str]) -> str:
-        numbers = (int(number) for number in _NUMBER.findall(match[1]))
-        chosen = [passages[n - 1] for n in numbers if 1 <= n <= len(passages)]
-        cited.extend((match.start(1), passage) for passage in chosen)
-        citation = citation_text(label for passage in chosen for label in _labels(passage))
-        blanks = match[0][: match.start(1) - match.start()]
-        return f"{blanks}{citation}" if citation else ""
-
-    text = _MARKERS.sub(rewrite, reply)
-    used = [passage for _, passage in sorted(cited, key=lambda found: found[0])]
-    return Answer(text, tuple(dict.fromkeys(used)) if used else tuple(passages))
-
-
-def _written_citations(reply: str, passages: Sequence[Passage]) -> list[tuple[int, Passage]]:
-    """Where the reply cites passages in runner's own format (`[manual.md p. 3]`)."""
-    found: list[tuple[int, Passage]] = []
-    for match in CITATION.finditer(reply):
-        labels = set(citation_labels(match["labels"]))
-        found.extend((match.start(), p) for p in passages if labels & set(_labels(p)))
-    return found
-
-
-def _labels(passage: Passage) -> tuple[str, ...]:
-    return source_labels([_source_facts(source) for source in passage.sources])
+__all__ = [
+    "Answer",
+    "BufferEntries",
+    "BufferEntry",
+    "Passage",
+    "PromptTemplateError",
+    "Prompts",
+    "cited_answer",
+    "default_template",
+    "numbered_json",
+    "pages_of",
+    "passages_from_buffer",
+    "passages_json",
+]
 
 
 class PromptTemplateError(LLMConfigError):
@@ -300,13 +160,21 @@ class Prompts:
     async def gatekeeper(
         self, question: str, passages: Sequence[Passage], template: TemplateRef | None = None
     ) -> tuple[bool, str]:
-        facts = {"question": question, "passages": passages_json(passages)}
+        kept, cut = await self._fit(
+            Purpose.GATEKEEPER,
+            {"passages": passages},
+            lambda g: {"question": question, "passages": passages_json(g["passages"])},
+            question=question,
+            template=template,
+        )
+        facts = {"question": question, "passages": passages_json(kept["passages"])}
         data = await self._ask(
             Purpose.GATEKEEPER,
             facts,
             subject=question,
             schema=_GATEKEEPER_SCHEMA,
             template=template,
+            cut=cut,
         )
         return bool(data["enough"]), str(data.get("reason", ""))
 
@@ -317,11 +185,22 @@ class Prompts:
         max_missing: int,
         template: TemplateRef | None = None,
     ) -> list[str]:
-        facts = {
-            "question": question,
-            "passages": passages_json(passages),
-            "max_missing": max_missing,
-        }
+
+        def facts_of(groups: Mapping[str, Sequence[Passage]]) -> dict[str, Any]:
+            return {
+                "question": question,
+                "passages": passages_json(groups["passages"]),
+                "max_missing": max_missing,
+            }
+
+        kept, cut = await self._fit(
+            Purpose.MISSING_INFO,
+            {"passages": passages},
+            facts_of,
+            question=question,
+            template=template,
+        )
+        facts = facts_of(kept)
         schema = {
             "type": "object",
             "properties": {
@@ -334,7 +213,7 @@ class Prompts:
             "required": ["missing"],
         }
         data = await self._ask(
-            Purpose.MISSING_INFO, facts, subject=question, schema=schema, template=template
+            Purpose.MISSING_INFO, facts, subject=question, schema=schema, template=template, cut=cut
         )
         return [str(item).strip() for item in data["missing"] if str(item).strip()]
 
@@ -342,7 +221,14 @@ class Prompts:
         self, question: str, page: Passage, *, tool: str, template: TemplateRef | None = None
     ) -> str | None:
         """The page's answer to the question, or None when the page does not answer it."""
-        facts = {"question": question, "page": page.to_json()}
+        kept, cut = await self._fit(
+            Purpose.READ_PAGE,
+            {"page": [page]},
+            lambda g: {"question": question, "page": g["page"][0].to_json()},
+            question=question,
+            template=template,
+        )
+        facts = {"question": question, "page": kept["page"][0].to_json()}
         data = await self._ask(
             Purpose.READ_PAGE,
             facts,
@@ -350,6 +236,7 @@ class Prompts:
             schema=_READ_PAGE_SCHEMA,
             tool=tool,
             template=template,
+            cut=cut,
         )
         answer = str(data.get("answer") or "").strip()
         return answer if data["found"] and answer else None
@@ -366,10 +253,18 @@ class Prompts:
         drew on (C33). As in `answer`, the template sees them numbered — a result of several
         pages as one passage per page — and the reply's `[n]` markers become runner's
         citations; see `cited_answer`."""
-        shown = [page for passage in answers for page in pages_of(passage)]
+        pages = [page for passage in answers for page in pages_of(passage)]
+        kept, cut = await self._fit(
+            Purpose.COMPOSE,
+            {"answers": pages},
+            lambda g: {"question": question, "answers": numbered_json(g["answers"], first=1)},
+            question=question,
+            template=template,
+        )
+        shown = kept["answers"]
         facts = {"question": question, "answers": numbered_json(shown, first=1)}
         reply = await self._ask(
-            Purpose.COMPOSE, facts, subject=question, tool=tool, template=template
+            Purpose.COMPOSE, facts, subject=question, tool=tool, template=template, cut=cut
         )
         return cited_answer(reply, shown)
 
@@ -384,15 +279,29 @@ class Prompts:
         numbered — guaranteed first, then context, a result of several retrieved pages as one
         passage per page — and the reply's `[n]` markers become runner's citations; see
         `cited_answer`."""
-        shown_guaranteed = [page for passage in guaranteed for page in pages_of(passage)]
-        shown_context = [page for passage in context for page in pages_of(passage)]
-        facts = {
-            "question": question,
-            "guaranteed": numbered_json(shown_guaranteed, first=1),
-            "context": numbered_json(shown_context, first=len(shown_guaranteed) + 1),
-        }
-        reply = await self._ask(Purpose.ANSWER, facts, subject=question, template=template)
-        return cited_answer(reply, [*shown_guaranteed, *shown_context])
+
+        def facts_of(groups: Mapping[str, Sequence[Passage]]) -> dict[str, Any]:
+            first = groups["guaranteed"]
+            return {
+                "question": question,
+                "guaranteed": numbered_json(first, first=1),
+                "context": numbered_json(groups["context"], first=len(first) + 1),
+            }
+
+        kept, cut = await self._fit(
+            Purpose.ANSWER,
+            {
+                "guaranteed": [page for passage in guaranteed for page in pages_of(passage)],
+                "context": [page for passage in context for page in pages_of(passage)],
+            },
+            facts_of,
+            question=question,
+            template=template,
+        )
+        reply = await self._ask(
+            Purpose.ANSWER, facts_of(kept), subject=question, template=template, cut=cut
+        )
+        return cited_answer(reply, [*kept["guaranteed"], *kept["context"]])
 
     # --- the common path ------------------------------------------------------------------------
 
@@ -405,14 +314,40 @@ class Prompts:
         schema: Mapping[str, Any] | None = None,
         tool: str | None = None,
         template: TemplateRef | None = None,
+        cut: Mapping[str, Any] | None = None,
     ) -> Any:
         assert set(facts) == PURPOSE_VARIABLES[purpose], "facts must be the template variables"
         prompt = self.render(purpose, facts, template)
         request = LLMRequest(
-            purpose, prompt, subject=subject, tool=tool, schema=schema, facts=facts
+            purpose, prompt, subject=subject, tool=tool, schema=schema, facts=facts, cut=cut
         )
         reply = await self.client.complete(request)
         return reply.data if schema is not None else reply.text.strip()
+
+    async def _fit(
+        self,
+        purpose: Purpose,
+        groups: Mapping[str, Sequence[Passage]],
+        facts_of: Callable[[Mapping[str, Sequence[Passage]]], dict[str, Any]],
+        *,
+        question: str,
+        template: TemplateRef | None,
+    ) -> tuple[dict[str, list[Passage]], dict[str, int] | None]:
+        """The passages that fit the purpose's context window (runner.llm.fitting), and the
+        cut when there was one. `facts_of` builds the template's variables from passages."""
+        window_of = getattr(self.client, "context_window", None)
+        window = await window_of(purpose) if window_of is not None else None
+        config = getattr(self.client, "config", None) or (self.pipeline and self.pipeline.llm)
+        reply_tokens = (model_settings(config, purpose).max_tokens or 0) if config else 0
+        kept, cut = fitting.fit(
+            lambda chosen: self.render(purpose, facts_of(chosen), template),
+            groups,
+            question=question,
+            window=window,
+            reply_tokens=reply_tokens,
+            what=purpose.value,
+        )
+        return kept, cut.to_json() if cut is not None else None
 
     def render(
         self, purpose: Purpose, variables: Mapping[str, Any], template: TemplateRef | None = None

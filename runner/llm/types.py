@@ -23,6 +23,8 @@ class LLMRequest:
     tool: str | None = None
     schema: Mapping[str, Any] | None = None  # the reply must be JSON meeting this schema
     facts: Mapping[str, Any] = field(default_factory=dict)
+    # how the prompt was cut to fit the model's window (runner.llm.fitting), when it was
+    cut: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -39,9 +39,13 @@ def run_files(
     allow_python: bool = False,
     select: str | None = None,
     index_progress: Callable[[str, str, int, int], None] | None = None,
+    llm_override: str | None = None,
 ) -> list[FileReport]:
     """Run every case of the given test-case files (or only those whose name contains
-    `select`)."""
-    return TestRun(allow_python=allow_python, select=select, index_progress=index_progress).run(
-        paths
-    )
+    `select`), each with its own LLM or, with `llm_override`, with that one."""
+    return TestRun(
+        allow_python=allow_python,
+        select=select,
+        index_progress=index_progress,
+        llm_override=llm_override,
+    ).run(paths)

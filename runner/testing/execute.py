@@ -87,9 +87,12 @@ class TestRun:
         allow_python: bool = False,
         select: str | None = None,
         index_progress: Callable[[str, str, int, int], None] | None = None,
+        llm_override: str | None = None,
     ) -> None:
         self.allow_python = allow_python
         self.select = select
+        # `runner test --llm SPEC`: every case on that LLM instead of its own (a real model)
+        self.llm_override = llm_override
         self.index_progress = index_progress
         self.load_pipeline = cached_pipeline_loader()
         self.runtimes: dict[Path, Runtime | Exception] = {}
@@ -122,7 +125,7 @@ class TestRun:
             report.error = _describe(error)
             return report
         for case in self._selected(case_file):
-            report.cases.append(run_case(base, case))
+            report.cases.append(run_case(base, case, llm_override=self.llm_override))
         return report
 
     def _selected(self, case_file: CaseFile) -> list[Case]:
@@ -152,12 +155,13 @@ class TestRun:
         return runtime
 
 
-def run_case(base: Runtime, case: Case) -> CaseReport:
-    """One case on a fresh session in a temporary store; stops at the first turn that fails."""
+def run_case(base: Runtime, case: Case, *, llm_override: str | None = None) -> CaseReport:
+    """One case on a fresh session in a temporary store; stops at the first turn that fails.
+    `llm_override` (`--llm`'s PROVIDER[:MODEL][@API_BASE]) replaces the case's own LLM."""
     report = CaseReport(case)
     started = time.perf_counter()
     try:
-        runtime = case_runtime(base, case.llm)
+        runtime = case_runtime(base, case.llm, llm_override=llm_override)
     except Exception as error:
         report.error = _describe(error)
         return report
@@ -172,6 +176,15 @@ def run_case(base: Runtime, case: Case) -> CaseReport:
 
 
 async def _turns(runtime: Runtime, case: Case, report: CaseReport) -> None:
+    try:
+        await _each_turn(runtime, case, report)
+    finally:
+        aclose = getattr(runtime.client, "aclose", None)
+        if aclose is not None:  # a model provider's connections belong to this loop
+            await aclose()
+
+
+async def _each_turn(runtime: Runtime, case: Case, report: CaseReport) -> None:
     from runner.sessions import SessionStore
 
     with (
@@ -229,12 +242,19 @@ def _problem(event: Mapping[str, Any]) -> str:
 # --- the LLM of a case ------------------------------------------------------------------------
 
 
-def case_runtime(base: Runtime, spec: LLMSpec) -> Runtime:
-    """The base runtime's pipeline and tools with the case's own LLM client."""
+def case_runtime(base: Runtime, spec: LLMSpec, *, llm_override: str | None = None) -> Runtime:
+    """The base runtime's pipeline and tools with the case's own LLM client (or, with
+    `llm_override`, a client of that LLM on the pipeline's own settings)."""
     from runner.app import Runtime
     from runner.llm import build_client
     from runner.llm.prompts import Prompts
 
+    if llm_override is not None:
+        client = build_client(
+            base.pipeline.llm, pipeline=base.pipeline, override=llm_override, cache=False
+        )
+        pipeline = replace(base.pipeline, llm=client.config)
+        return Runtime(pipeline, client, Prompts(client, pipeline), base.tools)
     settings = case_llm(base.pipeline, spec)
     pipeline = replace(base.pipeline, llm=settings)
     # naming the provider as an override keeps $RUNNER_LLM from replacing the case's LLM

@@ -52,7 +52,7 @@ def test_only_the_llm_layer_builds_passages_from_buffer_results() -> None:
     """A `Passage(result.context, …)` anywhere else is the conversion written again."""
     offenders = []
     for path in RUNNER.rglob("*.py"):
-        if path == RUNNER / "llm" / "prompts.py":
+        if path == RUNNER / "llm" / "passages.py":  # where the conversion lives
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (

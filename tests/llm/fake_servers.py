@@ -1,7 +1,9 @@
 """A real HTTP server on 127.0.0.1 speaking OpenAI chat completions (`/v1/chat/completions`)
 and Ollama chat (`/api/chat`), scripted per test: each request takes the next step of the
 script (the last step repeats). Steps: reply with content, answer an HTTP error, stall, or send
-a body that is not JSON at all."""
+a body that is not JSON at all. `refuse_schema` makes it a server that does not know schema-
+constrained output: a request carrying a schema in `response_format` (OpenAI) or `format`
+(Ollama) gets that HTTP error, without taking a step."""
 
 from __future__ import annotations
 
@@ -41,6 +43,9 @@ class FakeLLMServer:
     authorizations: list[str] = field(default_factory=list)  # each request's Authorization
     max_in_flight: int = 0
     hold_s: float = 0.0  # every request waits this long: lets a test observe concurrency
+    refuse_schema: tuple[int, str] | None = None  # (status, message) for a json_schema request
+    models_window: int | None = None  # `GET /v1/models` states this max_model_len (as vLLM does)
+    refused: int = 0
     _in_flight: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     release: threading.Event = field(default_factory=threading.Event)
@@ -60,17 +65,43 @@ class FakeLLMServer:
         with self._lock:
             self._in_flight -= 1
 
+    def refusal(self, body: dict[str, Any]) -> Step | None:
+        """The refusal of a schema-constrained request, when this server refuses them; the
+        request is kept (in `requests`) but takes no step of the script."""
+        response_format = body.get("response_format") or {}
+        asks = response_format.get("type") == "json_schema" or isinstance(body.get("format"), dict)
+        if self.refuse_schema is None or not asks:
+            return None
+        with self._lock:
+            self.requests.append(body)
+            self._in_flight += 1
+            self.refused += 1
+        status, message = self.refuse_schema
+        return Step(status=status, content=message)
+
 
 def _handler(server_state: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
             pass
 
+        def do_GET(self) -> None:  # `GET /v1/models`, as vLLM answers it
+            entry: dict[str, Any] = {"id": "test-model", "object": "model"}
+            if server_state.models_window is not None:
+                entry["max_model_len"] = server_state.models_window
+            data = json.dumps({"object": "list", "data": [entry]}).encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
             server_state.authorizations.append(self.headers.get("Authorization", ""))
-            step = server_state.next_step(body)
+            refusal = server_state.refusal(body)
+            step = refusal if refusal is not None else server_state.next_step(body)
             try:
                 if server_state.hold_s:
                     time.sleep(server_state.hold_s)

@@ -38,6 +38,9 @@ class Recorder:
         self.seen.append((request, reply.text))
         return reply
 
+    def __getattr__(self, name: str) -> Any:  # the client's window, config, calls…
+        return getattr(self.client, name)
+
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coroutine)
@@ -69,6 +72,22 @@ def lookup_tool(table: Path, key: str, **kwargs: Any) -> ToolConfig:
 
 def scripted(*rules: ScriptRule, **config: Any) -> Client:
     return build_client(LLMConfig(provider="scripted", script=rules, **config), environ={})
+
+
+def http_client(server: Any, **overrides: Any) -> Client:
+    """An openai_like client of a fake server (tests/llm/fake_servers.py), its backoff tiny."""
+    settings: dict[str, Any] = {
+        "provider": "openai_like",
+        "model": "test-model",
+        "api_base": f"{server.url}/v1",
+        # generous: only the stall test needs a call to time out, and it sets its own
+        "timeout_s": 5.0,
+        "max_retries": 2,
+        **overrides,
+    }
+    client = build_client(LLMConfig(**settings), environ={})
+    client.backoff_base_s = 0.01
+    return client
 
 
 def offline(pipeline: Pipeline | None = None) -> tuple[Client, Prompts]:

@@ -14,25 +14,14 @@ from runner.llm.client import Client
 from runner.llm.types import LLMRequest, Purpose
 
 from .fake_servers import FakeLLMServer, Step, error, reply, stall
-from .helpers import run
+from .helpers import http_client, run
 
 SCHEMA = {"type": "object", "properties": {"enough": {"type": "boolean"}}, "required": ["enough"]}
 QUESTION = LLMRequest(Purpose.ANSWER, "How long does the battery last?", subject="battery")
 
 
 def client_for(server: FakeLLMServer, tmp_path: Path, **overrides: object) -> Client:
-    settings: dict[str, object] = {
-        "provider": "openai_like",
-        "model": "test-model",
-        "api_base": f"{server.url}/v1",
-        # generous: only the stall test needs a call to time out, and it sets its own
-        "timeout_s": 5.0,
-        "max_retries": 2,
-        **overrides,
-    }
-    client = build_client(LLMConfig(**settings), environ={})  # type: ignore[arg-type]
-    client.backoff_base_s = 0.01  # keep the backoff tiny in tests
-    return client
+    return http_client(server, **overrides)
 
 
 def test_a_5xx_is_retried_and_then_succeeds(llm_server: FakeLLMServer, tmp_path: Path) -> None:
@@ -218,7 +207,9 @@ def test_an_invalid_reply_is_never_cached(llm_server: FakeLLMServer, tmp_path: P
     assert len(llm_server.requests) == 3
 
 
-def test_ollama_answers_through_its_own_protocol(llm_server: FakeLLMServer, tmp_path: Path) -> None:
+def test_ollama_answers_through_its_own_protocol_with_the_schema_as_format(
+    llm_server: FakeLLMServer, tmp_path: Path
+) -> None:
     # the `ollama` extra; the `dev` extra should carry it so that this never skips in CI
     pytest.importorskip("llama_index.llms.ollama")
     llm_server.script(reply('{"enough": true}', usage=(30, 4)))
@@ -228,7 +219,8 @@ def test_ollama_answers_through_its_own_protocol(llm_server: FakeLLMServer, tmp_
     assert answer.data == {"enough": True}
     assert (answer.prompt_tokens, answer.completion_tokens) == (30, 4)
     sent = llm_server.requests[0]
-    assert sent["model"] == "llama3.1" and sent["format"] == "json"
+    assert sent["model"] == "llama3.1"
+    assert sent["format"] == {**SCHEMA, "additionalProperties": False}
     assert sent["messages"][-1]["content"] == "Enough?"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -54,8 +55,37 @@ def test_changing_provider_without_a_model_drops_the_files_models() -> None:
 
 
 def test_per_purpose_settings_override_the_block() -> None:
-    assert model_settings(FILE, Purpose.SUITABILITY) == ModelSettings("small", 0.2, 50)
-    assert model_settings(FILE, Purpose.ANSWER) == ModelSettings("big", 0.2, 500)
+    assert model_settings(FILE, Purpose.SUITABILITY) == ModelSettings(
+        "small", 0.2, 50, "json_schema"
+    )
+    assert model_settings(FILE, Purpose.ANSWER) == ModelSettings("big", 0.2, 500, "json_schema")
+
+
+def test_structured_mode_and_window_have_per_purpose_overrides() -> None:
+    config = dataclasses.replace(
+        FILE,
+        structured="json_object",
+        context_window=4096,
+        purposes={"gatekeeper": ModelSettings(structured="prompt", context_window=2048)},
+    )
+    gate = model_settings(config, Purpose.GATEKEEPER)
+    answer = model_settings(config, Purpose.ANSWER)
+    assert (gate.structured, gate.context_window) == ("prompt", 2048)
+    assert (answer.structured, answer.context_window) == ("json_object", 4096)
+
+
+def test_an_override_can_name_the_server() -> None:
+    resolved = resolve(FILE, override="openai_like:smollm2@http://127.0.0.1:8080/v1", environ={})
+    assert (resolved.provider, resolved.model, resolved.api_base) == (
+        "openai_like",
+        "smollm2",
+        "http://127.0.0.1:8080/v1",
+    )
+
+
+def test_an_ollama_model_tag_survives_the_override_syntax() -> None:
+    resolved = resolve(FILE, override="ollama:llama3.1:8b", environ={})
+    assert (resolved.model, resolved.api_base) == ("llama3.1:8b", FILE.api_base)
 
 
 def test_an_unknown_provider_names_where_it_came_from() -> None:

@@ -29,12 +29,17 @@ def make_provider(config: LLMConfig, *, origin: Path | None = None) -> Provider:
                 "`runner run … --record FILE`)"
             )
         return ReplayProvider(config.cassette)
+    if name == "llama_index":
+        from runner.llm.providers.llama_index_class import LlamaIndexClassProvider
+
+        return LlamaIndexClassProvider(config)
     if name in ("openai_like", "ollama"):
         from runner.llm.providers.remote import LlamaIndexProvider
 
         return LlamaIndexProvider(name, config)
     raise LLMConfigError(
-        f"unknown LLM provider {name!r}; use offline, scripted, replay, openai_like or ollama"
+        f"unknown LLM provider {name!r}; use offline, scripted, replay, openai_like, ollama or "
+        "llama_index"
     )
 
 

@@ -3,25 +3,34 @@ server: vLLM, llama.cpp server, LM Studio, OpenAI itself) and `ollama`.
 
 llama-index is imported here, lazily, and only when such a provider answers its first request.
 Its own retries are switched off (`max_retries=0`): the client's retry loop does the backoff, so
-that one policy (and one set of tests) covers every provider.
+that one policy (and one set of tests) covers every provider. A request with a reply schema
+carries it in the field the server constrains decoding by (runner.llm.decoding).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from typing import Any
 
 from runner.config.model import LLMConfig, ModelSettings
+from runner.llm import decoding
 from runner.llm.errors import LLMConfigError
 from runner.llm.providers.base import ProviderReply
+from runner.llm.settings import DEFAULT_CONTEXT_WINDOW
 from runner.llm.types import LLMRequest
 
 # Without `api_key_env` we send a placeholder: local servers need no key, and we never pick up
 # a key the pipeline did not name (it would be sent to whatever `api_base` says).
 _NO_KEY = "no-key"
-_CONTEXT_WINDOW = 32768  # only used by llama-index to size prompts; servers enforce the real one
 _EXTRAS = {"openai_like": "openai", "ollama": "ollama"}
+# What llama-index is told when the pipeline gives no window: runner fits its prompts itself,
+# and Ollama allocates what `num_ctx` says (runner's default window).
+_UNSTATED_WINDOW = {"openai_like": DEFAULT_CONTEXT_WINDOW, "ollama": DEFAULT_CONTEXT_WINDOW}
+# Where servers state the served window in `GET /models` (vLLM: max_model_len). llama.cpp's
+# servers do not (llama-server lists only the training window): set `llm.context_window`.
+_WINDOW_FIELDS = ("max_model_len", "context_length", "context_window")
 
 
 def api_key(config: LLMConfig) -> str:
@@ -62,21 +71,60 @@ class LlamaIndexProvider:
         from llama_index.core.base.llms.types import ChatMessage, MessageRole
 
         llm = self._llm(settings)
-        kwargs: dict[str, Any] = {}
-        if self.name == "ollama" and request.schema is not None:
-            kwargs["format"] = "json"  # Ollama's JSON mode: the reply is then one JSON value
+        kwargs = self.structured_fields(request, settings)
         response = await llm.achat(
             [ChatMessage(role=MessageRole.USER, content=request.prompt)], **kwargs
         )
-        usage = _usage(response)
+        usage = usage_of(response)
         return ProviderReply(
             text=response.message.content or "",
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),
         )
 
+    def structured_fields(self, request: LLMRequest, settings: ModelSettings) -> dict[str, Any]:
+        """The request-body fields that carry the reply schema in the settings' mode."""
+        if request.schema is None:
+            return {}
+        mode = settings.structured or "json_schema"
+        if self.name == "ollama":
+            return decoding.ollama_fields(mode, request.schema)
+        return decoding.openai_fields(mode, request.purpose.value, request.schema)
+
+    @property
+    def structured_field(self) -> str:
+        """The name a server's refusal of the structured-output field mentions."""
+        return "format" if self.name == "ollama" else "response_format"
+
     def prepare(self, settings: ModelSettings) -> None:
         self._llm(settings)
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients this event loop's LLMs opened (before the loop ends: closed
+        later, they would complain about a closed loop)."""
+        loop = id(asyncio.get_running_loop())
+        for key in [key for key in self._llms if key[0] == loop]:
+            llm = self._llms.pop(key)
+            for name in ("_aclient", "_async_client"):
+                http = getattr(llm, name, None)
+                http = getattr(http, "_client", http) if name == "_async_client" else http
+                close = getattr(http, "close", None) or getattr(http, "aclose", None)
+                if close is not None:
+                    with contextlib.suppress(Exception):
+                        await close()
+
+    def reported_window(self, settings: ModelSettings) -> int | None:
+        """The context window the server states for the model, or None. Blocking: call it in
+        a thread. Any failure is None (the window then has its default)."""
+        try:
+            if self.name == "ollama":
+                llm = self._ollama(settings)
+                llm.context_window = -1  # llama-index then asks the server (/api/show)
+                window = int(llm.get_context_window())
+                return window if window > 0 else None
+            return _listed_window(self._openai_like(settings), settings.model)
+        except Exception:
+            return None
 
     def _llm(self, settings: ModelSettings) -> Any:
         key = (id(asyncio.get_running_loop()), settings)
@@ -101,7 +149,7 @@ class LlamaIndexProvider:
             model=settings.model,
             api_key=self._key,
             is_chat_model=True,
-            context_window=_CONTEXT_WINDOW,
+            context_window=settings.context_window or _UNSTATED_WINDOW[self.name],
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
             timeout=self.config.timeout_s,
@@ -116,7 +164,7 @@ class LlamaIndexProvider:
         return self._llm_class(
             model=settings.model,
             temperature=settings.temperature,
-            context_window=_CONTEXT_WINDOW,
+            context_window=settings.context_window or _UNSTATED_WINDOW[self.name],
             request_timeout=self.config.timeout_s,
             additional_kwargs={"num_predict": settings.max_tokens},
             **options,
@@ -139,10 +187,23 @@ def _import_llm_class(name: str) -> Any:
         ) from None
 
 
-def _usage(response: Any) -> dict[str, int]:
+def usage_of(response: Any) -> dict[str, int]:
     """Token counts as the provider reported them (OpenAI: `usage`; Ollama: eval counts)."""
     counts = dict(getattr(response, "additional_kwargs", None) or {})
     raw = getattr(response, "raw", None)
     if "prompt_tokens" not in counts and isinstance(raw, dict):
         counts.update(raw.get("usage") or {})
     return {k: int(v) for k, v in counts.items() if k in ("prompt_tokens", "completion_tokens")}
+
+
+def _listed_window(llm: Any, model: str | None) -> int | None:
+    """The window `GET /models` states for the model (or for the only model listed)."""
+    listed = list(llm._get_client().with_options(timeout=5.0).models.list())
+    chosen = [entry for entry in listed if entry.id == model] or listed[:1]
+    for entry in chosen:
+        extra = getattr(entry, "model_extra", None) or {}
+        for field in _WINDOW_FIELDS:
+            value = extra.get(field)
+            if isinstance(value, int) and value > 0:
+                return value
+    return None
