@@ -85,6 +85,10 @@ def test_html_entities_and_nbsp_become_plain_text(tmp_path: Path) -> None:
     assert "\u00a0" not in text
 
 
+def test_html_headings_are_written_as_markdown_headings(tmp_path: Path) -> None:
+    assert html_pages(tmp_path)[0].text.startswith("# Widget FAQ\n\n## How do I reset the widget?")
+
+
 def test_html_lists_and_code_blocks_are_kept_as_text(tmp_path: Path) -> None:
     text = html_pages(tmp_path)[0].text
     assert "1. Unplug it.\n2. Plug it in again." in text
@@ -93,7 +97,7 @@ def test_html_lists_and_code_blocks_are_kept_as_text(tmp_path: Path) -> None:
 
 def test_html_tables_are_kept_a_row_a_line(tmp_path: Path) -> None:
     text = html_pages(tmp_path)[1].text
-    assert "Model | Price\nW-100 | €25" in text
+    assert "| Model | Price |\n|---|---|\n| W-100 | €25 |" in text
 
 
 def test_an_empty_html_file_has_no_pages(tmp_path: Path) -> None:
