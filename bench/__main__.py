@@ -12,7 +12,7 @@ import sys
 import time
 
 # cheap and independent first; each writes bench/results/<name>.json and its README section
-BENCHMARKS = ("startup", "retrieval", "faq", "multipart", "overhead")
+BENCHMARKS = ("startup", "retrieval", "faq", "index_open", "multipart", "overhead")
 
 
 def main(argv: list[str] | None = None) -> None:

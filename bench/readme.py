@@ -21,6 +21,7 @@ SECTIONS = (
     "Start-up and validation",
     "Retrieval",
     "Python FAQ over all of pydocs",
+    "Index open and the PostgreSQL manual",
 )
 
 HEADER = """# Benchmarks

@@ -100,6 +100,18 @@ def test_html_tables_are_kept_a_row_a_line(tmp_path: Path) -> None:
     assert "| Model | Price |\n|---|---|\n| W-100 | €25 |" in text
 
 
+def test_html_without_a_declared_encoding_is_read_as_utf8(tmp_path: Path) -> None:
+    text = html_pages(tmp_path, "<h1>Menu</h1><p>Café au lait costs €3 at the counter today.</p>")
+    assert "Café au lait costs €3" in text[0].text
+
+
+def test_html_declaring_its_encoding_is_read_in_it(tmp_path: Path) -> None:
+    path = tmp_path / "old.html"
+    html = '<meta charset="iso-8859-1"><h1>Menu</h1><p>Café au lait, served hot and fresh.</p>'
+    path.write_bytes(html.encode("iso-8859-1"))
+    assert "Café au lait" in paginate(read_document(tmp_path, path), 250)[0].text
+
+
 def test_an_empty_html_file_has_no_pages(tmp_path: Path) -> None:
     assert html_pages(tmp_path, "") == []
 

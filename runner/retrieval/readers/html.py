@@ -185,12 +185,21 @@ def html_blocks(root: lxml.html.HtmlElement) -> list[Block]:
     return walk.blocks
 
 
+def _source(raw: bytes) -> bytes | str:
+    """The bytes when they declare their encoding (`<meta charset>`, an XML declaration), for
+    lxml to decode; else UTF-8 text (lxml would guess Latin-1 and garble every accent)."""
+    head = raw[:2048].lower()
+    if b"charset" in head or b"encoding=" in head:
+        return raw
+    return raw.decode("utf-8-sig", errors="replace")
+
+
 class HtmlReader:
     def read(self, path: str, raw: bytes) -> Document:
         if not raw.strip():
             return Document(path, "", "html", read_blocks=())
         try:
-            root = lxml.html.document_fromstring(raw)
+            root = lxml.html.document_fromstring(_source(raw))
         except (lxml.etree.ParserError, ValueError) as error:
             raise CorpusError(f"{path}: not readable as HTML ({error})") from None
         for element in root.xpath(_DROP_XPATH):
