@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from runner.config.model import Corpus, Pipeline
 
 MANIFEST_FILE = "manifest.json"
-MANIFEST_FORMAT = 3  # 2: readers, section paths, navigation pages; 3: page store, mmap BM25
+MANIFEST_FORMAT = 4  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings
 
 # progress(stage, done, total): stage is "read" (files; ("read", 0, n) announces a build), then
 # "index" and "save" (0 of 1, then 1 of 1). Only a build reports; loading is silent.
@@ -200,7 +200,9 @@ def _build(
     building.mkdir(parents=True)
     from runner.retrieval.keyword import KeywordIndex
 
-    keyword = KeywordIndex.build([page.text for page in pages], building)
+    # a page is indexed with its section's heading once more: the heading says what the section
+    # is about (a title field, weighted double), and the parts of a long section share it
+    keyword = KeywordIndex.build([f"{page.heading}\n{page.text}" for page in pages], building)
     write_pages(building / PAGES_FILE, pages)
     report("index", 1, 1)
     report("save", 0, 1)

@@ -78,3 +78,14 @@ def test_a_heading_line_is_never_quoted_as_the_answer() -> None:
         (Source("a.md", 1),),
     )
     assert "Resetting the widget" not in answer("How do I reset the widget?", page)
+
+
+def test_a_long_page_place_is_a_heading_and_never_quoted() -> None:
+    place = "Programming FAQ › How can I have modules that mutually import each other in Python?"
+    page = Passage(
+        f"[faq.md, page 9] {place}\nMove the imports into the functions that need them.",
+        (Source("faq.md", 9),),
+    )
+    text = answer("How can I have modules that mutually import each other?", page)
+    assert "Programming FAQ" not in text
+    assert text.startswith("Move the imports into the functions that need them.")
