@@ -89,3 +89,8 @@ def test_a_long_page_place_is_a_heading_and_never_quoted() -> None:
     text = answer("How can I have modules that mutually import each other?", page)
     assert "Programming FAQ" not in text
     assert text.startswith("Move the imports into the functions that need them.")
+
+
+def test_a_soft_hyphen_in_the_question_still_matches_the_page() -> None:
+    text = answer("How do I re\u00adset the\u00a0widget?", FAQ)
+    assert text.startswith("Hold the reset button for ten seconds.")

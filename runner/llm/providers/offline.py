@@ -28,7 +28,7 @@ from runner.llm.providers.offline_question import Part, parts
 from runner.llm.providers.offline_records import Record, comparison
 from runner.llm.providers.offline_units import RECORD, parse
 from runner.llm.types import LLMRequest, Purpose
-from runner.text import STOP_WORDS, content_words, stem, stems, tokenize
+from runner.text import STOP_WORDS, content_words, normalize, stem, stems, tokenize
 
 # Words that say how a question is asked rather than what it is about; activation questions
 # ("Does the user ask about …?") are full of them.
@@ -63,8 +63,26 @@ class OfflineProvider:
 
 
 def respond(request: LLMRequest) -> str:
+    request = replace(
+        request,
+        prompt=normalize(request.prompt),
+        subject=normalize(request.subject),
+        facts=_normal_facts(request.facts),
+    )
     result = _HANDLERS[request.purpose](request)
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+
+
+def _normal_facts(value: Any) -> Any:
+    """The facts in runner's normal form (texts in mappings and lists; pages already are): a
+    soft hyphen or a non-breaking space in a message matches the plain word on a page."""
+    if isinstance(value, str):
+        return normalize(value)
+    if isinstance(value, Mapping):
+        return {key: _normal_facts(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_normal_facts(item) for item in value]
+    return value
 
 
 def _task_stems(text: str) -> set[str]:
