@@ -55,21 +55,15 @@ def test_rst_heading_levels_follow_the_order_adornments_appear() -> None:
 
 
 def test_every_part_of_a_long_section_is_found_by_its_heading(tmp_path) -> None:
-    from runner.config.model import Corpus, Pipeline
     from runner.retrieval import open_corpus
+
+    from .conftest import folder_pipeline
 
     folder = tmp_path / "docs"
     folder.mkdir()
     body = "\n\n".join(words(60, f"filler{i}") for i in range(4))
     (folder / "m.md").write_text(f"# Manual\n\n## Descaling\n\n{body}\n", encoding="utf-8")
-    corpus = Corpus("docs", folder, max_words=100)
-    pipeline = Pipeline(
-        path=tmp_path / "p.yaml",
-        domain="d",
-        tools=(),
-        corpora={"docs": corpus},
-        state_dir=tmp_path / "state",
-    )
+    pipeline = folder_pipeline(tmp_path, folder, max_words=100)
     index = open_corpus(pipeline, "docs")
     found = {hit.page.page for hit in index.search("descaling", top_k=10)}
     assert len(index) > 2 and found == {page.page for page in index.pages()}
