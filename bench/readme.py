@@ -22,6 +22,7 @@ SECTIONS = (
     "Hostile input: bombs and oversized files",
     "Retrieval",
     "Python FAQ over all of pydocs",
+    "Index open and the PostgreSQL manual",
     "A real model: SmolLM2-135M with and without constrained decoding",
 )
 

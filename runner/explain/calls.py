@@ -289,9 +289,8 @@ def _count_pages(pipeline: Pipeline, name: str) -> int:
 
     corpus = pipeline.corpora[name]
     folder = corpus_folder(corpus, pipeline.folder)
-    documents = [
-        read_document(folder, path) for path in corpus_files(folder, corpus.include, corpus.exclude)
-    ]
+    paths = corpus_files(folder, corpus.include, corpus.exclude)
+    documents = [read_document(folder, path) for path in paths]
     return len(paginate_all(documents, corpus.max_words))
 
 

@@ -1,9 +1,11 @@
-"""Per-corpus indexes: build, persist, check for staleness, load, search.
+"""Per-corpus indexes: build, persist, check for staleness, open.
 
 An index lives in `<state folder>/indexes/<corpus>/` (the state folder defaults to `.runner/`
-beside the pipeline): the BM25 index and the docstore of llama-index, plus `manifest.json` with
-what the index was built from. `open_corpus` loads an index that is up to date and rebuilds one
-that is missing or stale:
+beside the pipeline): the BM25 matrices (`bm25/`, memory-mapped when opened: keyword.py), the
+pages (`pages.sqlite`, read lazily: store.py), plus `manifest.json` with what the index was
+built from. Opening an up-to-date index reads the manifest, stats the corpus files and maps the
+matrices: no page is read until a search returns it. `open_corpus` loads an index that is up
+to date and rebuilds one that is missing or stale:
 
 - fast check: the manifest's file list (relative path, size, mtime) equals the folder's;
 - when it differs: the sha256 of the files' contents decides (a `touch` or a fresh checkout
@@ -22,32 +24,33 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.config.paths import contained_documents
+from runner.retrieval.corpus import (  # re-exported: where callers have found them
+    SEARCH_MODES,
+    CorpusIndex,
+    IndexStatus,
+    ScoredPage,
+)
 from runner.retrieval.pages import (
     CorpusError,
-    Page,
     check_corpus_folder,
-    corpus_files,
+    corpus_entries,
     corpus_folder,
-    from_node,
     paginate_all,
     read_document,
-    to_nodes,
 )
-from runner.text import normalize
+from runner.retrieval.store import PAGES_FILE, PageStore, write_pages
 
 if TYPE_CHECKING:
     from runner.config.model import Corpus, Pipeline
-    from runner.retrieval.backend import PositiveBM25Retriever
 
 MANIFEST_FILE = "manifest.json"
-MANIFEST_FORMAT = 2  # 2: readers by format, section paths, navigation pages
-SEARCH_MODES = ("keyword", "vector", "hybrid")
+MANIFEST_FORMAT = 4  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings
 
 # progress(stage, done, total): stage is "read" (files; ("read", 0, n) announces a build), then
 # "index" and "save" (0 of 1, then 1 of 1). Only a build reports; loading is silent.
@@ -59,157 +62,23 @@ class IndexMissingError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class ScoredPage:
-    page: Page
-    score: float
-
-
-@dataclass(frozen=True)
-class IndexStatus:
-    corpus: str
-    rebuilt: bool  # built by this call (missing, stale or forced)
-    reason: str  # why it was rebuilt, or "up to date"
-    pages: int
-    seconds: float
-
-
-@dataclass(frozen=True)
 class _Snapshot:
     """What an index is built from: the corpus settings and its files."""
 
     settings: dict[str, Any]
     files: dict[str, list[int]]  # relative path -> [size, mtime_ns]
-    paths: list[Path] = field(default_factory=list)
+    relatives: list[str] = field(default_factory=list)  # the files, relative, sorted
+
+    def paths(self, folder: Path) -> list[Path]:
+        return [folder / relative for relative in self.relatives]
 
     def content_sha256(self, folder: Path) -> str:
         digest = hashlib.sha256()
-        for path in self.paths:
-            digest.update(path.relative_to(folder).as_posix().encode("utf-8") + b"\0")
-            digest.update(path.read_bytes())
+        for relative in self.relatives:
+            digest.update(relative.encode("utf-8") + b"\0")
+            digest.update((folder / relative).read_bytes())
             digest.update(b"\0")
         return digest.hexdigest()
-
-
-class CorpusIndex:
-    """A loaded corpus: its pages in corpus order and the retrievers over them."""
-
-    def __init__(
-        self,
-        name: str,
-        folder: Path,
-        retriever: PositiveBM25Retriever,
-        nodes: Sequence[Any],
-        status: IndexStatus,
-        embedding: str | None = None,
-        *,
-        keep_navigation: bool = False,
-    ) -> None:
-        self.name = name
-        self.keep_navigation = keep_navigation  # the corpus's `pages.navigation: keep`
-        self.embedding = embedding  # the corpus's `embedding.model`, if it names one
-        self.folder = folder  # the index folder
-        self.status = status
-        self._retriever = retriever
-        self._nodes = {node.node_id: node for node in nodes}
-        self._pages = [from_node(node) for node in nodes]
-        self._by_id = {page.node_id: page for page in self._pages}
-        self._navigation = 0 if keep_navigation else sum(p.navigation for p in self._pages)
-        self._vectors: dict[str, Any] = {}
-
-    def __len__(self) -> int:
-        return len(self._pages)
-
-    def pages(self) -> list[Page]:
-        """Every page in corpus order (documents by path, pages by number): the full scan."""
-        return list(self._pages)
-
-    def page(self, node_id: str) -> Page | None:
-        return self._by_id.get(node_id)
-
-    def search(
-        self, query: str, top_k: int, *, mode: str = "keyword", embed_model: Any = None
-    ) -> list[ScoredPage]:
-        """The best pages for a query, best first; never a page that scored zero.
-
-        `mode` vector and hybrid need an embedding model: `embed_model` (any llama-index
-        embedding), else the one `backend.embed_model_name` names: $RUNNER_EMBED_MODEL, the
-        corpus's `embedding.model` or the default (the `vector` extra)."""
-        if mode not in SEARCH_MODES:
-            raise ValueError(f"unknown search mode {mode!r}; use one of {', '.join(SEARCH_MODES)}")
-        query = normalize(query)
-        if top_k < 1 or not query.strip():
-            return []
-        wanted = top_k + self._navigation  # room for the navigation pages left out below
-        if mode == "keyword":
-            hits = self._retriever.search(query, wanted)
-        else:
-            from runner.retrieval import backend
-
-            vector = self._vector_retriever(embed_model)
-            hits = backend.fused_search(
-                self._retriever, vector, query, wanted, hybrid=mode == "hybrid"
-            )
-        found = [
-            ScoredPage(self._by_id[hit.node.node_id], float(hit.score or 0.0))
-            for hit in hits
-            if hit.node.node_id in self._by_id
-        ]
-        if self._navigation:
-            found = [hit for hit in found if not hit.page.navigation]
-        return found[:top_k]
-
-    def match_count(self, query: str) -> int:
-        """How many pages a keyword search finds at all (score above zero), before top_k."""
-        return self._retriever.match_count(normalize(query))
-
-    def indexed_terms(self, query: str) -> list[str]:
-        """The query's terms as BM25 sees them (stop words removed, stemmed, known to the index)."""
-        return self._retriever.query_tokens(normalize(query))
-
-    def neighbors(self, node_id: str, window: int = 1) -> list[Page]:
-        """The pages up to `window` before and after a page, in page order, the page itself
-        left out. Follows the nodes' PREVIOUS/NEXT relationships, which stop at the edges of a
-        document: a neighbour is always in the same document."""
-        node = self._nodes.get(node_id)
-        if node is None:
-            return []
-        before = self._walk(node, window, lambda n: n.prev_node)
-        after = self._walk(node, window, lambda n: n.next_node)
-        around = [self._by_id[i] for i in reversed(before)] + [self._by_id[i] for i in after]
-        # navigation pages stay in the chain (the window counts them) but are no context
-        return [page for page in around if self.keep_navigation or not page.navigation]
-
-    def _walk(self, node: Any, steps: int, link: Callable[[Any], Any]) -> list[str]:
-        found: list[str] = []
-        current = node
-        for _ in range(steps):
-            related = link(current)
-            if related is None or related.node_id not in self._nodes:
-                break
-            found.append(related.node_id)
-            current = self._nodes[related.node_id]
-        return found
-
-    def _vector_retriever(self, embed_model: Any) -> Any:
-        from runner.retrieval import backend
-
-        if embed_model is None:
-            model_name = backend.embed_model_name(self.embedding)
-        else:
-            model_name = _model_name(embed_model)
-        if model_name not in self._vectors:
-            model = backend.load_embed_model(model_name) if embed_model is None else embed_model
-            nodes = list(self._nodes.values())
-            self._vectors[model_name] = backend.vector_retriever(
-                nodes, self.folder, model, model_name
-            )
-        return self._vectors[model_name]
-
-
-def _model_name(embed_model: Any) -> str:
-    """Names the persisted vector index: a model's own name, else its class."""
-    name = getattr(embed_model, "model_name", None)
-    return str(name) if name and name != "unknown" else type(embed_model).__name__
 
 
 # --- building and loading ------------------------------------------------------------------
@@ -243,7 +112,8 @@ def open_corpus(
     snapshot = _snapshot(corpus, source)
     reason = "forced" if force else _stale_reason(target, snapshot, source)
     if reason is None:
-        return _load(corpus, target, started=time.perf_counter())
+        pages = int((_read_manifest(target) or {}).get("pages", 0))
+        return _load(corpus, target, started=time.perf_counter(), pages=pages)
     if not build:
         raise IndexMissingError(
             f"{pipeline.path}: the index of corpus {name!r} is {reason} ({target}); build it "
@@ -264,18 +134,16 @@ def _corpus(pipeline: Pipeline, name: str) -> Corpus:
 
 
 def _snapshot(corpus: Corpus, source: Path) -> _Snapshot:
-    paths = corpus_files(source, corpus.include, corpus.exclude)
-    files = {}
-    for path in paths:
-        stat = path.stat()
-        files[path.relative_to(source).as_posix()] = [stat.st_size, stat.st_mtime_ns]
+    entries = corpus_entries(source, corpus.include, corpus.exclude)
+    files = {relative: [status.st_size, status.st_mtime_ns] for relative, status in entries}
+    relatives = [relative for relative, _ in entries]
     settings = {
         "format": MANIFEST_FORMAT,
         "max_words": corpus.max_words,
         "include": list(corpus.include),
         "exclude": list(corpus.exclude),
     }
-    return _Snapshot(settings, files, paths)
+    return _Snapshot(settings, files, relatives)
 
 
 def _read_manifest(target: Path) -> dict[str, Any] | None:
@@ -287,10 +155,9 @@ def _read_manifest(target: Path) -> dict[str, Any] | None:
 
 def _stale_reason(target: Path, snapshot: _Snapshot, source: Path) -> str | None:
     """None when the index is up to date; otherwise why it is not."""
-    from runner.retrieval import backend
-
     manifest = _read_manifest(target)
-    if manifest is None or not backend.is_complete(target):
+    complete = (target / PAGES_FILE).is_file() and (target / "bm25" / "params.index.json").is_file()
+    if manifest is None or not complete:
         return "missing"
     if manifest.get("settings") != snapshot.settings:
         return "stale (page settings changed)"
@@ -318,15 +185,14 @@ def _build(
     reason: str,
     progress: ProgressCallback | None,
 ) -> CorpusIndex:
-    from runner.retrieval import backend
-
     started = time.perf_counter()
     report = progress or (lambda stage, done, total: None)
     documents = []
-    report("read", 0, len(snapshot.paths))  # a build starts: callers may say so
-    for done, path in enumerate(snapshot.paths, 1):
+    paths = snapshot.paths(source)
+    report("read", 0, len(paths))  # a build starts: callers may say so
+    for done, path in enumerate(paths, 1):
         documents.append(read_document(source, path))
-        report("read", done, len(snapshot.paths))
+        report("read", done, len(paths))
     pages = paginate_all(documents, corpus.max_words)  # navigation pages marked
     if not pages:
         patterns = ", ".join(corpus.include)
@@ -336,10 +202,15 @@ def _build(
             f"{corpus.name}.include"
         )
     report("index", 0, 1)
-    nodes = to_nodes(pages)
     building = target.parent / f".{target.name}.building-{os.getpid()}"
     shutil.rmtree(building, ignore_errors=True)
-    retriever = backend.build(nodes, building)
+    building.mkdir(parents=True)
+    from runner.retrieval.keyword import KeywordIndex
+
+    # a page is indexed with its section's heading once more: the heading says what the section
+    # is about (a title field, weighted double), and the parts of a long section share it
+    keyword = KeywordIndex.build([f"{page.heading}\n{page.text}" for page in pages], building)
+    write_pages(building / PAGES_FILE, pages)
     report("index", 1, 1)
     report("save", 0, 1)
     content = snapshot.content_sha256(source)
@@ -357,17 +228,15 @@ def _build(
     _swap_in(building, target)
     report("save", 1, 1)
     status = IndexStatus(corpus.name, True, reason, len(pages), seconds)
-    return _index(corpus, target, retriever, nodes, status)
+    return _index(corpus, target, keyword, status)
 
 
-def _index(
-    corpus: Corpus, target: Path, retriever: Any, nodes: Sequence[Any], status: IndexStatus
-) -> CorpusIndex:
+def _index(corpus: Corpus, target: Path, keyword: Any, status: IndexStatus) -> CorpusIndex:
     return CorpusIndex(
         corpus.name,
         target,
-        retriever,
-        nodes,
+        keyword,
+        PageStore(target / PAGES_FILE),
         status,
         _embedding(corpus),
         keep_navigation=corpus.navigation == "keep",
@@ -388,13 +257,13 @@ def _embedding(corpus: Corpus) -> str | None:
     return corpus.embedding.model if corpus.embedding is not None else None
 
 
-def _load(corpus: Corpus, target: Path, *, started: float) -> CorpusIndex:
-    from runner.retrieval import backend
+def _load(corpus: Corpus, target: Path, *, started: float, pages: int) -> CorpusIndex:
+    from runner.retrieval.keyword import KeywordIndex
 
-    retriever, nodes = backend.load(target)
+    keyword = KeywordIndex.load(target)  # memory-mapped: nothing read but the vocabulary
     seconds = time.perf_counter() - started
-    status = IndexStatus(corpus.name, False, "up to date", len(nodes), seconds)
-    return _index(corpus, target, retriever, nodes, status)
+    status = IndexStatus(corpus.name, False, "up to date", pages, seconds)
+    return _index(corpus, target, keyword, status)
 
 
 def corpus_loader(
@@ -409,3 +278,15 @@ def corpus_loader(
         return opened[name]
 
     return corpus
+
+
+__all__ = [
+    "SEARCH_MODES",
+    "CorpusIndex",
+    "IndexMissingError",
+    "IndexStatus",
+    "ScoredPage",
+    "corpus_loader",
+    "index_folder",
+    "open_corpus",
+]

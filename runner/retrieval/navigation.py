@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 MIN_ENTRIES = 4
 ENTRY_SHARE = 0.6
 
-_MARKER = re.compile(r"^\s*(?:[-*+•·]\s+|\d+(?:\.\d+)*[.)]?\s+|[A-Za-z][.)]\s+)?")
+_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•·]\s+|\d+(?:\.\d+)*[.)]?\s+|[A-Za-z][.)]\s+)?")
 _TRAILER = re.compile(r"(?:\s*\.{2,}\s*\d*|\s+\[?(?:p\.|page)?\s*\d+\]?|\s*:)\s*$", re.IGNORECASE)
 _SECTION_NUMBER = re.compile(r"^(?:[A-Z]\.|\d+\.)(?:\d+\.)*\s+")
 _REFERENCE = re.compile(r"^[\w.-]+(?:/[\w.#-]+)+$|^[\w-]+\.(?:html?|md|rst|txt|pdf)(?:#[\w-]*)?$")

@@ -25,7 +25,10 @@ How a document is cut, and why (pages follow the document's sections):
 
 from __future__ import annotations
 
+import glob
+import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -87,16 +90,35 @@ def page_id(document: str, page: int) -> str:
 def corpus_files(folder: Path, include: Sequence[str], exclude: Sequence[str] = ()) -> list[Path]:
     """The corpus's documents: files that match an `include` glob and no `exclude` glob (both
     relative to the folder), sorted by relative path; hidden files and folders are left out."""
-    found: set[Path] = set()
+    return [folder / relative for relative, _ in corpus_entries(folder, include, exclude)]
+
+
+def corpus_entries(
+    folder: Path, include: Sequence[str], exclude: Sequence[str] = ()
+) -> list[tuple[str, os.stat_result]]:
+    """(relative posix path, stat) of every corpus document, sorted by path. String globbing
+    (`glob.glob` with `root_dir`) and one stat a file: opening an index of 6,000 files checks
+    them in a few dozen milliseconds, where pathlib took ten times that."""
+    root = str(folder)
+    found: dict[str, os.stat_result] = {}
     for pattern in include:
-        for path in folder.glob(pattern):
-            relative = path.relative_to(folder)
-            hidden = any(part.startswith(".") for part in relative.parts)
-            if path.is_file() and not hidden and document_format(path.name) is not None:
-                found.add(path)
+        for relative in glob.glob(pattern, root_dir=root, recursive=True):
+            relative = relative.replace(os.sep, "/")
+            if relative in found or document_format(relative.rsplit("/", 1)[-1]) is None:
+                continue
+            try:
+                status = os.stat(os.path.join(root, relative))
+            except OSError:
+                continue
+            if stat.S_ISREG(status.st_mode):
+                found[relative] = status
     if exclude:
-        found = {path for path in found if not excluded(path.relative_to(folder), exclude)}
-    return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
+        found = {
+            relative: status
+            for relative, status in found.items()
+            if not excluded(PurePosixPath(relative), exclude)
+        }
+    return sorted(found.items())
 
 
 def excluded(relative: PurePosixPath | Path, exclude: Sequence[str]) -> bool:

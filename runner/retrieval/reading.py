@@ -32,12 +32,20 @@ def label(page: Page) -> str:
 
 
 def pages_context(pages: Sequence[Page]) -> str:
-    """Pages as one context text, each under its citation and heading."""
+    """Pages as one context text, each under its citation and its place in the document: the
+    document's title and the section's heading (`Spare Parts Policy › Availability periods`),
+    so that a page deep in a document still says what it is about."""
     blocks = []
     for page in pages:
-        heading = f" {page.heading}" if page.heading else ""
-        blocks.append(f"{label(page)}{heading}\n{page.text}")
+        place = page_place(page)
+        blocks.append(f"{label(page)}{' ' + place if place else ''}\n{page.text}")
     return "\n\n".join(blocks)
+
+
+def page_place(page: Page) -> str:
+    """`title › heading`, or the one of them there is (once when they are the same)."""
+    parts = [part for part in (page.title, page.heading) if part]
+    return " › ".join(dict.fromkeys(parts))
 
 
 def answers_context(answers: Sequence[PageAnswer]) -> str:

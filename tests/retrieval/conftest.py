@@ -34,6 +34,20 @@ from runner.tools import ToolServices, build_tools
 
 CORPORA = Path(__file__).parent / "corpora"
 
+
+def folder_pipeline(tmp_path: Path, folder: Path, **options: Any) -> Pipeline:
+    """A pipeline with one corpus `docs` over `folder` (Corpus options as keywords), its state
+    in tmp_path/state."""
+    corpus = Corpus("docs", folder, **options)
+    return Pipeline(
+        path=tmp_path / "p.yaml",
+        domain="d",
+        tools=(),
+        corpora={"docs": corpus},
+        state_dir=tmp_path / "state",
+    )
+
+
 ReadReply = Callable[[str, Passage], "str | None"]
 
 

@@ -28,8 +28,8 @@ def test_build_persists_the_index_in_the_state_folder(pipeline) -> None:
     folder = pipeline.folder / ".runner" / "indexes" / "manuals"
     assert index.status.rebuilt and index.status.reason == "missing"
     assert (folder / "manifest.json").is_file()
-    assert (folder / "docstore.json").is_file()
-    assert (folder / "bm25").is_dir()
+    assert (folder / "pages.sqlite").is_file()
+    assert (folder / "bm25" / "params.index.json").is_file()
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["pages"] == len(index) == 11
 

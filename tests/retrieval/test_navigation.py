@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner.config.model import Corpus, Pipeline
+from runner.config.model import Pipeline
 from runner.retrieval import open_corpus
 from runner.retrieval.pages import Document, paginate_all
+
+from .conftest import folder_pipeline
 
 SECTIONS = {
     "Resetting the router": "Hold the reset button for ten seconds until the light blinks.",
@@ -56,14 +58,7 @@ def pipeline(tmp_path: Path, navigation: str) -> Pipeline:
     folder.mkdir(exist_ok=True)
     (folder / "contents.md").write_text(TOC, encoding="utf-8")
     (folder / "router.md").write_text("# Router\n\n" + BODY, encoding="utf-8")
-    corpus = Corpus("docs", folder, navigation=navigation)
-    return Pipeline(
-        path=tmp_path / "p.yaml",
-        domain="d",
-        tools=(),
-        corpora={"docs": corpus},
-        state_dir=tmp_path / "state",
-    )
+    return folder_pipeline(tmp_path, folder, navigation=navigation)
 
 
 def test_searches_leave_navigation_pages_out_by_default(tmp_path: Path) -> None:

@@ -85,6 +85,10 @@ def test_html_entities_and_nbsp_become_plain_text(tmp_path: Path) -> None:
     assert "\u00a0" not in text
 
 
+def test_html_headings_are_written_as_markdown_headings(tmp_path: Path) -> None:
+    assert html_pages(tmp_path)[0].text.startswith("# Widget FAQ\n\n## How do I reset the widget?")
+
+
 def test_html_lists_and_code_blocks_are_kept_as_text(tmp_path: Path) -> None:
     text = html_pages(tmp_path)[0].text
     assert "1. Unplug it.\n2. Plug it in again." in text
@@ -93,7 +97,19 @@ def test_html_lists_and_code_blocks_are_kept_as_text(tmp_path: Path) -> None:
 
 def test_html_tables_are_kept_a_row_a_line(tmp_path: Path) -> None:
     text = html_pages(tmp_path)[1].text
-    assert "Model | Price\nW-100 | €25" in text
+    assert "| Model | Price |\n|---|---|\n| W-100 | €25 |" in text
+
+
+def test_html_without_a_declared_encoding_is_read_as_utf8(tmp_path: Path) -> None:
+    text = html_pages(tmp_path, "<h1>Menu</h1><p>Café au lait costs €3 at the counter today.</p>")
+    assert "Café au lait costs €3" in text[0].text
+
+
+def test_html_declaring_its_encoding_is_read_in_it(tmp_path: Path) -> None:
+    path = tmp_path / "old.html"
+    html = '<meta charset="iso-8859-1"><h1>Menu</h1><p>Café au lait, served hot and fresh.</p>'
+    path.write_bytes(html.encode("iso-8859-1"))
+    assert "Café au lait" in paginate(read_document(tmp_path, path), 250)[0].text
 
 
 def test_an_empty_html_file_has_no_pages(tmp_path: Path) -> None:

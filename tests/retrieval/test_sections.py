@@ -52,3 +52,26 @@ def test_rst_heading_levels_follow_the_order_adornments_appear() -> None:
     text = f"Title\n=====\n\nPart\n----\n\n{words(20)}\n\nOther\n-----\n\n{words(20)}\n"
     paths = [p.path for p in paginate(Document("r.rst", text), max_words=100)]
     assert paths == [("Title", "Part"), ("Title", "Other")]
+
+
+def test_every_part_of_a_long_section_is_found_by_its_heading(tmp_path) -> None:
+    from runner.retrieval import open_corpus
+
+    from .conftest import folder_pipeline
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    body = "\n\n".join(words(60, f"filler{i}") for i in range(4))
+    (folder / "m.md").write_text(f"# Manual\n\n## Descaling\n\n{body}\n", encoding="utf-8")
+    pipeline = folder_pipeline(tmp_path, folder, max_words=100)
+    index = open_corpus(pipeline, "docs")
+    found = {hit.page.page for hit in index.search("descaling", top_k=10)}
+    assert len(index) > 2 and found == {page.page for page in index.pages()}
+
+
+def test_a_pages_context_names_its_document_and_section() -> None:
+    from runner.retrieval.reading import pages_context
+
+    text = "# Kettle Manual\n\n## Descaling\n\nUse citric acid once a month in hard water areas."
+    page = paginate(Document("kettle.md", text), max_words=100)[0]
+    assert pages_context([page]).startswith("[kettle.md, page 1] Kettle Manual › Descaling\n")

@@ -63,7 +63,7 @@ def test_retrieve_returns_top_k_pages_as_context_with_their_sources(harness) -> 
     assert result.sources[0] == Source("toaster.md", 2, "Toaster Manual", "Crumb tray")
     assert len(result.sources) == 2
     assert result.data["pages"][0] == "toaster.md#2"
-    assert result.text.startswith("[toaster.md, page 2] Crumb tray\n## Crumb tray")
+    assert result.text.startswith("[toaster.md, page 2] Toaster Manual › Crumb tray\n## Crumb tray")
 
 
 def test_retrieve_honours_its_output_setting(harness) -> None:

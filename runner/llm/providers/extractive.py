@@ -20,8 +20,10 @@ Choosing, after the guaranteed passages (C23: quoted first, matched or not, thei
 2. greedily, the unit adding the most weight of question words not yet covered, until none adds
    any, 4 are chosen or they reach 120 words;
 3. then, while there is room, units of the best unit's section scoring 60 % of it;
-4. a chosen unit brings the numbered steps that follow it (and the sentence after its colon);
-5. when no part of the question is a third covered, nothing is chosen.
+4. when the best unit's section is headed by the question (its heading holds 60 % of a part's
+   weight), the section's other units join in text order, up to 160 words in all;
+5. a chosen unit brings the numbered steps that follow it (and the sentence after its colon);
+6. when no part of the question is a third covered, nothing is chosen.
 """
 
 from __future__ import annotations
@@ -30,8 +32,13 @@ import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from runner.llm.providers.offline_passages import (
+    Passage,
+    cited_by,
+    passages_from_facts,
+    source_labels,
+)
 from runner.llm.providers.offline_question import FRAMING_STEMS, Part, parts, unit_cues
 from runner.llm.providers.offline_records import compact_record
 from runner.llm.providers.offline_units import (
@@ -47,6 +54,17 @@ from runner.llm.providers.offline_units import (
 )
 from runner.text import content_words, stem, tokenize
 
+# the passages and their citations live in offline_passages; these names are also read from here
+__all__ = [
+    "Passage",
+    "Selection",
+    "cited_by",
+    "passages_from_facts",
+    "quoted_coverage",
+    "select",
+    "source_labels",
+]
+
 _NUMBERED = re.compile(r"^\d{1,3}[.)]\s")
 CONTEXT_WEIGHT = 0.5  # a word only the unit's heading or column headers hold
 FRAMING_WEIGHT = 0.5  # "difference", "mean", "way": they frame the question, not its topic
@@ -61,18 +79,9 @@ PAGE_MIN_SHARE = 0.5  # nor does a unit whose page holds less than this share of
 SUPPORT_MIN = 0.6  # of the best score: a further unit of a chosen section
 MIN_SHARE_OF_QUESTION = 1 / 3  # the chosen units must cover this share of the question's weight
 ANSWER_WORDS = 120  # context units stop being added past this many words
+TITLE_SHARE = 0.6  # a section whose heading holds this share of a part's weight is about it…
+SECTION_WORDS = 160  # …and its units are quoted in order up to this many words in all
 FOLLOWER_ITEMS = 8  # list items a chosen unit may bring along
-
-
-@dataclass(frozen=True)
-class Passage:
-    """The offline provider's view of a passage: its text, its sources as JSON objects, and in
-    an answer its number (what the answer cites it by, `[n]`)."""
-
-    text: str
-    sources: tuple[Mapping[str, Any], ...] = ()
-    guaranteed: bool = False
-    number: int | None = None
 
 
 @dataclass
@@ -139,61 +148,6 @@ class _Line:
     texts: list[str]
 
 
-def passages_from_facts(items: Iterable[Any]) -> list[Passage]:
-    """Passages given as mappings ({text, sources, guaranteed}) or as objects with attributes."""
-    return [_passage(item) for item in items or ()]
-
-
-def _passage(item: Any) -> Passage:
-    if isinstance(item, str):
-        return Passage(item)
-    get = item.get if isinstance(item, Mapping) else lambda key, d=None: getattr(item, key, d)
-    sources = tuple(_source(source) for source in get("sources", ()) or ())
-    number = get("number")
-    return Passage(
-        str(get("text", "") or ""),
-        sources,
-        bool(get("guaranteed", False)),
-        int(number) if number is not None else None,
-    )
-
-
-def _source(source: Any) -> Mapping[str, Any]:
-    if isinstance(source, Mapping):
-        return source
-    return source.to_json() if hasattr(source, "to_json") else {"document": str(source)}
-
-
-# --- citations ----------------------------------------------------------------------------------
-
-
-def source_labels(sources: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
-    """`doc p. N` (or `doc` without a page) for each source, without repeats, in order."""
-    labels: list[str] = []
-    for source in sources:
-        label = str(source.get("document") or "")
-        if label and source.get("page") is not None:
-            label += f" p. {source['page']}"
-        if label and label not in labels:
-            labels.append(label)
-    return tuple(labels)
-
-
-def cited_by(
-    passage: Passage, labels: tuple[str, ...], default: tuple[str, ...] | None = None
-) -> tuple[str, ...]:
-    """What a quoted unit of `passage` is cited by, given the citation labels it carries itself
-    (a page label or an earlier answer's citation; () for none). In an answer (the passage has
-    a number) its passage's number, which Prompts turns into the passage's citation — the one
-    place where answers are cited (C33) — unless the unit carries a citation other than its
-    passage's: that one stays, a guaranteed answer's own citation is never replaced. Elsewhere
-    its own labels, else `default` (its passage's sources)."""
-    own = source_labels(passage.sources) if default is None else default
-    if passage.number is not None and (not labels or set(labels) == set(own)):
-        return (str(passage.number),)
-    return labels or own
-
-
 # --- selection ----------------------------------------------------------------------------------
 
 
@@ -222,6 +176,24 @@ def select(
         _choose(selection, candidate, seen)
     selection.covered = covered
     return selection
+
+
+def quoted_coverage(
+    question: str, passages: Sequence[Passage], *, per_guaranteed: int, limit: int
+) -> tuple[float, set[str], str]:
+    """What the units an answer would quote hold of the question: the share of its weight
+    (each word weighs its inverse document frequency over the passages' units, so rare words
+    and names weigh most), the question stems they hold (in their text or headings) and their
+    text."""
+    question_parts = parts(question)
+    weights = _idf(_candidates(question_parts, passages, question), question_parts)
+    chosen = select(
+        question, passages, per_guaranteed=per_guaranteed, limit=limit, exclude=question
+    )
+    total = sum(weights.values())
+    held = sum(weight for key, weight in weights.items() if key in chosen.covered)
+    share = held / total if total else 0.0
+    return share, set(chosen.covered), chosen.text(cite=False)
 
 
 def _candidates(
@@ -328,7 +300,7 @@ def _answering(
     covered: set[str],
     limit: int,
 ) -> list[_Candidate]:
-    """The context units to quote (rules 1-5 of the module's docstring); `covered` grows by
+    """The context units to quote (rules 1-6 of the module's docstring); `covered` grows by
     the words they match."""
     if not candidates or limit <= 0:
         return []
@@ -340,6 +312,7 @@ def _answering(
         return []
     covered |= now_covered
     chosen += _supporting(chosen, competing, limit)
+    chosen += _section_lead(chosen, candidates, weights, question_parts)
     return chosen + _followers(chosen, candidates)
 
 
@@ -442,6 +415,36 @@ def _supporting(
         ):
             extra.append(candidate)
             words += candidate.unit.words
+    return extra
+
+
+def _section_lead(
+    chosen: list[_Candidate],
+    candidates: list[_Candidate],
+    weights: Mapping[str, float],
+    question_parts: Sequence[Part],
+) -> list[_Candidate]:
+    """When the best chosen unit's section is headed by the question (its heading holds
+    TITLE_SHARE of a part's weight: an FAQ entry, a section named after the asked thing), the
+    section is the answer: its other units join in text order, up to SECTION_WORDS in all."""
+    if not chosen:
+        return []
+    first = max(chosen, key=lambda candidate: candidate.score)
+    heading = first.unit.context_stems
+    if max((_share(heading, weights, part) for part in question_parts), default=0) < TITLE_SHARE:
+        return []
+    taken = {candidate.place for candidate in chosen}
+    words = sum(candidate.unit.words for candidate in chosen)
+    rest = sorted(
+        (c for c in candidates if c.section == first.section and c.place not in taken),
+        key=lambda candidate: candidate.unit.position,
+    )
+    extra: list[_Candidate] = []
+    for candidate in rest:
+        if words + candidate.unit.words > SECTION_WORDS:
+            break
+        extra.append(candidate)
+        words += candidate.unit.words
     return extra
 
 

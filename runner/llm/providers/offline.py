@@ -8,6 +8,7 @@ prompt text for meaning, and it has no special cases for any question or corpus.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -18,6 +19,7 @@ from runner.llm.providers.extractive import (
     Passage,
     cited_by,
     passages_from_facts,
+    quoted_coverage,
     select,
     source_labels,
 )
@@ -26,7 +28,7 @@ from runner.llm.providers.offline_question import Part, parts
 from runner.llm.providers.offline_records import Record, comparison
 from runner.llm.providers.offline_units import RECORD, parse
 from runner.llm.types import LLMRequest, Purpose
-from runner.text import content_words, stem, stems, tokenize
+from runner.text import STOP_WORDS, content_words, normalize, stem, stems, tokenize
 
 # Words that say how a question is asked rather than what it is about; activation questions
 # ("Does the user ask about …?") are full of them.
@@ -61,8 +63,26 @@ class OfflineProvider:
 
 
 def respond(request: LLMRequest) -> str:
+    request = replace(
+        request,
+        prompt=normalize(request.prompt),
+        subject=normalize(request.subject),
+        facts=_normal_facts(request.facts),
+    )
     result = _HANDLERS[request.purpose](request)
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+
+
+def _normal_facts(value: Any) -> Any:
+    """The facts in runner's normal form (texts in mappings and lists; pages already are): a
+    soft hyphen or a non-breaking space in a message matches the plain word on a page."""
+    if isinstance(value, str):
+        return normalize(value)
+    if isinstance(value, Mapping):
+        return {key: _normal_facts(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_normal_facts(item) for item in value]
+    return value
 
 
 def _task_stems(text: str) -> set[str]:
@@ -126,23 +146,87 @@ def extraction(request: LLMRequest) -> dict[str, Any]:
 
 
 def gatekeeper(request: LLMRequest) -> dict[str, Any]:
-    """Enough when every part of the question has at least 60 % of its content words on one
-    page (or passage) of the context; the reason counts the words covered anywhere and names
-    what is missing."""
+    """Enough when the sentences an answer would quote cover the question: they hold at least
+    60 % of its weight (content words weighted by rarity over the context's units), every name
+    it asks about (`names`), and every part of the question has 60 % of its words on one page.
+    The reason says how much is covered and names what is missing."""
     question = request.facts["question"]
     passages = passages_from_facts(request.facts["passages"])
     important = content_words(question)
     missing = _uncovered(important, passages)
+    share, held, quoted = quoted_coverage(
+        question, passages, per_guaranteed=GUARANTEED_UNITS, limit=ANSWER_UNITS
+    )
+    absent = [name for name in names(question) if not {stem(t) for t in tokenize(name)} <= held]
+    undefined = defined_term(question)
+    if undefined is not None and _defines(quoted, undefined):
+        undefined = None
     covered = len(important) - len(missing)
-    reason = f"the context covers {covered} of {len(important)} important words of the question"
+    reason = (
+        f"the context covers {covered} of {len(important)} important words of the question; "
+        f"the sentences an answer would quote hold {share:.0%} of its weight"
+    )
+    if absent:
+        reason += f"; names not in those sentences: {', '.join(absent)}"
+    if undefined is not None:
+        reason += f"; no sentence says what {undefined} is"
     if missing:
         reason += f"; not covered: {', '.join(missing)}"
     unanswered = _unanswered_parts(question, passages)
     if unanswered and not missing:
         pieces = "; ".join(" ".join(part.words) for part in unanswered)
         reason += f"; no single page covers enough of: {pieces}"
-    enough = bool(important) and not unanswered
+    enough = (
+        bool(important)
+        and not unanswered
+        and not absent
+        and undefined is None
+        and share >= GATEKEEPER_MIN_COVERAGE
+    )
     return {"enough": enough, "reason": reason}
+
+
+_WHAT_IS = re.compile(
+    r"^\s*what(?:'s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?(?P<term>[^?]+?)\s*\??\s*$", re.I
+)
+DEFINED_TERM_WORDS = 3  # "What is X?" asks for a definition when X is this short
+
+
+def defined_term(question: str) -> str | None:
+    """The X of a "What is X?" question (X of at most three words), which only a sentence
+    that says what X is answers; None for any other question."""
+    found = _WHAT_IS.match(question)
+    if found is None or len(found["term"].split()) > DEFINED_TERM_WORDS:
+        return None
+    return found["term"]
+
+
+def _defines(text: str, term: str) -> bool:
+    """A sentence of the text says what the term is: `X is`, `X are`, `X means`, `X refers`,
+    `an X is` (the term's last word allowed a plural s)."""
+    words = [re.escape(word) for word in term.split()]
+    words[-1] += "s?"
+    pattern = r"\b" + r"\s+".join(words) + r"\s+(?:is|are|was|means|refers|stands)\b"
+    return re.search(pattern, text, re.IGNORECASE) is not None
+
+
+def names(question: str) -> list[str]:
+    """The names a question asks about: words with a digit, an inner `_` `.` or `-`, or a
+    capital past their first letter (`KW-620`, `os.path`, `__init__`, `PyPI`), and capitalised
+    words that do not start the question or a sentence (`Python`, `Tkinter`), lower-cased."""
+    found: list[str] = []
+    start_of_sentence = True
+    for token in re.findall(r"[\w][\w.\-']*[\w]|\w|[.!?]", question):
+        if token in ".!?":
+            start_of_sentence = True
+            continue
+        shaped = any(ch.isdigit() for ch in token) or any(ch in "_.-" for ch in token)
+        inner_capital = any(ch.isupper() for ch in token[1:])
+        capitalised = token[0].isupper() and not start_of_sentence
+        start_of_sentence = False
+        if (shaped or inner_capital or capitalised) and token.lower() not in STOP_WORDS:
+            found.append(token.lower())
+    return list(dict.fromkeys(found))
 
 
 def missing_info(request: LLMRequest) -> dict[str, list[str]]:
@@ -247,8 +331,9 @@ def compose(request: LLMRequest) -> str:
     turns them into runner's citations and keeps the answers cited as the supplement's
     sources."""
     answers = passages_from_facts(request.facts["answers"])
+    question = request.facts["question"]
     chosen = select(
-        request.facts["question"], answers, per_guaranteed=PAGE_ANSWER_UNITS, limit=COMPOSE_UNITS
+        question, answers, per_guaranteed=PAGE_ANSWER_UNITS, limit=COMPOSE_UNITS, exclude=question
     )
     return NOT_FOUND if chosen.empty else chosen.text(cite=True)
 
@@ -271,6 +356,7 @@ def answer(request: LLMRequest) -> str:
         [*guaranteed, *context],
         per_guaranteed=GUARANTEED_UNITS,
         limit=ANSWER_UNITS,
+        exclude=facts["question"],  # never the question itself, quoted back from a page
     )
     return NOT_FOUND if chosen.empty else chosen.text(cite=True)
 

@@ -79,8 +79,11 @@ def citation_text(labels: Iterable[str]) -> str:
 
 
 def _is_heading_text(rest: str) -> bool:
-    """After a page label: a heading (short, no full stop at the end), or the page's text
+    """After a page label: a heading (a document title and a section heading joined by ` › `,
+    as retrieval writes a page's place; or short, no full stop at the end), or the page's text
     itself (a page answer: sentences)."""
+    if " › " in rest:
+        return True
     return bool(rest) and len(rest.split()) <= 14 and not rest.rstrip().endswith((".", "!"))
 
 

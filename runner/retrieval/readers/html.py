@@ -10,8 +10,9 @@ below only has to produce what pages need: headings and paragraph blocks.
   anything with role navigation/banner/contentinfo, the navigation bars documentation
   generators mark by class (`navheader`, `navfooter`, `breadcrumb`, `sidebar`, …) and the
   permalink anchors after headings (`headerlink`);
-- `pre` stays one block with its line breaks; lists are one block, an item a line (`- item`,
-  `1. item`); a table is one block, a row a line with its cells joined by ` | `;
+- the text is written as Markdown, which pages and the offline provider read: headings as `#`
+  lines, `pre` one block with its line breaks, a list one block with an item a line (`- item`,
+  `1. item`), a table one block of Markdown rows (`| cell | cell |`);
 - entities are decoded by the parser and the text is normalised (NBSP to a space, …).
 """
 
@@ -114,8 +115,9 @@ class _Walk:
         if tag in _HEADINGS:
             self.end_paragraph()
             title = _squash(element.text_content())
-            if title:
-                self.blocks.append(Block(title, heading=title, level=_HEADINGS[tag]))
+            if title:  # written as Markdown, so a page's text shows it as a heading
+                level = _HEADINGS[tag]
+                self.blocks.append(Block(f"{'#' * level} {title}", heading=title, level=level))
             return True
         if tag == "pre":
             self.end_paragraph()
@@ -125,11 +127,7 @@ class _Walk:
             return True
         if tag == "table":
             self.end_paragraph()
-            for row in element.iter("tr"):
-                cells = [_squash(cell.text_content()) for cell in row if cell.tag in ("td", "th")]
-                if any(cells):
-                    self.lines.append(" | ".join(cells))
-            self.end_paragraph()
+            self._table(element)
             return True
         if tag in _LISTS:
             self.end_line() if self.lists else self.end_paragraph()
@@ -147,6 +145,18 @@ class _Walk:
             self.end_line() if self.lists else self.end_paragraph()
         self.text(element.text)
         return False
+
+    def _table(self, table: lxml.html.HtmlElement) -> None:
+        """A Markdown table: a row a line; a first row of header cells is the header."""
+        for number, row in enumerate(table.iter("tr")):
+            cells = [cell for cell in row if cell.tag in ("td", "th")]
+            texts = [_squash(cell.text_content()).replace("|", "/") for cell in cells]
+            if not any(texts):
+                continue
+            self.lines.append("| " + " | ".join(texts) + " |")
+            if number == 0 and all(cell.tag == "th" for cell in cells):
+                self.lines.append("|" + "---|" * len(cells))
+        self.end_paragraph()
 
     def end(self, element: lxml.html.HtmlElement) -> None:
         tag = element.tag
@@ -175,12 +185,21 @@ def html_blocks(root: lxml.html.HtmlElement) -> list[Block]:
     return walk.blocks
 
 
+def _source(raw: bytes) -> bytes | str:
+    """The bytes when they declare their encoding (`<meta charset>`, an XML declaration), for
+    lxml to decode; else UTF-8 text (lxml would guess Latin-1 and garble every accent)."""
+    head = raw[:2048].lower()
+    if b"charset" in head or b"encoding=" in head:
+        return raw
+    return raw.decode("utf-8-sig", errors="replace")
+
+
 class HtmlReader:
     def read(self, path: str, raw: bytes) -> Document:
         if not raw.strip():
             return Document(path, "", "html", read_blocks=())
         try:
-            root = lxml.html.document_fromstring(raw)
+            root = lxml.html.document_fromstring(_source(raw))
         except (lxml.etree.ParserError, ValueError) as error:
             raise CorpusError(f"{path}: not readable as HTML ({error})") from None
         for element in root.xpath(_DROP_XPATH):

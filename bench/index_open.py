@@ -1,0 +1,247 @@
+"""How fast an already-built index opens, at 10,000 and 100,000 pages, and the PostgreSQL manual
+indexed from HTML.
+
+    python -m bench.index_open     # writes bench/results/index_open.json and its README section
+
+- **open**: a fresh process times `open_corpus` on an up-to-date index (the staleness check
+  included: the manifest, a stat of every corpus file), once with nothing imported yet (what
+  `runner run` pays: importing bm25s and numpy included) and once more in the same process after
+  the imports; then the first query, and query p50 / p95 over the corpus's own headings.
+- **sizes**: the Python docs (`../shared/data/pydocs/docs`, about 8,400 pages) repeated under
+  changed names (`copy01/library/os.rst.txt`, …: file symlinks in a temporary folder) until the
+  corpus has 10,000 and 100,000 pages.
+- **pgdocs**: the PostgreSQL 15 manual as 1,169 HTML files, fetched once with
+  `../shared/data/fetch-pgdocs.sh` into a temporary folder outside the repository (skipped when
+  that fails, e.g. without apt): pages, index time, open time, query p50 / p95, peak memory.
+
+Each measurement runs in its own process so that its time and memory are its own.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from bench.readme import table, write_results, write_section
+from bench.retrieval import PYDOCS, ROOT, machine
+
+SIZES = (10_000, 100_000)
+TARGETS_MS = {10_000: 150, 100_000: 500}
+PGDOCS_SCRIPT = ROOT.parent / "shared" / "data" / "fetch-pgdocs.sh"
+PGDOCS_BUILD_TARGET_S = 15
+QUERIES = 200
+
+
+def pipeline(folder: Path, include: str) -> Any:
+    from runner.config.model import Corpus, Pipeline
+
+    corpus = Corpus("docs", folder / "corpus", include=(include,), max_words=250)
+    return Pipeline(
+        path=folder / "bench.yaml",
+        domain="bench",
+        tools=(),
+        corpora={"docs": corpus},
+        state_dir=folder / "state",
+    )
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# --- phases (each in its own process) ----------------------------------------------------------
+
+
+def phase_build(folder: Path, include: str) -> dict[str, Any]:
+    from runner.retrieval import open_corpus
+
+    started = time.perf_counter()
+    index = open_corpus(pipeline(folder, include), "docs", force=True)
+    return {
+        "pages": len(index),
+        "build_seconds": round(time.perf_counter() - started, 2),
+        "build_peak_rss_mb": round(peak_rss_mb(), 1),
+    }
+
+
+def phase_open(folder: Path, include: str) -> dict[str, Any]:
+    started = time.perf_counter()
+    from runner.retrieval import open_corpus
+
+    cold = open_corpus(pipeline(folder, include), "docs", build=False)
+    cold_ms = (time.perf_counter() - started) * 1000
+    started = time.perf_counter()
+    index = open_corpus(pipeline(folder, include), "docs", build=False)
+    warm_ms = (time.perf_counter() - started) * 1000
+    assert not cold.status.rebuilt and not index.status.rebuilt
+    rss_after_open = peak_rss_mb()  # before the full scan below reads every page
+    queries = [page.heading for page in index.pages()[:: max(1, len(index) // QUERIES)]]
+    queries = [query for query in queries if query][:QUERIES]
+    started = time.perf_counter()
+    index.search(queries[0], 5)
+    first_ms = (time.perf_counter() - started) * 1000
+    times = []
+    for query in queries:
+        started = time.perf_counter()
+        index.search(query, 5)
+        times.append((time.perf_counter() - started) * 1000)
+    cuts = statistics.quantiles(times, n=100)
+    return {
+        "open_cold_ms": round(cold_ms, 1),
+        "open_ms": round(warm_ms, 1),
+        "first_query_ms": round(first_ms, 2),
+        "query_p50_ms": round(cuts[49], 2),
+        "query_p95_ms": round(cuts[94], 2),
+        "open_peak_rss_mb": round(rss_after_open, 1),
+        "queries": len(queries),
+    }
+
+
+def run_phase(name: str, folder: Path, include: str) -> dict[str, Any]:
+    command = [sys.executable, "-m", "bench.index_open", "--phase", name, str(folder), include]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"bench phase {name} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# --- corpora -----------------------------------------------------------------------------------
+
+
+def repeated_pydocs(folder: Path, pages: int, per_document: dict[str, int]) -> None:
+    """pydocs under changed names (copyNN/…) until the corpus has at least `pages` pages."""
+    corpus = folder / "corpus"
+    total, copy = 0, 0
+    while total < pages:
+        copy += 1
+        for document, count in per_document.items():
+            target = corpus / f"copy{copy:02d}" / document
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(PYDOCS / document)
+            total += count
+            if total >= pages:
+                return
+
+
+def pydocs_pages_per_document(folder: Path) -> dict[str, int]:
+    (folder / "corpus").symlink_to(PYDOCS)
+    run_phase("build", folder, "**/*.rst.txt")
+    from runner.retrieval import open_corpus
+
+    index = open_corpus(pipeline(folder, "**/*.rst.txt"), "docs", build=False)
+    counts: dict[str, int] = {}
+    for page in index.pages():
+        counts[page.document] = counts.get(page.document, 0) + 1
+    return counts
+
+
+def pgdocs(folder: Path) -> dict[str, Any]:
+    download = Path(tempfile.gettempdir()) / "runner-bench-pgdocs"
+    done = subprocess.run(
+        ["bash", str(PGDOCS_SCRIPT), str(download)], capture_output=True, text=True, check=False
+    )
+    html = download / "html"
+    if done.returncode != 0 or not html.is_dir():
+        return {"skipped": (done.stderr or done.stdout).strip() or "fetch-pgdocs.sh failed"}
+    (folder / "corpus").symlink_to(html)
+    files = sum(1 for _ in html.glob("*.html"))
+    return (
+        {"files": files}
+        | run_phase("build", folder, "**/*.html")
+        | run_phase("open", folder, "**/*.html")
+    )
+
+
+def main() -> None:
+    if not PYDOCS.is_dir():
+        print(f"skipped: the pydocs corpus is not at {PYDOCS}")
+        return
+    host = machine()
+    sizes: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="runner-open-") as base:
+        base_folder = Path(base) / "pydocs"
+        base_folder.mkdir()
+        per_document = pydocs_pages_per_document(base_folder)
+        for size in SIZES:
+            folder = Path(base) / str(size)
+            folder.mkdir()
+            repeated_pydocs(folder, size, per_document)
+            build = run_phase("build", folder, "**/*.rst.txt")
+            sizes[str(size)] = build | run_phase("open", folder, "**/*.rst.txt")
+            print(size, sizes[str(size)], flush=True)
+        pg_folder = Path(base) / "pgdocs"
+        pg_folder.mkdir()
+        pg = pgdocs(pg_folder)
+    results = {
+        "date": date.today().isoformat(),
+        "command": "python -m bench.index_open",
+        "machine": host,
+        "sizes": sizes,
+        "pgdocs": pg,
+        "targets_ms": {str(k): v for k, v in TARGETS_MS.items()},
+        "pgdocs_build_target_s": PGDOCS_BUILD_TARGET_S,
+    }
+    write_results("index_open", results)
+    write_section("Index open and the PostgreSQL manual", readme_section(results))
+    print(json.dumps(results, indent=2))
+
+
+def readme_section(results: dict[str, Any]) -> str:
+    machine_line = ", ".join(f"{key} {value}" for key, value in results["machine"].items())
+    rows = []
+    for size, figures in results["sizes"].items():
+        target = results["targets_ms"][size]
+        rows.append(
+            [
+                f"pydocs repeated, {figures['pages']:,} pages",
+                f"{figures['open_ms']} ms ({figures['open_cold_ms']} ms with the imports)",
+                f"≤ {target} ms",
+                f"{figures['build_seconds']} s",
+                f"{figures['query_p50_ms']} / {figures['query_p95_ms']} ms",
+                f"{figures['open_peak_rss_mb']} MB",
+            ]
+        )
+    pg = results["pgdocs"]
+    if "skipped" in pg:
+        pg_line = f"PostgreSQL manual: skipped ({pg['skipped']})."
+    else:
+        rows.append(
+            [
+                f"PostgreSQL manual (HTML, {pg['files']:,} files), {pg['pages']:,} pages",
+                f"{pg['open_ms']} ms ({pg['open_cold_ms']} ms with the imports)",
+                "",
+                f"{pg['build_seconds']} s (target < {results['pgdocs_build_target_s']} s)",
+                f"{pg['query_p50_ms']} / {pg['query_p95_ms']} ms",
+                f"{pg['open_peak_rss_mb']} MB (build {pg['build_peak_rss_mb']} MB)",
+            ]
+        )
+        pg_line = ""
+    header = ["corpus", "open", "target", "index build", "query p50 / p95", "memory after open"]
+    return f"""`python -m bench.index_open` ({results["date"]}; {machine_line}). An index that is
+already built, opened by a fresh process with `open_corpus` (the staleness check included): the
+first figure with runner's modules already imported, the one in brackets from a process that has
+imported nothing yet (bm25s and numpy included, as `runner run` pays). Queries: up to {QUERIES}
+of the corpus's own headings, top 5. The 10,000- and 100,000-page corpora are the Python docs
+repeated under changed names; the PostgreSQL manual is indexed from its HTML as a user would
+(`include: ["**/*.html"]`). Raw figures: `bench/results/index_open.json`. {pg_line}
+
+{table(header, rows)}
+"""
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--phase":
+        phases = {"build": phase_build, "open": phase_open}
+        print(json.dumps(phases[sys.argv[2]](Path(sys.argv[3]), sys.argv[4])))
+    elif len(sys.argv) == 1:
+        main()
+    else:
+        sys.exit("usage: python -m bench.index_open")

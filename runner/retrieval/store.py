@@ -1,0 +1,121 @@
+"""A corpus index's pages in SQLite (`pages.sqlite`), read lazily: opening an index reads no
+page; a search reads only the pages it returns, neighbour search only the pages it walks to.
+
+A page's row number (`ord`, from 0, in corpus order: documents by path, pages by number) is its
+document number in the BM25 index, so a BM25 hit is one primary-key lookup away from its page,
+and a page's neighbours are the rows just before and after it in the same document.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from runner.retrieval.pages import Page
+
+PAGES_FILE = "pages.sqlite"
+_COLUMNS = "ord, node_id, document, page, title, heading, path, navigation, text"
+
+
+def write_pages(path: Path, pages: Iterable[Page]) -> None:
+    """A new page store at `path` (which must not exist yet) with the pages in order."""
+    db = sqlite3.connect(path)
+    try:
+        db.execute(
+            "CREATE TABLE pages (ord INTEGER PRIMARY KEY, node_id TEXT NOT NULL UNIQUE, "
+            "document TEXT NOT NULL, page INTEGER NOT NULL, title TEXT NOT NULL, "
+            "heading TEXT NOT NULL, path TEXT NOT NULL, navigation INTEGER NOT NULL, "
+            "text TEXT NOT NULL)"
+        )
+        db.executemany(
+            f"INSERT INTO pages ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                (
+                    number,
+                    page.node_id,
+                    page.document,
+                    page.page,
+                    page.title,
+                    page.heading,
+                    json.dumps(list(page.path), ensure_ascii=False),
+                    int(page.navigation),
+                    page.text,
+                )
+                for number, page in enumerate(pages)
+            ),
+        )
+        db.commit()
+    finally:
+        db.close()
+
+
+def _page(row: Sequence[object]) -> Page:
+    _, node_id, document, number, title, heading, path, navigation, text = row
+    return Page(
+        node_id=str(node_id),
+        document=str(document),
+        page=int(number),  # type: ignore[call-overload]
+        title=str(title),
+        heading=str(heading),
+        text=str(text),
+        path=tuple(json.loads(str(path))),
+        navigation=bool(navigation),
+    )
+
+
+class PageStore:
+    """Read-only access to a page store; safe to share between threads."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        self._lock = threading.Lock()
+        self._count: int | None = None
+        self._navigation: int | None = None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _rows(self, sql: str, parameters: Sequence[object] = ()) -> list[tuple[object, ...]]:
+        with self._lock:
+            return self._db.execute(sql, parameters).fetchall()
+
+    def __len__(self) -> int:
+        if self._count is None:
+            self._count = int(self._rows("SELECT count(*) FROM pages")[0][0])  # type: ignore[call-overload]
+        return self._count
+
+    def navigation_count(self) -> int:
+        if self._navigation is None:
+            rows = self._rows("SELECT count(*) FROM pages WHERE navigation = 1")
+            self._navigation = int(rows[0][0])  # type: ignore[call-overload]
+        return self._navigation
+
+    def all(self) -> list[Page]:
+        return [_page(row) for row in self._rows(f"SELECT {_COLUMNS} FROM pages ORDER BY ord")]
+
+    def by_ords(self, ords: Sequence[int]) -> list[Page]:
+        """The pages of these row numbers, in the order given (unknown ones left out)."""
+        if not ords:
+            return []
+        marks = ", ".join("?" * len(ords))
+        rows = self._rows(f"SELECT {_COLUMNS} FROM pages WHERE ord IN ({marks})", list(ords))
+        found = {int(row[0]): _page(row) for row in rows}  # type: ignore[call-overload]
+        return [found[number] for number in ords if number in found]
+
+    def by_id(self, node_id: str) -> tuple[int, Page] | None:
+        rows = self._rows(f"SELECT {_COLUMNS} FROM pages WHERE node_id = ?", (node_id,))
+        return (int(rows[0][0]), _page(rows[0])) if rows else None  # type: ignore[call-overload]
+
+    def around(self, number: int, document: str, window: int) -> tuple[list[Page], list[Page]]:
+        """The pages up to `window` rows before and after row `number` that are of the same
+        document (a document's pages are consecutive rows), each side nearest first."""
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM pages WHERE ord BETWEEN ? AND ? AND document = ? ORDER BY ord",
+            (number - window, number + window, document),
+        )
+        before = [_page(row) for row in rows if int(row[0]) < number]  # type: ignore[call-overload]
+        after = [_page(row) for row in rows if int(row[0]) > number]  # type: ignore[call-overload]
+        return list(reversed(before)), after

@@ -1,0 +1,96 @@
+"""The offline gatekeeper judges coverage by the sentences an answer would quote, and the
+offline answer quotes the section a question heads, never the question itself (docs/offline.md)."""
+
+from __future__ import annotations
+
+from runner.llm.prompts import Passage
+from runner.llm.providers.offline import defined_term, names
+from runner.sources import Source
+
+from .helpers import offline, run
+
+FAQ = Passage(
+    "[faq.md, page 4] How do I reset the widget?\n"
+    "How do I reset the widget?\n\n"
+    "Hold the reset button for ten seconds. The light blinks twice when it is done. "
+    "Your settings are kept. Wi-Fi passwords are not. The clock resets to midnight.",
+    (Source("faq.md", 4),),
+)
+
+
+def gatekeeper(question: str, *passages: Passage) -> tuple[bool, str]:
+    _, prompts = offline()
+    return run(prompts.gatekeeper(question, list(passages)))
+
+
+def answer(question: str, *context: Passage) -> str:
+    _, prompts = offline()
+    return run(prompts.answer(question, [], list(context))).text
+
+
+def test_names_are_identifiers_and_capitalised_words_inside_a_sentence() -> None:
+    assert names("Why does Python need os.path and __init__ for KW-620?") == [
+        "python",
+        "os.path",
+        "__init__",
+        "kw-620",
+    ]
+    assert names("How do I reset it?") == []
+
+
+def test_a_name_the_quoted_sentences_lack_sends_the_question_on() -> None:
+    page = Passage("The widget resets with the reset button on the back.", (Source("a.md", 1),))
+    enough, reason = gatekeeper("How do I reset the Kestrel widget?", page)
+    assert enough is False
+    assert "names not in those sentences: kestrel" in reason
+
+
+def test_a_what_is_question_needs_a_sentence_that_says_what_it_is() -> None:
+    mention = Passage("Python 3.12 removed the distutils package.", (Source("a.md", 1),))
+    enough, reason = gatekeeper("What is Python?", mention)
+    assert enough is False and "no sentence says what Python is" in reason
+    definition = Passage("Python is a high-level programming language.", (Source("b.md", 1),))
+    assert gatekeeper("What is Python?", definition)[0] is True
+
+
+def test_defined_terms_are_short_what_is_questions_only() -> None:
+    assert defined_term("What is a class?") == "class"
+    assert defined_term("What's the GIL?") == "GIL"
+    assert defined_term("What is the best way to read every line of a file?") is None
+    assert defined_term("How do I reset it?") is None
+
+
+def test_the_answer_never_quotes_the_question_back() -> None:
+    text = answer("How do I reset the widget?", FAQ)
+    assert "How do I reset the widget?" not in text
+    assert text.startswith("Hold the reset button for ten seconds.")
+
+
+def test_a_section_headed_by_the_question_is_quoted_from_its_start_in_order() -> None:
+    text = answer("How do I reset the widget?", FAQ)
+    assert "The light blinks twice when it is done. Your settings are kept." in text
+    assert text.index("Hold the reset") < text.index("The clock resets")
+
+
+def test_a_heading_line_is_never_quoted_as_the_answer() -> None:
+    page = Passage(
+        "# Resetting the widget\n\nHold the reset button for ten seconds.",
+        (Source("a.md", 1),),
+    )
+    assert "Resetting the widget" not in answer("How do I reset the widget?", page)
+
+
+def test_a_long_page_place_is_a_heading_and_never_quoted() -> None:
+    place = "Programming FAQ › How can I have modules that mutually import each other in Python?"
+    page = Passage(
+        f"[faq.md, page 9] {place}\nMove the imports into the functions that need them.",
+        (Source("faq.md", 9),),
+    )
+    text = answer("How can I have modules that mutually import each other?", page)
+    assert "Programming FAQ" not in text
+    assert text.startswith("Move the imports into the functions that need them.")
+
+
+def test_a_soft_hyphen_in_the_question_still_matches_the_page() -> None:
+    text = answer("How do I re\u00adset the\u00a0widget?", FAQ)
+    assert text.startswith("Hold the reset button for ten seconds.")
