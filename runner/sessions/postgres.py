@@ -89,7 +89,7 @@ _WITH_ROUND = (
 class PostgresStore(Store):
     """Sessions in a PostgreSQL database, through a connection pool."""
 
-    def __init__(self, url: str, *, pool_size: int = 10, timeout_s: float = 10.0) -> None:
+    def __init__(self, url: str, *, pool_size: int = 16, timeout_s: float = 10.0) -> None:
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
