@@ -24,6 +24,7 @@ SECTIONS = (
     "Python FAQ over all of pydocs",
     "Index open and the PostgreSQL manual",
     "A real model: SmolLM2-135M with and without constrained decoding",
+    "Serving: rounds over HTTP, two workers on PostgreSQL",
 )
 
 HEADER = """# Benchmarks

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from runner.config.model import Pipeline
 from runner.sessions import (
+    BackgroundWriter,
     CommittedRound,
     OpenSession,
     RoundRecord,
@@ -57,6 +58,7 @@ class RuntimeOptions(TypedDict, total=False):
     allow_python: bool
     build_indexes: bool
     index_progress: Callable[[str, str, int, int], None] | None
+    client: Client | None
 
 
 @dataclass
@@ -97,12 +99,15 @@ class Runtime:
         allow_python: bool = False,
         build_indexes: bool = True,
         index_progress: Callable[[str, str, int, int], None] | None = None,
+        client: Client | None = None,
     ) -> Runtime:
+        """`client`: an LLM client to use instead of the one the pipeline's `llm:` names (a
+        benchmark's simulated model); the runtime then owns it and closes it."""
         from runner.llm import build_client
         from runner.llm.prompts import Prompts
         from runner.tools import ToolServices, build_tools
 
-        client = build_client(
+        client = client or build_client(
             pipeline.llm,
             pipeline=pipeline,
             override=llm_override,
@@ -223,6 +228,9 @@ class Conversation:
     store: Store
     session: OpenSession
     results: list[RoundResult] = field(default_factory=list)
+    # a service saves checkpoints on a thread while the round goes on (BackgroundWriter); the
+    # command line waits for each, so that a step is never run twice after a crash
+    background_saves: bool = False
 
     @property
     def session_id(self) -> str:
@@ -244,14 +252,32 @@ class Conversation:
         from runner.trace import Trace
 
         trace = Trace()
-        writer = SessionWriter(self.store, self.session.version)
+        writer: SessionWriter | BackgroundWriter
+        if self.background_saves:
+            writer = BackgroundWriter(self.store, self.session.version)
+        else:
+            writer = SessionWriter(self.store, self.session.version)
         orchestrator = self.runtime.orchestrator(trace=trace, checkpoint=writer)
         scope = _ROUND_CALLS.set([])
         try:
             result = await orchestrator.run_round(self.state, message)
+            record = self._record(result, message, trace, request_id)
+            if isinstance(writer, BackgroundWriter):
+                await writer.finish(self.state, record)
+            else:
+                writer.finish(self.state, record)
         finally:
             _ROUND_CALLS.reset(scope)
-        record = RoundRecord(
+            if isinstance(writer, BackgroundWriter):
+                writer.close()
+        self.session.version = writer.version
+        self.results.append(result)
+        return result
+
+    def _record(
+        self, result: RoundResult, message: str, trace: Trace, request_id: str | None
+    ) -> RoundRecord:
+        return RoundRecord(
             round=result.round,
             message=self.state.history[-1]["message"] if self.state.history else message,
             outcome=result.outcome,
@@ -259,10 +285,6 @@ class Conversation:
             trace=list(trace.events),
             request_id=request_id,
         )
-        writer.finish(self.state, record)
-        self.session.version = writer.version
-        self.results.append(result)
-        return result
 
 
 def replay(

@@ -3,6 +3,11 @@
 - Every save is one transaction (`BEGIN IMMEDIATE` … `COMMIT`) in WAL mode, so a process that
   dies at any point leaves either the previous state or the new one, never a mix; the next call
   continues from the last stored state (an interrupted round is resumed by the orchestrator).
+- Durability: a round's last save (its record) is synced to disk before it returns
+  (`synchronous=FULL`); the checkpoints within a round are not (`NORMAL`), which in WAL mode
+  still survives any death of the process (kill -9) and only a power cut may undo them — the
+  round then resumes from its previous durable step. The sync per checkpoint cost a service
+  more than everything else a round does (the fsync holds the event loop).
 - Optimistic locking: a session row carries a version, and a save succeeds only when the stored
   version is still the one its writer loaded (`SessionConflictError` otherwise).
 - Session locks are byte-range locks on a `<file>.locks` file beside the store, one byte per
@@ -16,6 +21,7 @@ import hashlib
 import os
 import sqlite3
 import struct
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.sessions.base import (
-    CommittedRound,
     RoundRecord,
     SessionError,
     SessionInfo,
@@ -74,17 +79,22 @@ _UPGRADES = {
 class SQLiteStore(Store):
     """Sessions in one SQLite file."""
 
+    _rounds_table = "rounds"
+    _mark = "?"
+
     def __init__(self, path: Path, *, timeout_s: float = 10.0) -> None:
         self.path = Path(path)
         self.location = str(self.path)
-        self._lock_fd: int | None = None
+        # one connection, used by the service's event loop and its save thread: one at a time
+        self._guard = threading.RLock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
                 self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False
             )
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
+            self._synchronous = ""
+            self._sync("FULL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except sqlite3.DatabaseError as exc:
@@ -101,11 +111,12 @@ class SQLiteStore(Store):
         return cls(path if path is not None else pipeline.state_folder / DEFAULT_FILE)
 
     def close(self) -> None:
-        self._db.close()
+        with self._guard:
+            self._db.close()
 
     def ping(self) -> None:
         try:
-            self._db.execute("SELECT 1 FROM meta LIMIT 1").fetchall()
+            self._read("SELECT 1 FROM meta LIMIT 1")
         except sqlite3.DatabaseError as exc:
             raise self._unavailable_error("read the session store", exc) from exc
 
@@ -117,7 +128,7 @@ class SQLiteStore(Store):
         now = time.time()
         payload = encode(state.to_json())
         try:
-            with self._transaction() as db:
+            with self._guard, self._transaction("NORMAL" if round_record is None else "FULL") as db:
                 if expected_version == 0:
                     changed = db.execute(
                         "INSERT OR IGNORE INTO sessions VALUES (?, ?, ?, 1, ?, ?, ?)",
@@ -160,35 +171,18 @@ class SQLiteStore(Store):
         return expected_version + 1
 
     def sessions(self) -> list[SessionInfo]:
-        rows = self._db.execute(
+        rows = self._read(
             "SELECT id, pipeline_path, version, state, created, updated FROM sessions "
             "ORDER BY updated DESC, id"
-        ).fetchall()
+        )
         return [self._info(*row) for row in rows]
 
     def _row(self, session_id: str) -> tuple[str, int] | None:
-        return self._db.execute(
-            "SELECT state, version FROM sessions WHERE id = ?", (session_id,)
-        ).fetchone()
-
-    def _round_rows(self, session_id: str) -> list[RoundRecord]:
-        rows = self._db.execute(
-            "SELECT round, message, outcome, result, trace, at, request_id FROM rounds "
-            "WHERE session_id = ? ORDER BY round",
-            (session_id,),
-        ).fetchall()
-        return [_record(*row) for row in rows]
-
-    def committed(self, request_id: str) -> CommittedRound | None:
-        row = self._db.execute(
-            "SELECT session_id, round, message, outcome, result, trace, at, request_id "
-            "FROM rounds WHERE request_id = ?",
-            (request_id,),
-        ).fetchone()
-        return None if row is None else CommittedRound(row[0], _record(*row[1:]))
+        rows = self._read("SELECT state, version FROM sessions WHERE id = ?", (session_id,))
+        return rows[0] if rows else None
 
     def delete(self, session_id: str) -> bool:
-        with self._transaction() as db:
+        with self._guard, self._transaction() as db:
             return bool(db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount)
 
     def try_lock(self, key: str) -> SessionLock | None:
@@ -196,10 +190,20 @@ class SQLiteStore(Store):
 
     # --- internals -----------------------------------------------------------------------
 
+    def _sync(self, mode: str) -> None:
+        if mode != self._synchronous:
+            self._db.execute(f"PRAGMA synchronous={mode}")
+            self._synchronous = mode
+
+    def _read(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple]:
+        with self._guard:
+            return self._db.execute(sql, params).fetchall()
+
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, synchronous: str = "FULL") -> Iterator[sqlite3.Connection]:
         # IMMEDIATE takes the write lock at the start, so the version check and the write are
         # one step for every other writer
+        self._sync(synchronous)
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db
@@ -261,22 +265,6 @@ class SQLiteStore(Store):
         if "locked" in text or "busy" in text:
             return "Another process keeps the store busy: wait for it"
         return f"Check that {self.path} is on a working, writable disk"
-
-
-def _record(
-    number: int,
-    message: str,
-    outcome: str,
-    result: str,
-    trace: str,
-    at: float,
-    request_id: str | None,
-) -> RoundRecord:
-    import json
-
-    return RoundRecord(
-        number, message, outcome, json.loads(result), json.loads(trace), at, request_id
-    )
 
 
 def _is_unavailable(exc: sqlite3.DatabaseError) -> bool:
