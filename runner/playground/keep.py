@@ -1,0 +1,244 @@
+"""Keep a conversation as a `runner test` case.
+
+A conversation's rounds (each its message, its result — the object `runner run --json` prints —
+and its trace) become one test case: a turn per round (`message`, or `answer` for the reply to a
+clarifying question) and, on each, the expectations an author keeps — the outcome, the tools that
+ran on each task, the skipped conditional subtasks, the sources, the clarifying question and the
+LLM calls by purpose. The answer's wording is not kept: it is the part that changes when a
+template or a model does, and the author can add it while reviewing the case.
+
+A pipeline on a real model (not `offline`, `scripted` or `replay`) gets the replies recorded
+during the conversation as the case's script, one rule per call, so the test runs in CI with no
+model; without them the case cannot be kept. The case is written to `tests/playground.yaml`
+beside the pipeline (the file is created, or the case appended to it), where the next `runner
+test` finds it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+# Providers whose replies a test can reproduce without a recording.
+REPRODUCIBLE = frozenset({"offline", "scripted", "replay"})
+DEFAULT_FILE = Path("tests") / "playground.yaml"
+_HEADER = """\
+# yaml-language-server: $schema={schema}
+#
+# Conversations kept as test cases from the playground (`runner playground`). Review them like
+# any test: rename a case after the behaviour it checks, and add `answer:` checks you care about.
+description: Conversations kept from the playground.
+cases:
+"""
+
+
+class KeepError(ValueError):
+    """The conversation cannot be kept as it is; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class RecordedReply:
+    """One LLM reply of a round, as the playground recorded it."""
+
+    purpose: str
+    tool: str | None
+    subject: str  # the task's prompt
+    reply: str
+
+
+@dataclass(frozen=True)
+class KeptRound:
+    message: str
+    result: Mapping[str, Any]
+    trace: Sequence[Mapping[str, Any]] = ()
+    replies: Sequence[RecordedReply] | None = None  # None: not recorded
+
+
+@dataclass(frozen=True)
+class KeptCase:
+    name: str
+    case: dict[str, Any]
+    path: Path  # the test file it is written to
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The case as YAML, as it is appended to the test file's `cases:`."""
+        return case_yaml(self.case)
+
+
+def keep(
+    rounds: Sequence[KeptRound],
+    *,
+    pipeline_path: Path,
+    provider: str,
+    name: str | None = None,
+    test_file: Path | None = None,
+) -> KeptCase:
+    """The case for these rounds of one session (in order), to be written beside the pipeline."""
+    if not rounds:
+        raise KeepError("the conversation has no rounds yet: ask a question first")
+    real_model = provider not in REPRODUCIBLE
+    case: dict[str, Any] = {"name": name or default_name(rounds[0].message), "turns": []}
+    script: list[dict[str, Any]] = []
+    for number, kept in enumerate(rounds, start=1):
+        turn_kind = (
+            "answer" if is_answer(kept, rounds[number - 2] if number > 1 else None) else "message"
+        )
+        case["turns"].append({turn_kind: kept.message, "expect": expectations(kept.result)})
+        if real_model:
+            if kept.replies is None:
+                raise KeepError(
+                    f"round {number} was answered by the {provider} model, but its replies were "
+                    "not recorded (the playground records them for rounds it runs itself); "
+                    "start this conversation again in the playground to keep it"
+                )
+            script.extend(script_rules(kept.replies))
+    notes = []
+    if real_model:
+        case = {"name": case["name"], "llm": {"script": script}, "turns": case["turns"]}
+        notes.append(
+            f"the {len(script)} replies of the {provider} model are the case's script: "
+            "the test runs with no model"
+        )
+    path = test_file or pipeline_path.parent / DEFAULT_FILE
+    return KeptCase(str(case["name"]), case, path, notes)
+
+
+def is_answer(kept: KeptRound, previous: KeptRound | None) -> bool:
+    """Whether a round's message answered the question the round before it asked."""
+    start = next((e for e in kept.trace if e.get("event") == "round.start"), None)
+    if start is not None and start.get("kind") in ("answer", "fresh"):
+        return start.get("kind") == "answer"
+    return previous is not None and previous.result.get("outcome") == "clarification"
+
+
+def default_name(message: str) -> str:
+    words = " ".join(message.split())
+    return words if len(words) <= 60 else words[:59].rstrip() + "…"
+
+
+def expectations(result: Mapping[str, Any]) -> dict[str, Any]:
+    """What a round produced that an author keeps as its expectations."""
+    expect: dict[str, Any] = {"outcome": result.get("outcome")}
+    if result.get("outcome") == "clarification" and result.get("question"):
+        expect["question"] = {"contains": [first_sentence(str(result["question"]))]}
+    if result.get("outcome") == "error" and result.get("error"):
+        expect["error"] = {"contains": [first_sentence(str(result["error"]))]}
+    tasks = result.get("tasks")
+    if tasks:
+        ran = [
+            tool["key"]
+            for task in walk(tasks)
+            for tool in task.get("tools") or []
+            if tool.get("status") == "done"
+        ]
+        skipped = [task["task_no"] for task in walk(tasks) if task.get("skipped")]
+        if ran:
+            expect["ran"] = ran
+        if skipped:
+            expect["skipped"] = skipped
+    sources: list[Any] = []
+    for source in result.get("sources") or []:
+        if _source(source) not in sources:
+            sources.append(_source(source))
+    if sources:
+        expect["sources"] = sources
+    elif result.get("outcome") == "answer":
+        expect["no_sources"] = True
+    by_purpose = (result.get("stats") or {}).get("by_purpose") or {}
+    calls = {purpose: int(numbers.get("calls", 0)) for purpose, numbers in by_purpose.items()}
+    calls["total"] = sum(calls.values())
+    expect["llm_calls"] = calls
+    return expect
+
+
+def walk(task: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    yield task
+    for child in task.get("children") or []:
+        yield from walk(child)
+
+
+def first_sentence(text: str, limit: int = 80) -> str:
+    """The start of a text, up to its first sentence end: enough to recognise it, little that a
+    reworded template would break."""
+    match = re.match(r"(.+?[.?!])(\s|$)", text.strip(), re.DOTALL)
+    sentence = " ".join((match[1] if match else text).split())
+    return sentence if len(sentence) <= limit else sentence[:limit].rsplit(" ", 1)[0]
+
+
+def _source(source: Mapping[str, Any]) -> Any:
+    page = source.get("page")
+    return source["document"] if page is None else {"document": source["document"], "page": page}
+
+
+def script_rules(replies: Sequence[RecordedReply]) -> list[dict[str, Any]]:
+    """One rule per recorded reply, each answering once, in the order they were made; `task`
+    pins it to the task that asked, so subtasks running side by side get their own replies."""
+    rules = []
+    for reply in replies:
+        rule: dict[str, Any] = {"purpose": reply.purpose}
+        if reply.tool:
+            rule["tool"] = reply.tool
+        if reply.subject:
+            rule["task"] = "^" + re.escape(reply.subject) + "$"
+        rule["reply"] = reply.reply
+        rule["times"] = 1
+        rules.append(rule)
+    return rules
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style for the case, flow style for short lists and maps, `|` for long texts."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def case_yaml(case: Mapping[str, Any]) -> str:
+    """The case as an item of a `cases:` list, indented by two spaces."""
+    text = yaml.dump(
+        [dict(case)],
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+        default_flow_style=None,
+    )
+    return "".join(f"  {line}" if line.strip() else line for line in text.splitlines(True))
+
+
+def save(kept: KeptCase, schema_path: str = "../../../schemas/testcase.schema.json") -> Path:
+    """Write the case: a new test file, or appended to the playground's file; a case name the
+    file already has gets a number."""
+    path = kept.path
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_HEADER.format(schema=schema_path) + kept.text, encoding="utf-8")
+        return path
+    text = path.read_text(encoding="utf-8")
+    data = yaml.safe_load(text) or {}
+    cases = data.get("cases") if isinstance(data, dict) else None
+    if not isinstance(cases, list) or list(data)[-1] != "cases" or "llm" in data:
+        raise KeepError(
+            f"{path} is not a file the playground wrote (its `cases:` must come last and it "
+            "must have no file-level `llm:`): choose another file"
+        )
+    names = {case.get("name") for case in cases if isinstance(case, dict)}
+    case = dict(kept.case)
+    base, number = case["name"], 2
+    while case["name"] in names:
+        case["name"], number = f"{base} ({number})", number + 1
+    joined = text if text.endswith("\n") else text + "\n"
+    path.write_text(joined + case_yaml(case), encoding="utf-8")
+    return path

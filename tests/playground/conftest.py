@@ -1,0 +1,120 @@
+"""The playground's fixtures: a copy of the support example, the real `runner playground`
+command serving it on 127.0.0.1, and a headless Debian chromium driven through selenium.
+
+The browser and the server are opened once per module (they cost a few seconds each). The
+screenshots the browser tests take are the ones docs/playground.md shows (docs/img/)."""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SUPPORT = ROOT / "pipelines" / "support"
+IMAGES = ROOT / "docs" / "img"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+STARTED = "the playground is at "
+
+
+def copy_support(target: Path) -> Path:
+    """The support example without its index and session store: built afresh for the test."""
+    shutil.copytree(SUPPORT, target, ignore=shutil.ignore_patterns(".runner", "playground.yaml"))
+    return target / "support.yaml"
+
+
+@pytest.fixture(scope="module")
+def support(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_support(tmp_path_factory.mktemp("playground") / "support")
+
+
+@pytest.fixture(scope="module")
+def playground(support: Path) -> Iterator[str]:
+    """`runner playground support.yaml --port 0 --no-open`, as a user starts it: its URL."""
+    env = {k: v for k, v in os.environ.items() if k not in ("RUNNER_STATE", "RUNNER_LLM")}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from runner.cli import main; main()",
+            "playground",
+            str(support),
+            "--port",
+            "0",
+            "--no-open",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        cwd=support.parent,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    assert process.stdout is not None
+    reader = threading.Thread(
+        target=lambda: [lines.put(line) for line in process.stdout], daemon=True
+    )
+    reader.start()
+    output = []
+    try:
+        while True:
+            line = lines.get(timeout=120)
+            output.append(line)
+            if line.startswith(STARTED):
+                break
+        yield line[len(STARTED) :].split()[0]
+    except queue.Empty:
+        pytest.fail("runner playground did not start:\n" + "".join(output))
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Headless chromium (Debian's, installed by `make browser`), one per module."""
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        pytest.fail(
+            f"the browser tests need {CHROMIUM} and {CHROMEDRIVER}: run `make browser` "
+            "(apt-get install chromium chromium-driver)"
+        )
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="runner-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        "--window-size=1280,900",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver.implicitly_wait(0)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)

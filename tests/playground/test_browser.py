@@ -1,0 +1,156 @@
+"""The playground in a real headless browser, on the support example (the offline provider):
+what a domain author does with it, screen by screen. Each screen is photographed into docs/img/
+for docs/playground.md."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.playground.conftest import IMAGES
+
+WIDTH = 1280
+
+
+def wait(driver: Any, condition: Any, seconds: float = 30) -> Any:
+    return WebDriverWait(driver, seconds).until(condition)
+
+
+def shoot(driver: Any, name: str) -> Path:
+    """A screenshot of the whole page (the window made as tall as the page), for the docs."""
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(WIDTH, min(max(int(height) + 20, 700), 3000))
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    path = IMAGES / f"playground-{name}.png"
+    driver.save_screenshot(str(path))
+    driver.set_window_size(WIDTH, 900)
+    return path
+
+
+def new_session(driver: Any, playground: str) -> None:
+    driver.get(playground + "support/")
+    wait(driver, ec.element_to_be_clickable((By.ID, "send")))
+
+
+def say(driver: Any, text: str, rounds_before: int) -> Any:
+    """Type a message, send it, and wait for its round to appear."""
+    box = driver.find_element(By.ID, "message")
+    box.clear()
+    box.send_keys(text)
+    driver.find_element(By.ID, "send").click()
+    return wait(driver, ec.presence_of_element_located((By.ID, f"round-{rounds_before + 1}")))
+
+
+def session_id(driver: Any) -> str:
+    return driver.find_element(By.ID, "session-id").text
+
+
+def test_a_question_shows_the_answer_with_a_clickable_source(browser: Any, playground: str) -> None:
+    new_session(browser, playground)
+    round_1 = say(browser, "My dishwasher shows E24 and the water stays at the bottom", 0)
+    assert "Updating" in round_1.find_element(By.CSS_SELECTOR, ".answer-text").text
+    assert session_id(browser)
+    shoot(browser, "chat")
+
+    citation = round_1.find_element(By.CSS_SELECTOR, "a.cite")
+    cited = citation.text
+    citation.click()
+    wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "article.source-page")))
+    header = browser.find_element(By.CSS_SELECTOR, "article.source-page header").text
+    assert cited.strip("[]").split(" p. ")[0] in header
+    assert "page" in header
+    marked = browser.find_elements(By.CSS_SELECTOR, ".page-text mark")
+    assert marked and all(mark.text for mark in marked)
+    assert marked[0].text in round_1_text(browser)
+    shoot(browser, "source")
+
+
+def round_1_text(driver: Any) -> str:
+    """The first round's answer, read back through the page's back link."""
+    driver.find_element(By.LINK_TEXT, "← Back to the conversation").click()
+    answer = wait(
+        driver, ec.presence_of_element_located((By.CSS_SELECTOR, "#round-1 .answer-text"))
+    )
+    return answer.text
+
+
+def test_a_warranty_question_is_clarified_and_answered_in_the_same_session(
+    browser: Any, playground: str
+) -> None:
+    new_session(browser, playground)
+    asked = say(browser, "What warranty do I get on my washing machine?", 0)
+    assert "Which Kestrel model is it?" in asked.find_element(By.CSS_SELECTOR, ".question").text
+    first_session = session_id(browser)
+    label = browser.find_element(By.CSS_SELECTOR, "label[for=message]").text
+    assert label.startswith("Your answer to:")
+    shoot(browser, "clarification")
+
+    answered = say(browser, "It is a KW-720X", 1)
+    assert "3-year" in answered.find_element(By.CSS_SELECTOR, ".answer-text").text
+    assert session_id(browser) == first_session
+    assert answered.find_element(By.CSS_SELECTOR, ".who").text == "Your answer"
+
+
+def test_the_task_tree_shows_the_forced_lookups_and_the_skipped_conditionals(
+    browser: Any, playground: str
+) -> None:
+    new_session(browser, playground)
+    compared = say(browser, "Compare the KD-450 and the KD-600X", 0)
+    compared.find_element(By.CSS_SELECTOR, "a.why").click()
+    wait(browser, ec.presence_of_element_located((By.ID, "task-1.1")))
+    for task_no in ("1.1", "1.2"):
+        tool = browser.find_element(By.ID, f"task-{task_no}").find_element(By.CSS_SELECTOR, ".tool")
+        assert "product_lookup" in tool.text and "forced" in tool.text
+    for task_no in ("1.3", "1.4"):
+        task = browser.find_element(By.ID, f"task-{task_no}")
+        assert "skipped" in task.get_attribute("class")
+        assert "skip, decided by compare_products" in task.text
+    purposes = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, ".timeline .purpose")]
+    assert purposes == ["decompose", "tool"]
+    shoot(browser, "why")
+
+
+def test_keep_as_test_writes_a_case_that_runner_test_passes(
+    browser: Any, playground: str, support: Path
+) -> None:
+    new_session(browser, playground)
+    say(browser, "What warranty do I get on my washing machine?", 0)
+    say(browser, "It is a KW-720X", 1)
+    browser.find_element(By.ID, "keep").click()
+    preview = wait(browser, ec.presence_of_element_located((By.ID, "case-yaml"))).text
+    assert "answer: It is a KW-720X" in preview and "outcome: clarification" in preview
+    name = browser.find_element(By.ID, "name")
+    name.clear()
+    name.send_keys("a warranty question without a model asks for it")
+    shoot(browser, "keep")
+
+    browser.find_element(By.ID, "save").click()
+    result = wait(browser, ec.presence_of_element_located((By.ID, "test-result")))
+    assert result.text.startswith("PASS")
+    kept = support.parent / "tests" / "playground.yaml"
+    assert "a warranty question without a model asks for it" in kept.read_text(encoding="utf-8")
+    shoot(browser, "kept")
+
+    run = subprocess.run(
+        [sys.executable, "-c", "from runner.cli import main; main()", "test", str(kept)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "PASS  a warranty question without a model asks for it" in run.stdout
+
+
+def test_pipeline_health_shows_the_validation_and_draws_the_graph(
+    browser: Any, playground: str
+) -> None:
+    browser.get(playground + "support/health")
+    assert "valid" in wait(browser, ec.presence_of_element_located((By.ID, "valid"))).text
+    wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "#graph svg")))
+    shoot(browser, "health")
