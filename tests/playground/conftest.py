@@ -15,6 +15,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,3 +119,20 @@ def browser() -> Iterator[object]:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def service(support: Path) -> Iterator[Any]:
+    """The service `runner serve` would run on the support copy (its own session store)."""
+    from runner.serve.service import Service
+
+    opened = Service.open([support])
+    yield opened
+    opened.close()
+
+
+def ask(service: Any, message: str, session: str | None = None) -> dict[str, Any]:
+    """One round through the service, as the playground runs it."""
+    import asyncio
+
+    return asyncio.run(service.run_round("support", message, session_id=session))

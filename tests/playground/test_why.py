@@ -1,0 +1,140 @@
+"""`runner.playground.why`: the task tree as it ran, and the LLM timeline, from a served
+round's result and trace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runner.playground.why import Timeline, round_view, timeline
+from tests.playground.conftest import ask
+
+
+def stored(service: Any, result: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    record = service.round(result["session"], result["round"])
+    return record["result"], record["trace"]
+
+
+def test_a_comparison_shows_its_forced_lookups_and_who_skipped_the_conditionals(
+    service: Any,
+) -> None:
+    view = round_view(*stored(service, ask(service, "Compare the KD-450 and the KD-600X")))
+    assert view.tree is not None
+    by_no = {child.task_no: child for child in view.tree.children}
+    assert [(t.name, t.reason) for t in by_no["1.1"].tools] == [("product_lookup", "forced")]
+    assert by_no["1.1"].owner == "compare_products"
+    assert by_no["1.3"].skipped and by_no["1.3"].conditional
+    assert by_no["1.3"].decision is not None
+    assert by_no["1.3"].decision.startswith("skip, decided by compare_products")
+    assert "coordinator compare_products made subtasks 1.1, 1.2, 1.3, 1.4" in view.tree.notes
+    (coordinator,) = view.tree.tools
+    assert coordinator.reason == "after_subtasks" and coordinator.gave_answer
+
+
+def test_a_question_shows_the_suitability_verdicts_and_the_gatekeeper(service: Any) -> None:
+    result = ask(service, "My dishwasher shows E24 and the water stays at the bottom")
+    view = round_view(*stored(service, result))
+    assert view.tree is not None
+    reasons = {tool.name: tool.reason for tool in view.tree.tools}
+    assert reasons == {"handbook_rag": "retrieval", "troubleshooter": "suitability"}
+    notes = " | ".join(view.tree.notes)
+    assert "suitability call: troubleshooter yes" in notes
+    assert "gatekeeper (llm): the pages are enough" in notes
+    assert "deep search deep_search did not run" in notes
+
+
+def test_a_clarification_shows_the_question_on_the_tool_that_asked(service: Any) -> None:
+    view = round_view(*stored(service, ask(service, "What warranty do I get on my dryer?")))
+    assert view.tree is not None and view.tree.status == "waiting"
+    (asked,) = [tool for tool in view.tree.tools if tool.status == "asked"]
+    assert asked.name == "warranty_check" and asked.reason == "rule"
+    assert asked.question is not None and asked.question.startswith("Which Kestrel model")
+
+
+def test_the_answer_to_a_question_is_a_round_of_its_own_kind(service: Any) -> None:
+    first = ask(service, "What warranty do I get on my dryer?")
+    view = round_view(*stored(service, ask(service, "It is a KT-700", first["session"])))
+    assert view.kind.startswith("the answer to the pending question")
+    assert any("ran again with the answer 'It is a KT-700'" in n for n in view.tree.notes)
+
+
+def test_the_timeline_places_each_call_where_it_ran_by_purpose() -> None:
+    trace = [
+        {"seq": 1, "ms": 0.0, "event": "round.start", "task": None},
+        {
+            "seq": 2,
+            "ms": 30.0,
+            "event": "llm.call",
+            "task": "1",
+            "purpose": "suitability",
+            "latency_ms": 20.0,
+            "prompt_tokens": 100,
+            "completion_tokens": 5,
+        },
+        {
+            "seq": 3,
+            "ms": 90.0,
+            "event": "llm.call",
+            "task": "1",
+            "purpose": "answer",
+            "latency_ms": 40.0,
+            "prompt_tokens": 300,
+            "completion_tokens": 60,
+            "cached": True,
+        },
+        {"seq": 4, "ms": 100.0, "event": "round.end", "task": None},
+    ]
+    line = timeline(trace)
+    assert line.span_ms == 100.0
+    assert [(c.purpose, c.start_ms) for c in line.calls] == [
+        ("suitability", 10.0),
+        ("answer", 50.0),
+    ]
+    assert line.bar(line.calls[1]) == (50.0, 40.0)
+    assert line.calls[1].cached
+    assert line.by_purpose() == [
+        {"purpose": "suitability", "calls": 1, "ms": 20.0, "tokens": 105},
+        {"purpose": "answer", "calls": 1, "ms": 40.0, "tokens": 360},
+    ]
+
+
+def test_an_empty_round_draws_no_bar() -> None:
+    assert Timeline([], 0.0).by_purpose() == []
+
+
+def test_ranked_pages_of_a_retrieval_tool_are_shown_best_first() -> None:
+    result = {
+        "round": 1,
+        "outcome": "answer",
+        "tasks": {
+            "task_no": "1",
+            "prompt": "q",
+            "status": "done",
+            "tools": [
+                {
+                    "name": "rag",
+                    "key": "1:rag",
+                    "status": "done",
+                    "reason": "retrieval",
+                    "items": 1,
+                    "guaranteed": False,
+                }
+            ],
+        },
+    }
+    trace = [
+        {
+            "seq": 1,
+            "ms": 1.0,
+            "event": "tool.run",
+            "task": "1",
+            "tool": "rag",
+            "key": "1:rag",
+            "retrieved": [
+                {"document": "b.md", "page": 2, "rank": 2, "score": 0.5},
+                {"document": "a.md", "page": 1, "rank": 1, "score": 0.9},
+            ],
+        },
+    ]
+    view = round_view(result, trace)
+    assert view.tree is not None
+    assert [p["document"] for p in view.tree.tools[0].retrieved] == ["a.md", "b.md"]
