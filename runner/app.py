@@ -283,10 +283,31 @@ def replay(
             f"request id {request_id!r} was already used in session {committed.session_id!r}, "
             f"not {session_id!r}; send a new request id for a new request"
         )
-    if committed.record.message != message:
+    # PostgreSQL keeps no NUL in a text column: compare as it stored the message
+    if committed.record.message.replace("\x00", "\ufffd") != message.replace("\x00", "\ufffd"):
         raise SessionError(
             f"request id {request_id!r} was already used for another message (round "
             f"{committed.record.round} of session {committed.session_id!r}: "
             f"{committed.record.message!r}); send a new request id for a new request"
         )
     return committed
+
+
+def stored_result(record: RoundRecord) -> RoundResult:
+    """A committed round's result, rebuilt from its stored `runner run --json` object."""
+    from runner.engine.outcome import RoundResult
+    from runner.sources import Source
+
+    data = record.result
+    return RoundResult(
+        session=str(data["session"]),
+        round=int(data["round"]),
+        outcome=str(data["outcome"]),
+        answer=data.get("answer"),
+        question=data.get("question"),
+        sources=tuple(Source.from_json(source) for source in data.get("sources") or ()),
+        tasks=data.get("tasks"),
+        stats=dict(data.get("stats") or {}),
+        error=data.get("error"),
+        warnings=list(data.get("warnings") or ()),
+    )

@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "test": ("test_cmd", "Run a pipeline's test cases with a scripted or replayed LLM."),
     "explain": ("explain", "Explain a pipeline, or why a session did what it did."),
     "schema": ("schema", "Print the pipeline JSON Schema (for editors)."),
+    "serve": ("serve", "Serve pipelines over HTTP (native and OpenAI-compatible APIs)."),
     "playground": ("playground", "Try a pipeline in the browser and keep conversations as tests."),
 }
 

@@ -2,7 +2,8 @@
 
 Each line is a round; a clarifying question is asked inline and the next line answers it (C24).
 Ctrl-D (end of input) ends the chat; the session stays stored, so `--session ID` continues it
-later, in `chat` or in `run`. Reads piped input too, one message a line.
+later, in `chat` or in `run`. Reads piped input too, one message a line; with `--request-id KEY`
+line n is sent as request `KEY-n`, so the same input sent again skips the lines committed.
 """
 
 from __future__ import annotations
@@ -53,7 +54,16 @@ def command(pipeline: Path, tree: bool, **values: Any) -> None:
                 "· Ctrl-D to end",
                 style="dim",
             )
-        asyncio.run(chat(talk, stdin, console, tree=tree, interactive=interactive))
+        talk = asyncio.run(
+            chat(
+                talk,
+                stdin,
+                console,
+                tree=tree,
+                interactive=interactive,
+                request_prefix=options.request_id,
+            )
+        )
         console.print(
             f"session {talk.session_id} saved · continue with: runner chat {pipeline} "
             f"--session {talk.session_id}",
@@ -62,23 +72,42 @@ def command(pipeline: Path, tree: bool, **values: Any) -> None:
 
 
 async def chat(
-    talk: Conversation, stdin: TextIO, console: Console, *, tree: bool, interactive: bool
-) -> None:
-    """One round a line until the input ends. A single event loop serves the whole chat, so
-    the LLM client's connections and limits live as long as the conversation."""
+    talk: Conversation,
+    stdin: TextIO,
+    console: Console,
+    *,
+    tree: bool,
+    interactive: bool,
+    request_prefix: str | None = None,
+) -> Conversation:
+    """One round a line until the input ends; returns the conversation it ended on. A single
+    event loop serves the whole chat, so the LLM client's connections and limits live as long
+    as the conversation."""
+    from runner.app import replay, stored_result
+
+    sent = 0
     while True:
         waiting = talk.state.waiting
         line = read_line("answer> " if waiting else "you> ", stdin, interactive)
         if line is None:  # Ctrl-D / end of the piped input
             if interactive:
                 console.print()
-            return
+            return talk
         message = line.strip()
         if not message:
             continue
         if not interactive:  # a transcript of piped input shows what was said
             console.print(f"{'answer' if waiting else 'you'}> {message}", style="bold")
-        result = await talk.say(message)
+        sent += 1
+        request_id = None if request_prefix is None else f"{request_prefix}-{sent}"
+        committed = replay(talk.store, request_id, message)
+        if committed is not None:  # sent before: its stored result, on its session
+            if committed.session_id != talk.session_id:
+                talk = talk.runtime.conversation(talk.store, committed.session_id)
+            show_result(console, stored_result(committed.record), tree=tree, stats=tree)
+            console.print()
+            continue
+        result = await talk.say(message, request_id=request_id)
         warn(result.warnings)
         show_result(console, result, tree=tree, stats=tree)
         console.print()

@@ -28,7 +28,7 @@ from runner.cli.run import friendly_errors, make_console
 
 if TYPE_CHECKING:
     from runner.config.model import Pipeline
-    from runner.sessions import SessionStore
+    from runner.sessions import Store
 
 FORMATS = ("text", "json", "mermaid")
 
@@ -49,8 +49,9 @@ FORMATS = ("text", "json", "mermaid")
 @click.option("--sessions", "list_sessions", is_flag=True, help="List the stored sessions.")
 @click.option(
     "--state",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The session store (default: the pipeline's, or ./.runner/state.sqlite).",
+    metavar="FILE|URL",
+    help="The session store: a SQLite file or a postgresql:// URL (also RUNNER_STATE; "
+    "default: the pipeline's, or ./.runner/state.sqlite).",
 )
 @click.option("--llm-calls", is_flag=True, help="With --session: list every LLM call too.")
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
@@ -59,7 +60,7 @@ def command(
     output_format: str,
     session_id: str | None,
     list_sessions: bool,
-    state: Path | None,
+    state: str | None,
     llm_calls: bool,
     debug: bool,
 ) -> None:
@@ -109,11 +110,16 @@ def _load(path: Path) -> Pipeline:
     return load_pipeline(path)
 
 
-def open_store(pipeline: Pipeline | None, state: Path | None) -> SessionStore:
-    from runner.sessions import DEFAULT_FILE, SessionStore
+def open_store(pipeline: Pipeline | None, state: str | None) -> Store:
+    from runner.sessions import DEFAULT_FILE, SessionStore, is_postgres_url
+    from runner.sessions import open_store as open_named
+    from runner.sessions.open import state_setting
 
+    state = state_setting(state)  # type: ignore[assignment]
+    if is_postgres_url(state):
+        return open_named(state)
     if state is not None:
-        return SessionStore(_existing(state))
+        return SessionStore(_existing(Path(state)))
     if pipeline is not None:
         return SessionStore(_existing(pipeline.state_folder / DEFAULT_FILE))
     return SessionStore(_existing(Path(".runner") / DEFAULT_FILE))

@@ -48,12 +48,18 @@ def command(
     PATHS are pipeline files or folders. Serves on http://127.0.0.1:PORT/playground/ until
     Ctrl+C.
     """
-    from runner.playground.serving import ServeError, local_server
+    from runner.playground.serving import ServeError, serve_locally
+
+    def started(url: str) -> None:
+        click.echo(f"the playground is at {url} (Ctrl+C stops it)")
+        if open_browser:
+            threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
 
     try:
-        server = local_server(
+        serve_locally(
             list(paths),
             port=port,
+            started=started,
             state=state,
             llm_override=llm_override,
             allow_python=allow_python,
@@ -61,10 +67,3 @@ def command(
     except ServeError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
-
-    def started(url: str) -> None:
-        click.echo(f"the playground is at {url} (Ctrl+C stops it)")
-        if open_browser:
-            threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
-
-    server.run(started)

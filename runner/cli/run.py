@@ -44,9 +44,10 @@ class RunOptions:
     record: Path | None
     cache: bool | None
     allow_python: bool
-    state: Path | None
+    state: str | None  # a SQLite file or a postgresql:// URL (RUNNER_STATE when None)
     build: bool
     debug: bool
+    request_id: str | None = None
 
 
 def runtime_options(function: F) -> F:
@@ -94,8 +95,15 @@ def runtime_options(function: F) -> F:
         ),
         click.option(
             "--state",
-            type=click.Path(dir_okay=False, path_type=Path),
-            help="The session store (default: .runner/state.sqlite beside the pipeline).",
+            metavar="FILE|URL",
+            help="The session store: a SQLite file or a postgresql:// URL (also RUNNER_STATE; "
+            "default: .runner/state.sqlite beside the pipeline).",
+        ),
+        click.option(
+            "--request-id",
+            metavar="KEY",
+            help="An idempotency key: a round already committed with this key is not run "
+            "again, its stored result is printed (chat: line n is sent as KEY-n).",
         ),
         click.option(
             "--no-build",
@@ -122,6 +130,7 @@ def run_options(pipeline: Path, values: Mapping[str, Any]) -> RunOptions:
         state=values["state"],
         build=not values["no_build"],
         debug=values["debug"],
+        request_id=values["request_id"],
     )
 
 
@@ -148,8 +157,10 @@ def command(
     """
     options = run_options(pipeline, values)
     with friendly_errors(options.debug), conversation(options) as talk:
-        warn(talk.warnings)
-        result = asyncio.run(talk.say(message))
+        result = committed_result(talk, options.request_id, message, options.session)
+        if result is None:
+            warn(talk.warnings)
+            result = asyncio.run(talk.say(message, request_id=options.request_id))
     if trace_file is not None and result.trace is not None:
         result.trace.write_jsonl(trace_file)
     warn(result.warnings)
@@ -169,14 +180,32 @@ def command(
 def conversation(options: RunOptions) -> Iterator[Conversation]:
     """The runtime and the session store for one command, closed when it ends."""
     from runner.app import Runtime
-    from runner.sessions import SessionStore
+    from runner.sessions import open_store
 
     runtime = open_runtime(options, Runtime)
     try:
-        with SessionStore.for_pipeline(runtime.pipeline, options.state) as store:
+        with open_store(options.state, runtime.pipeline) as store:
             yield runtime.conversation(store, options.session)
     finally:
         runtime.close()
+
+
+def committed_result(
+    talk: Conversation, request_id: str | None, message: str, session_id: str | None
+) -> RoundResult | None:
+    """The stored result of a round already committed with `request_id` (said on stderr),
+    or None: run the round."""
+    from runner.app import replay, stored_result
+
+    committed = replay(talk.store, request_id, message, session_id)
+    if committed is None:
+        return None
+    click.echo(
+        f"note: request {request_id!r} was committed already (round {committed.record.round} "
+        f"of session {committed.session_id}); its stored result follows, nothing was run",
+        err=True,
+    )
+    return stored_result(committed.record)
 
 
 def open_runtime(options: RunOptions, runtime_class: type[Runtime]) -> Runtime:

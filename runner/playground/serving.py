@@ -1,5 +1,5 @@
-"""Serving the playground: its routes in `runner serve`'s app, and the local server of `runner
-playground`.
+"""Serving the playground: its routes in `runner serve`'s app (`--playground`), and the local
+server of `runner playground`.
 
 The playground has no login of its own, so it is mounted only on a service without bearer
 tokens, and such a service listens on this machine only (`runner serve`'s rule).
@@ -31,63 +31,49 @@ def playground_routes(service: Service, tokens: Sequence[str] = ()) -> tuple[lis
     a public playground would run rounds for anyone the API turns away."""
     if tokens:
         raise ServeError(
-            "the playground has no login of its own and cannot be served with bearer tokens: "
-            "run it without tokens on 127.0.0.1 (`runner playground PIPELINE`), or serve the API "
-            "alone"
+            "the playground has no login of its own and is not served with bearer tokens: "
+            "serve it on 127.0.0.1 without tokens (`runner playground PIPELINE`), or serve the "
+            "API alone"
         )
     from runner.playground.routes import routes
 
     return routes(service), PREFIX
 
 
-class LocalServer:
-    """uvicorn on 127.0.0.1 serving one service's API and playground."""
-
-    def __init__(self, service: Service, port: int) -> None:
-        self.service = service
-        self.port = port
-
-    def run(self, started: Callable[[str], None]) -> None:
-        """Serve until interrupted; `started(url)` once the socket listens (port 0: the port
-        the system chose)."""
-        import uvicorn
-
-        from runner.serve.app import create_app
-
-        routes, prefix = playground_routes(self.service)
-        app = create_app(self.service, extra_routes=routes, public_prefixes=[prefix])
-
-        class Server(uvicorn.Server):
-            async def startup(self, sockets: Any = None) -> None:
-                await super().startup(sockets)
-                if self.servers and self.servers[0].sockets:
-                    port = self.servers[0].sockets[0].getsockname()[1]
-                    started(f"http://{LOCAL_HOST}:{port}{PREFIX}/")
-
-        config = uvicorn.Config(app, host=LOCAL_HOST, port=self.port, log_level="warning")
-        Server(config).run()
-
-
-def local_server(
+def serve_locally(
     paths: Sequence[str | Path],
     *,
     port: int,
+    started: Callable[[str], None],
     state: str | None = None,
     llm_override: str | None = None,
     allow_python: bool = False,
-) -> LocalServer:
-    """The service over `paths`, ready to serve on this machine. Raises ServeError with the
-    CLI's message when a pipeline cannot be opened."""
-    from runner.render import describe_error
-    from runner.serve.errors import ServiceError
-    from runner.serve.service import Service
+) -> None:
+    """`runner serve PATHS --playground` on 127.0.0.1:`port` until interrupted; `started(url)`
+    once the socket listens (port 0: on the port the system chose). Raises ServeError with
+    the CLI's message when a pipeline cannot be opened."""
+    import uvicorn
 
+    from runner.render import describe_error
+    from runner.serve.config import ServeSettings, build_app
+
+    settings = ServeSettings(
+        paths=[str(path) for path in paths],
+        state=state,
+        llm=llm_override,
+        allow_python=allow_python,
+        playground=True,
+    )
     try:
-        service = Service.open(
-            paths, state=state, llm_override=llm_override, allow_python=allow_python
-        )
-    except ServiceError as exc:
-        raise ServeError(exc.message) from exc
+        app = build_app(settings)
     except Exception as exc:
-        raise ServeError(describe_error(exc)) from exc
-    return LocalServer(service, port)
+        raise ServeError(getattr(exc, "message", None) or describe_error(exc)) from exc
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.servers and self.servers[0].sockets:
+                bound = self.servers[0].sockets[0].getsockname()[1]
+                started(f"http://{LOCAL_HOST}:{bound}{PREFIX}/")
+
+    Server(uvicorn.Config(app, host=LOCAL_HOST, port=port, log_level="warning")).run()

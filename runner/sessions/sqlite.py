@@ -203,10 +203,13 @@ class SQLiteStore(Store):
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db
+            self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            # SQLite has rolled back already after some errors (a full disk): only roll back
+            # what is still open, so that the error told is the first one
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
 
     def _migrate(self) -> None:
         with self._transaction() as db:
@@ -230,9 +233,13 @@ class SQLiteStore(Store):
         self, db: sqlite3.Connection, session_id: str, record: RoundRecord, now: float
     ) -> None:
         db.execute(
-            "INSERT OR REPLACE INTO rounds "
+            # a round stored again (a resumed round) replaces its record; a request id that
+            # another round holds is a UNIQUE violation: that request is committed already
+            "INSERT INTO rounds "
             "(session_id, round, message, outcome, result, trace, at, request_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, round) DO UPDATE SET "
+            "message = excluded.message, outcome = excluded.outcome, result = excluded.result, "
+            "trace = excluded.trace, at = excluded.at, request_id = excluded.request_id",
             (
                 session_id,
                 record.round,

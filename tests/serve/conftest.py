@@ -31,3 +31,41 @@ def service(shop: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Service]:
     opened = Service.open([shop.parent], limits=Limits(max_message_chars=200, lock_wait_s=2))
     yield opened
     opened.close()
+
+
+DESK = Path(__file__).parent / "fixtures" / "desk"
+
+
+def copy_pipelines(folder: Path) -> Path:
+    """The shop and desk pipelines, copied into `folder` (served as one folder)."""
+    shutil.copytree(SHOP, folder / "shop")
+    shutil.copytree(DESK, folder / "desk")
+    return folder
+
+
+class Held:
+    """Holds the desk pipeline's `second` step while the block runs (see fixtures/desk)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.desk = folder / "desk"
+
+    def __enter__(self) -> Held:
+        (self.desk / "held").unlink(missing_ok=True)
+        (self.desk / "hold").write_text("", encoding="utf-8")
+        return self
+
+    def wait_until_held(self, timeout_s: float = 20.0) -> None:
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while not (self.desk / "held").exists():
+            assert time.monotonic() < deadline, "the round never reached the held step"
+            time.sleep(0.02)
+
+    def __exit__(self, *_exc: object) -> None:
+        (self.desk / "hold").unlink(missing_ok=True)
+        (self.desk / "held").unlink(missing_ok=True)
+
+    def runs(self) -> list[str]:
+        log = self.desk / "runs.log"
+        return log.read_text(encoding="utf-8").splitlines() if log.exists() else []

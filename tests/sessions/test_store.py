@@ -1,4 +1,6 @@
-"""The SQLite session store (C24): lossless, atomic, optimistic locking, pipeline changes."""
+"""The session stores (C24): lossless, atomic, optimistic locking, pipeline changes, round
+records, idempotency keys and session locks. Every test runs against both stores, SQLite and a
+real PostgreSQL server (`store`/`another_store`); the last ones are one store's own."""
 
 from __future__ import annotations
 
@@ -15,12 +17,15 @@ from runner.engine.results import Clarification, PromptAndContext
 from runner.engine.state import SessionState
 from runner.engine.task import Task, TaskStatus, ToolStatus
 from runner.sessions import (
+    DuplicateRequestError,
     RoundRecord,
     SessionConflictError,
     SessionError,
     SessionNotFoundError,
     SessionStore,
     SessionWriter,
+    StoreUnavailableError,
+    open_store,
 )
 from runner.sources import Source
 
@@ -35,10 +40,31 @@ def pipeline(tmp_path: Path) -> Pipeline:
     )
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request, tmp_path: Path) -> str:
+    """Where the store lives: a SQLite file, or a fresh database on the test server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "state.sqlite")
+    return request.getfixturevalue("postgres_url")
+
+
 @pytest.fixture
-def store(tmp_path: Path):
-    with SessionStore(tmp_path / "state.sqlite") as opened:
-        yield opened
+def another_store(location: str):
+    """Opens one more store on the same location (another writer, another process)."""
+    opened = []
+
+    def make():
+        opened.append(open_store(location))
+        return opened[-1]
+
+    yield make
+    for each in opened:
+        each.close()
+
+
+@pytest.fixture
+def store(another_store):
+    return another_store()
 
 
 def busy_state(pipeline: Pipeline, session_id: str = "s1") -> SessionState:
@@ -70,7 +96,10 @@ def test_a_saved_state_loads_back_without_loss(store, pipeline):
     assert loaded.to_json() == state.to_json()
 
 
-def test_the_default_store_is_beside_the_pipeline_or_in_its_state_dir(pipeline, tmp_path):
+def test_the_default_store_is_beside_the_pipeline_or_in_its_state_dir(
+    pipeline, tmp_path, monkeypatch
+):
+    monkeypatch.delenv("RUNNER_STATE", raising=False)
     with SessionStore.for_pipeline(pipeline) as default:
         assert default.path == tmp_path / ".runner" / "state.sqlite"
     moved = replace(pipeline, state_dir=tmp_path / "elsewhere")
@@ -80,9 +109,11 @@ def test_the_default_store_is_beside_the_pipeline_or_in_its_state_dir(pipeline, 
         assert chosen.path == tmp_path / "x.sqlite"
 
 
-def test_c24_a_second_writer_of_a_session_gets_a_conflict_not_a_lost_update(tmp_path, pipeline):
-    first = SessionStore(tmp_path / "state.sqlite")
-    second = SessionStore(tmp_path / "state.sqlite")
+def test_c24_a_second_writer_of_a_session_gets_a_conflict_not_a_lost_update(
+    another_store, pipeline
+):
+    first = another_store()
+    second = another_store()
     first.save(busy_state(pipeline), 0)
     mine, my_version = first.load("s1")
     theirs, their_version = second.load("s1")
@@ -94,8 +125,6 @@ def test_c24_a_second_writer_of_a_session_gets_a_conflict_not_a_lost_update(tmp_
         second.save(theirs, their_version)
 
     assert first.load("s1")[0].rounds == 10
-    first.close()
-    second.close()
 
 
 def test_two_writers_creating_the_same_session_conflict(store, pipeline):
@@ -175,7 +204,99 @@ def test_a_state_written_mid_round_is_read_back_as_interrupted(store, pipeline):
     assert opened.state.active_message == "compare A and B"
 
 
-def test_a_process_killed_inside_a_save_leaves_the_previous_state(store, pipeline, tmp_path):
+def test_a_round_committed_with_a_request_id_is_found_by_it(store, pipeline):
+    state = busy_state(pipeline)
+    writer = SessionWriter(store, 0)
+    writer.finish(state, RoundRecord(2, "hi", "answer", {"round": 2}, [], request_id="r-1"))
+    committed = store.committed("r-1")
+    assert committed is not None
+    assert (committed.session_id, committed.record.round, committed.record.message) == (
+        "s1",
+        2,
+        "hi",
+    )
+    assert committed.record.request_id == "r-1"
+    assert store.committed("r-2") is None
+
+
+def test_a_request_id_is_committed_once_across_sessions(store, pipeline):
+    SessionWriter(store, 0).finish(
+        busy_state(pipeline, "a"), RoundRecord(1, "hi", "answer", {}, [], request_id="r-1")
+    )
+    with pytest.raises(DuplicateRequestError, match="'r-1' was already committed"):
+        SessionWriter(store, 0).finish(
+            busy_state(pipeline, "b"), RoundRecord(1, "hi", "answer", {}, [], request_id="r-1")
+        )
+    assert store.find("b") is None  # the whole save was refused, the session row too
+
+
+def test_a_session_lock_is_held_against_every_other_store_until_released(another_store):
+    first, second = another_store(), another_store()
+    held = first.try_lock("s1")
+    assert held is not None
+    assert second.try_lock("s1") is None
+    other = second.try_lock("s2")  # other keys are free
+    assert other is not None
+    held.release()
+    again = second.try_lock("s1")
+    assert again is not None
+    again.release()
+    other.release()
+
+
+def test_a_lock_dies_with_the_process_that_held_it(location, another_store):
+    child = textwrap.dedent(
+        f"""
+        import os, sys
+        from runner.sessions import open_store
+        store = open_store({location!r})
+        assert store.try_lock("s1") is not None
+        print("held", flush=True)
+        sys.stdin.readline()
+        os._exit(9)
+        """
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", child], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None and process.stdin is not None
+    assert process.stdout.readline() == "held\n"
+    store = another_store()
+    assert store.try_lock("s1") is None
+    process.kill()
+    process.wait()
+    for _ in range(100):  # the server notices the closed connection within moments
+        lock = store.try_lock("s1")
+        if lock is not None:
+            break
+        import time
+
+        time.sleep(0.05)
+    assert lock is not None
+    lock.release()
+
+
+def test_a_message_with_a_nul_character_is_stored(store, pipeline):
+    writer = SessionWriter(store, 0)
+    state = busy_state(pipeline)
+    state.history = [{"round": 1, "message": "a\x00b"}]
+    writer.finish(state, RoundRecord(1, "a\x00b", "answer", {"answer": "x\x00y"}, []))
+    [record] = store.rounds("s1")
+    assert record.result == {"answer": "x\x00y"}
+    assert store.load("s1")[0].history == [{"round": 1, "message": "a\x00b"}]
+
+
+# --- the SQLite store's own -------------------------------------------------------------------
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path):
+    with SessionStore(tmp_path / "state.sqlite") as opened:
+        yield opened
+
+
+def test_a_process_killed_inside_a_save_leaves_the_previous_state(sqlite_store, pipeline):
+    store = sqlite_store
     state = busy_state(pipeline)
     store.save(state, 0)
     # A child writes a new state inside a transaction and dies before committing.
@@ -200,3 +321,114 @@ def test_a_file_that_is_no_session_store_is_reported(tmp_path):
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(SessionError, match="cannot open the session store"):
         SessionStore(path)
+
+
+def test_a_full_disk_names_the_store_says_nothing_was_lost_and_what_to_do(sqlite_store, pipeline):
+    store = sqlite_store
+    state = busy_state(pipeline)
+    store.save(state, 0)
+    # the file may not grow past its present size: SQLite reports it as a full disk
+    pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+    store._db.execute(f"PRAGMA max_page_count = {pages}")
+    state.history = [{"round": n, "message": "x" * 2000} for n in range(50)]
+    with pytest.raises(StoreUnavailableError) as caught:
+        store.save(state, 1)
+    message = str(caught.value)
+    assert str(store.path) in message
+    assert "database or disk is full" in message
+    assert "Nothing stored was lost" in message
+    assert "Free space on the disk that holds" in message
+    assert store.load("s1")[0].history == busy_state(pipeline).history  # the last saved step
+
+
+def test_a_read_only_store_says_how_to_make_it_writable(sqlite_store, pipeline):
+    store = sqlite_store
+    store.save(busy_state(pipeline), 0)
+    store._db.execute("PRAGMA query_only = 1")  # as a read-only file or mount refuses writes
+    with pytest.raises(StoreUnavailableError, match="Nothing stored was lost") as caught:
+        store.save(busy_state(pipeline), 1)
+    assert "writable" in str(caught.value)
+    assert str(store.path) in str(caught.value)
+
+
+def test_a_format_1_store_is_upgraded_in_place(tmp_path, pipeline):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO meta VALUES ('format', '1');
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, pipeline_path TEXT NOT NULL,
+            pipeline_hash TEXT NOT NULL, version INTEGER NOT NULL, state TEXT NOT NULL,
+            created REAL NOT NULL, updated REAL NOT NULL);
+        CREATE TABLE rounds (session_id TEXT NOT NULL, round INTEGER NOT NULL,
+            message TEXT NOT NULL, outcome TEXT NOT NULL, result TEXT NOT NULL,
+            trace TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (session_id, round));
+        INSERT INTO rounds VALUES ('s1', 1, 'hi', 'answer', '{}', '[]', 1.0);
+        """
+    )
+    old.close()
+    with SessionStore(path) as store:
+        assert store._db.execute("SELECT value FROM meta").fetchone() == ("2",)
+        assert store._round_rows("s1")[0].request_id is None
+        SessionWriter(store, 0).finish(
+            busy_state(pipeline), RoundRecord(2, "m", "answer", {}, [], request_id="r")
+        )
+        assert store.committed("r") is not None
+
+
+def test_a_store_of_a_newer_runner_is_refused(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "new.sqlite"
+    SessionStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET value = '99' WHERE key = 'format'")
+    db.commit()
+    db.close()
+    with pytest.raises(SessionError, match="format 99 is newer than this runner's"):
+        SessionStore(path)
+
+
+# --- the PostgreSQL store's own -----------------------------------------------------------------
+
+
+def test_the_postgresql_schema_carries_its_version_and_is_made_once(postgres_url):
+    import psycopg
+
+    from runner.sessions.postgres import SCHEMA_VERSION
+
+    for _ in range(2):  # a second worker starting finds it made
+        open_store(postgres_url).close()
+    with psycopg.connect(postgres_url) as db:
+        assert db.execute("SELECT version FROM runner_schema").fetchall() == [(SCHEMA_VERSION,)]
+
+
+def test_an_unreachable_postgresql_names_it_without_its_password(pipeline):
+    from runner.sessions.postgres import PostgresStore
+
+    with pytest.raises(StoreUnavailableError) as caught:
+        PostgresStore("postgresql://me:secret@127.0.0.1:9/db", timeout_s=0.5)
+    message = str(caught.value)
+    assert "postgresql://me:***@127.0.0.1:9/db" in message
+    assert "secret" not in message
+    assert "Nothing stored was lost" in message
+
+
+def test_a_postgresql_writer_killed_inside_a_save_leaves_the_previous_state(postgres_url, pipeline):
+    with open_store(postgres_url) as store:
+        state = busy_state(pipeline)
+        store.save(state, 0)
+        child = textwrap.dedent(
+            f"""
+            import os, psycopg
+            db = psycopg.connect({postgres_url!r})
+            db.execute("UPDATE runner_sessions SET state = 'half-written', version = 99")
+            os._exit(9)
+            """
+        )
+        assert subprocess.run([sys.executable, "-c", child], check=False).returncode == 9
+        loaded, version = store.load("s1")
+        assert (version, loaded.to_json()) == (1, state.to_json())

@@ -1,0 +1,166 @@
+"""`runner serve PIPELINE_OR_DIR…`: the pipelines as an HTTP service (docs/serve.md).
+
+The native API, the OpenAI-compatible API, health checks and metrics, on uvicorn. Each worker
+loads every pipeline and opens its indexes once; sessions live in the store `--state` names
+(a PostgreSQL URL is what several workers, on one machine or many, share).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import tempfile
+from pathlib import Path
+
+import click
+
+from runner.cli.run import friendly_errors
+
+
+@click.command("serve")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind.")
+@click.option("--port", default=8000, show_default=True, type=int, help="The port to bind.")
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Worker processes; more than one needs a store they can share (--state).",
+)
+@click.option(
+    "--state",
+    metavar="FILE|URL",
+    help="The session store: a postgresql:// URL (shared by workers) or a SQLite file (also "
+    "RUNNER_STATE; default: each pipeline's .runner/state.sqlite).",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Bearer tokens, one a line (also RUNNER_SERVE_TOKENS, comma-separated).",
+)
+@click.option(
+    "--insecure",
+    is_flag=True,
+    help="Allow a non-loopback --host without bearer tokens (anyone who reaches it may use it).",
+)
+@click.option("--llm", metavar="PROVIDER[:MODEL]", help="Override the pipelines' LLM.")
+@click.option(
+    "--allow-python",
+    is_flag=True,
+    envvar="RUNNER_ALLOW_PYTHON",
+    help="Allow `python` tools to import and run their code (also RUNNER_ALLOW_PYTHON=1).",
+)
+@click.option("--no-build", is_flag=True, help="Fail instead of building a missing index.")
+@click.option(
+    "--max-body-bytes", default=1 << 20, show_default=True, type=int, help="Request size limit."
+)
+@click.option(
+    "--max-message-chars", default=8000, show_default=True, type=int, help="Message limit."
+)
+@click.option(
+    "--lock-wait",
+    default=30.0,
+    show_default=True,
+    type=float,
+    help="Seconds a request waits for its session (busy with another request) before a 409.",
+)
+@click.option(
+    "--drain-timeout",
+    default=30.0,
+    show_default=True,
+    type=float,
+    help="On shutdown, seconds to let rounds in flight finish (the rest resume on next call).",
+)
+@click.option(
+    "--playground",
+    is_flag=True,
+    help="Also serve the playground at /playground (no login: not with bearer tokens).",
+)
+@click.option("--log-level", default="info", show_default=True, help="uvicorn's log level.")
+@click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
+def command(
+    paths: tuple[Path, ...],
+    host: str,
+    port: int,
+    workers: int,
+    state: str | None,
+    token_file: Path | None,
+    insecure: bool,
+    llm: str | None,
+    allow_python: bool,
+    no_build: bool,
+    max_body_bytes: int,
+    max_message_chars: int,
+    lock_wait: float,
+    drain_timeout: float,
+    playground: bool,
+    log_level: str,
+    debug: bool,
+) -> None:
+    """Serve the pipelines in PATHS (files or folders) over HTTP.
+
+    POST /v1/pipelines/DOMAIN/rounds answers like `runner run --json`; /v1/chat/completions
+    speaks the OpenAI API (a model per domain). Without bearer tokens the service binds to
+    loopback addresses only.
+    """
+    with friendly_errors(debug):
+        from runner.serve.config import SETTINGS_ENV, ServeSettings, build_app
+        from runner.serve.http import load_tokens
+
+        tokens = load_tokens(token_file)
+        refuse_open_binding(host, tokens, insecure)
+        if playground and tokens:
+            raise click.UsageError(
+                "the playground has no login of its own and is not served with bearer tokens: "
+                "serve it on 127.0.0.1 without tokens, or serve the API alone"
+            )
+        settings = ServeSettings(
+            paths=[str(p) for p in paths],
+            state=state,
+            llm=llm,
+            allow_python=allow_python,
+            build=not no_build,
+            max_body_bytes=max_body_bytes,
+            max_message_chars=max_message_chars,
+            lock_wait_s=lock_wait,
+            drain_timeout_s=drain_timeout,
+            tokens=tokens,
+            playground=playground,
+        )
+        import uvicorn
+
+        common = {
+            "host": host,
+            "port": port,
+            "log_level": log_level,
+            "timeout_graceful_shutdown": int(drain_timeout) or None,
+            "access_log": log_level == "debug",
+        }
+        if workers == 1:
+            app = build_app(settings)  # load errors are told here, before binding
+            click.echo(f"runner serve: {', '.join(app.state.service.runtimes)}", err=True)
+            uvicorn.run(app, **common)
+            return
+        os.environ[SETTINGS_ENV] = settings.to_env()
+        os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="runner-m-"))
+        build_app(settings).state.service.close()  # check once that everything loads
+        uvicorn.run("runner.serve.config:worker_app", factory=True, workers=workers, **common)
+
+
+def refuse_open_binding(host: str, tokens: list[str], insecure: bool) -> None:
+    if tokens or insecure or is_loopback(host):
+        return
+    raise click.UsageError(
+        f"--host {host} is reachable from other machines and no bearer token is set: set "
+        "RUNNER_SERVE_TOKENS or --token-file, or pass --insecure to serve without one"
+    )
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,348 @@
+"""Sessions in PostgreSQL, shared by every `runner serve` worker (and the CLI) that names the
+database: `--state postgresql://user@host/db` or RUNNER_STATE.
+
+The same guarantees as the SQLite store, from the database's own means:
+- every save is one transaction; a writer that dies leaves the previous state;
+- optimistic locking on the session row's version (`UPDATE … WHERE version = %s`);
+- a request id is UNIQUE across the rounds, so one request is never committed twice;
+- session locks are advisory locks held on one connection per store: other processes and
+  machines see them, and PostgreSQL drops them when that connection (its process) dies;
+- the schema carries its version in `runner_schema` and upgrades itself, under an advisory
+  lock, so that workers starting together upgrade it once.
+Tables are prefixed `runner_`, so the store can share a database with other applications.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from runner.sessions.base import (
+    CommittedRound,
+    RoundRecord,
+    SessionError,
+    SessionInfo,
+    SessionLock,
+    Store,
+    encode,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from runner.engine.state import SessionState
+
+SCHEMA_VERSION = 1
+_UPGRADE_LOCK = 0x72756E6E6572  # "runner": the advisory lock that serialises upgrades
+
+# version n: the statements that turn version n - 1 into n
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        """CREATE TABLE runner_sessions (
+            id text PRIMARY KEY,
+            pipeline_path text NOT NULL,
+            pipeline_hash text NOT NULL,
+            version integer NOT NULL,
+            state text NOT NULL,
+            created double precision NOT NULL,
+            updated double precision NOT NULL
+        )""",
+        "CREATE INDEX runner_sessions_updated ON runner_sessions (updated DESC)",
+        """CREATE TABLE runner_rounds (
+            session_id text NOT NULL REFERENCES runner_sessions(id) ON DELETE CASCADE,
+            round integer NOT NULL,
+            message text NOT NULL,
+            outcome text NOT NULL,
+            result text NOT NULL,
+            trace text NOT NULL,
+            at double precision NOT NULL,
+            request_id text UNIQUE,
+            PRIMARY KEY (session_id, round)
+        )""",
+    ),
+}
+
+
+class PostgresStore(Store):
+    """Sessions in a PostgreSQL database, through a connection pool."""
+
+    def __init__(self, url: str, *, pool_size: int = 10, timeout_s: float = 10.0) -> None:
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError as exc:
+            raise SessionError(
+                f"a PostgreSQL session store needs psycopg: pip install 'runner[postgres]' ({exc})"
+            ) from exc
+        self.url = url
+        self.location = _without_password(url)
+        self._psycopg = psycopg
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            timeout=timeout_s,
+            kwargs={"autocommit": True},
+            open=False,
+            name="runner-sessions",
+        )
+        self._lock_connection: psycopg.Connection[Any] | None = None
+        self._lock_guard = threading.Lock()
+        try:
+            self._pool.open(wait=True, timeout=timeout_s)
+            self._migrate()
+        except Exception as exc:
+            self._pool.close()
+            raise self._translate("open the session store", exc) from exc
+
+    def close(self) -> None:
+        with self._lock_guard:
+            if self._lock_connection is not None:
+                self._lock_connection.close()
+                self._lock_connection = None
+        self._pool.close()
+
+    def ping(self) -> None:
+        try:
+            with self._pool.connection() as conn:
+                conn.execute("SELECT 1 FROM runner_schema LIMIT 1").fetchall()
+        except Exception as exc:
+            raise self._translate("reach the session store", exc) from exc
+
+    # --- storage primitives ------------------------------------------------------------------
+
+    def save(
+        self, state: SessionState, expected_version: int, *, round_record: RoundRecord | None = None
+    ) -> int:
+        now = time.time()
+        payload = encode(state.to_json())
+        errors = self._psycopg.errors
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                if expected_version == 0:
+                    changed = conn.execute(
+                        "INSERT INTO runner_sessions VALUES (%s, %s, %s, 1, %s, %s, %s) "
+                        "ON CONFLICT (id) DO NOTHING",
+                        (
+                            state.session_id,
+                            state.pipeline_path,
+                            state.pipeline_hash,
+                            payload,
+                            now,
+                            now,
+                        ),
+                    ).rowcount
+                else:
+                    changed = conn.execute(
+                        "UPDATE runner_sessions SET state = %s, pipeline_path = %s, "
+                        "pipeline_hash = %s, version = version + 1, updated = %s "
+                        "WHERE id = %s AND version = %s",
+                        (
+                            payload,
+                            state.pipeline_path,
+                            state.pipeline_hash,
+                            now,
+                            state.session_id,
+                            expected_version,
+                        ),
+                    ).rowcount
+                if not changed:
+                    row = conn.execute(
+                        "SELECT version FROM runner_sessions WHERE id = %s", (state.session_id,)
+                    ).fetchone()
+                    raise self._conflict_error(
+                        state.session_id, expected_version, None if row is None else row[0]
+                    )
+                if round_record is not None:
+                    self._insert_round(conn, state.session_id, round_record, now)
+        except errors.UniqueViolation as exc:
+            assert round_record is not None and round_record.request_id is not None
+            raise self._duplicate_error(round_record.request_id) from exc
+        except SessionError:
+            raise
+        except Exception as exc:
+            raise self._translate(f"save session {state.session_id!r}", exc) from exc
+        return expected_version + 1
+
+    def sessions(self) -> list[SessionInfo]:
+        rows = self._query(
+            "SELECT id, pipeline_path, version, state, created, updated FROM runner_sessions "
+            "ORDER BY updated DESC, id"
+        )
+        return [self._info(*row) for row in rows]
+
+    def _row(self, session_id: str) -> tuple[str, int] | None:
+        rows = self._query(
+            "SELECT state, version FROM runner_sessions WHERE id = %s", (session_id,)
+        )
+        return (rows[0][0], rows[0][1]) if rows else None
+
+    def _round_rows(self, session_id: str) -> list[RoundRecord]:
+        rows = self._query(
+            "SELECT round, message, outcome, result, trace, at, request_id FROM runner_rounds "
+            "WHERE session_id = %s ORDER BY round",
+            (session_id,),
+        )
+        return [_record(*row) for row in rows]
+
+    def committed(self, request_id: str) -> CommittedRound | None:
+        rows = self._query(
+            "SELECT session_id, round, message, outcome, result, trace, at, request_id "
+            "FROM runner_rounds WHERE request_id = %s",
+            (request_id,),
+        )
+        return CommittedRound(rows[0][0], _record(*rows[0][1:])) if rows else None
+
+    def delete(self, session_id: str) -> bool:
+        try:
+            with self._pool.connection() as conn:
+                deleted = conn.execute(
+                    "DELETE FROM runner_sessions WHERE id = %s", (session_id,)
+                ).rowcount
+        except Exception as exc:
+            raise self._translate(f"delete session {session_id!r}", exc) from exc
+        return bool(deleted)
+
+    def try_lock(self, key: str) -> SessionLock | None:
+        number = _lock_number(key)
+        with self._lock_guard:
+            try:
+                held = (
+                    self._locks().execute("SELECT pg_try_advisory_lock(%s)", (number,)).fetchone()
+                )
+            except self._psycopg.OperationalError:
+                # the lock connection broke (the server restarted): every lock it held is
+                # gone with it, so take a new connection and try once more
+                self._drop_lock_connection()
+                held = (
+                    self._locks().execute("SELECT pg_try_advisory_lock(%s)", (number,)).fetchone()
+                )
+        return _AdvisoryLock(self, number) if held and held[0] else None
+
+    # --- internals -----------------------------------------------------------------------
+
+    def _locks(self) -> psycopg.Connection[Any]:
+        if self._lock_connection is None or self._lock_connection.closed:
+            self._lock_connection = self._psycopg.connect(self.url, autocommit=True)
+        return self._lock_connection
+
+    def _drop_lock_connection(self) -> None:
+        if self._lock_connection is not None:
+            self._lock_connection.close()
+        self._lock_connection = None
+
+    def _unlock(self, number: int) -> None:
+        with self._lock_guard:
+            if self._lock_connection is None or self._lock_connection.closed:
+                return  # its connection is gone, and the lock with it
+            try:
+                self._lock_connection.execute("SELECT pg_advisory_unlock(%s)", (number,))
+            except self._psycopg.OperationalError:
+                self._drop_lock_connection()
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        try:
+            with self._pool.connection() as conn:
+                return conn.execute(sql, params).fetchall()
+        except Exception as exc:
+            raise self._translate("read the session store", exc) from exc
+
+    def _migrate(self) -> None:
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_UPGRADE_LOCK,))
+            conn.execute("CREATE TABLE IF NOT EXISTS runner_schema (version integer NOT NULL)")
+            row = conn.execute("SELECT max(version) FROM runner_schema").fetchone()
+            found = (row[0] if row else None) or 0
+            if found > SCHEMA_VERSION:
+                raise SessionError(
+                    f"{self.location}: the session tables are at schema version {found}, newer "
+                    f"than this runner's ({SCHEMA_VERSION}); upgrade runner on this machine"
+                )
+            for version in range(found + 1, SCHEMA_VERSION + 1):
+                for statement in _MIGRATIONS[version]:
+                    conn.execute(statement)
+                conn.execute("INSERT INTO runner_schema VALUES (%s)", (version,))
+
+    def _insert_round(
+        self, conn: psycopg.Connection[Any], session_id: str, record: RoundRecord, now: float
+    ) -> None:
+        conn.execute(
+            "INSERT INTO runner_rounds VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (session_id, round) DO UPDATE SET message = excluded.message, "
+            "outcome = excluded.outcome, result = excluded.result, trace = excluded.trace, "
+            "at = excluded.at, request_id = excluded.request_id",
+            (
+                session_id,
+                record.round,
+                pg_text(record.message),
+                record.outcome,
+                encode(dict(record.result)),
+                encode([dict(event) for event in record.trace]),
+                record.at or now,
+                record.request_id,
+            ),
+        )
+
+    def _translate(self, doing: str, exc: BaseException) -> SessionError:
+        if isinstance(exc, SessionError):
+            return exc
+        return self._unavailable_error(doing, exc)
+
+    def _unavailable_hint(self, cause: BaseException) -> str:
+        errors = self._psycopg.errors
+        if isinstance(cause, errors.DiskFull):
+            return "Free space on the database server's disk"
+        if isinstance(cause, errors.ReadOnlySqlTransaction):
+            return "Point --state at the primary server (this one is read-only)"
+        if isinstance(cause, errors.InsufficientPrivilege):
+            return "Give the database user the right to create and write the runner_ tables"
+        return "Check that the database server is up and reachable at that address"
+
+
+class _AdvisoryLock(SessionLock):
+    def __init__(self, store: PostgresStore, number: int) -> None:
+        self._store: PostgresStore | None = store
+        self._number = number
+
+    def release(self) -> None:
+        if self._store is not None:
+            self._store._unlock(self._number)
+            self._store = None
+
+
+def _lock_number(key: str) -> int:
+    """A signed 64-bit advisory lock key from any string key."""
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+
+
+def pg_text(text: str) -> str:
+    """PostgreSQL text cannot hold NUL; the JSON columns keep it escaped, this one replaces it."""
+    return text.replace("\x00", "\ufffd")
+
+
+def _record(
+    number: int,
+    message: str,
+    outcome: str,
+    result: str,
+    trace: str,
+    at: float,
+    request_id: str | None,
+) -> RoundRecord:
+    return RoundRecord(
+        number, message, outcome, json.loads(result), json.loads(trace), at, request_id
+    )
+
+
+def _without_password(url: str) -> str:
+    """The URL as it may be shown: `postgresql://user:***@host/db`."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
