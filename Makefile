@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,7 @@ $(BENCH_STAMP): pyproject.toml $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m runner.demo
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/runner validate pipelines/
 	$(BIN)/runner test pipelines/
 	$(BIN)/python -m pytest
@@ -34,6 +34,13 @@ lint: $(STAMP)
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench
+
+# The playground's browser tests drive Debian's chromium through selenium; installed when
+# missing (CI runs as root on Debian).
+browser:
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; \
+	fi
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache
