@@ -92,13 +92,7 @@ def keep(
         )
         case["turns"].append({turn_kind: kept.message, "expect": expectations(kept.result)})
         if real_model:
-            if kept.replies is None:
-                raise KeepError(
-                    f"round {number} was answered by the {provider} model, but its replies were "
-                    "not recorded (the playground records them for rounds it runs itself); "
-                    "start this conversation again in the playground to keep it"
-                )
-            script.extend(script_rules(kept.replies))
+            script.extend(script_rules(recorded_replies(kept, number, provider)))
     notes = []
     if real_model:
         case = {"name": case["name"], "llm": {"script": script}, "turns": case["turns"]}
@@ -108,6 +102,23 @@ def keep(
         )
     path = test_file or pipeline_path.parent / DEFAULT_FILE
     return KeptCase(str(case["name"]), case, path, notes)
+
+
+def recorded_replies(kept: KeptRound, number: int, provider: str) -> Sequence[RecordedReply]:
+    """A real model's replies to round `number`, all of them, or KeepError."""
+    if kept.replies is None:
+        raise KeepError(
+            f"round {number} was answered by the {provider} model, but its replies were not "
+            "recorded (the playground records them for rounds it runs itself, on this worker): "
+            "have this conversation again in the playground to keep it"
+        )
+    if any(e.get("event") == "llm.call" and e.get("cached") for e in kept.trace):
+        raise KeepError(
+            f"round {number} took replies from the LLM response cache, which were not "
+            "recorded: start the playground with the cache off (`llm.cache: false`) and have "
+            "the conversation again to keep it"
+        )
+    return kept.replies
 
 
 def is_answer(kept: KeptRound, previous: KeptRound | None) -> bool:

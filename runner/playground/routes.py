@@ -29,6 +29,7 @@ from starlette.staticfiles import StaticFiles
 from runner.playground import health, keep
 from runner.playground.citations import SourceNotFoundError, cited_segments, quote_of, source_page
 from runner.playground.pages import PREFIX, STATIC, render, url
+from runner.playground.recording import ReplyLog, install, provider_name, recording
 from runner.playground.why import round_view
 
 if TYPE_CHECKING:
@@ -40,6 +41,9 @@ class Playground:
 
     def __init__(self, service: Service) -> None:
         self.service = service
+        # a real model's replies, recorded for keeping a conversation as a test
+        self.replies = ReplyLog()
+        self.recorded = {domain: install(rt) for domain, rt in service.runtimes.items()}
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -117,9 +121,12 @@ class Playground:
         message = str(form.get("message") or "")
         session = str(form.get("session") or "") or None
         try:
-            result = await self.service.run_round(domain, message, session_id=session)
+            with recording() as replies:
+                result = await self.service.run_round(domain, message, session_id=session)
         except ServiceError as exc:
             return await self._chat(domain, session, error=exc.message, draft=message)
+        if self.recorded.get(domain):
+            self.replies.add(result["session"], result["round"], replies)
         target = url(domain, "", session=result["session"]) + f"#round-{result['round']}"
         return RedirectResponse(target, 303)
 
@@ -185,19 +192,26 @@ class Playground:
         try:
             runtime = self.service.runtime(domain)
             summary = self.service.session(session)
-            rounds = [
-                _kept_round(self.service.round(session, r["round"])) for r in summary["rounds"]
-            ]
+            rounds = [self._kept_round(session, r["round"]) for r in summary["rounds"]]
             return keep.keep(
                 rounds,
                 pipeline_path=runtime.pipeline.path,
-                provider=runtime.pipeline.llm.provider,
+                provider=provider_name(runtime),
                 name=name,
             )
         except ServiceError as exc:
             return problem(exc.message, exc.status, domain)
         except keep.KeepError as exc:
             return problem(str(exc), 409, domain)
+
+    def _kept_round(self, session: str, number: int) -> keep.KeptRound:
+        stored = self.service.round(session, number)
+        return keep.KeptRound(
+            stored["message"],
+            stored["result"],
+            stored.get("trace") or (),
+            self.replies.get(session, number),
+        )
 
     async def _saved(self, domain: str, session: str, case: keep.KeptCase) -> Response:
         try:
@@ -262,10 +276,6 @@ def _source_index(
         if same and (page_no is not None or source.get("heading") == heading):
             return index
     return None
-
-
-def _kept_round(stored: dict[str, Any]) -> keep.KeptRound:
-    return keep.KeptRound(stored["message"], stored["result"], stored.get("trace") or ())
 
 
 __all__ = ["Playground", "routes"]
