@@ -205,7 +205,17 @@ def script_rules(replies: Sequence[RecordedReply]) -> list[dict[str, Any]]:
 
 
 class _Dumper(yaml.SafeDumper):
-    """Block style for the case, flow style for short lists and maps, `|` for long texts."""
+    """Block style, but a short list or map of plain values on one line (`ran: [1:a, 1:b]`),
+    and `|` for a text of several lines."""
+
+
+_PLAIN = (str, int, float, bool, type(None))
+_FLOW_WIDTH = 72
+
+
+def _short(values: list[Any]) -> bool:
+    plain = all(isinstance(v, _PLAIN) and "\n" not in str(v) for v in values)
+    return plain and sum(len(str(v)) + 2 for v in values) <= _FLOW_WIDTH
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
@@ -213,7 +223,21 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
+def _represent_dict(dumper: yaml.SafeDumper, value: dict[Any, Any]) -> yaml.Node:
+    node = yaml.SafeDumper.represent_dict(dumper, value)
+    node.flow_style = _short([*value.keys(), *value.values()])
+    return node
+
+
+def _represent_list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.Node:
+    node = yaml.SafeDumper.represent_list(dumper, value)
+    node.flow_style = _short(value)
+    return node
+
+
 _Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(dict, _represent_dict)
+_Dumper.add_representer(list, _represent_list)
 
 
 def case_yaml(case: Mapping[str, Any]) -> str:
@@ -224,7 +248,6 @@ def case_yaml(case: Mapping[str, Any]) -> str:
         sort_keys=False,
         allow_unicode=True,
         width=100,
-        default_flow_style=None,
     )
     return "".join(f"  {line}" if line.strip() else line for line in text.splitlines(True))
 

@@ -282,7 +282,7 @@ def _activation_note(event: Event) -> str:
     if event.get("mode") == "forced":
         return "forced tools only: no suitability call on this subtask"
     candidates = ", ".join(event.get("candidates") or []) or "none"
-    text = f"candidates {candidates}"
+    text = f"activation candidates: {candidates}"
     answers = event.get("suitability") or {}
     if answers:
         verdicts = ", ".join(f"{tool} {'yes' if yes else 'no'}" for tool, yes in answers.items())

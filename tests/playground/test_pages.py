@@ -70,6 +70,7 @@ def test_the_why_page_is_the_task_tree_and_the_timeline(client: TestClient) -> N
     assert 'id="task-1.3"' in page and "skip, decided by compare_products" in page
     assert 'class="reason reason-forced"' in page
     assert '<span class="purpose">decompose</span>' in page
+    assert "<code>products.csv</code></span>" in page  # a table row has no page number
 
 
 def test_an_empty_message_is_refused_on_the_chat_page_with_the_services_message(
