@@ -49,7 +49,9 @@ class ToolView:
     consumer: bool = False
     error: str | None = None
     question: str | None = None
-    retrieved: list[dict[str, Any]] = field(default_factory=list)
+    retrieved: list[dict[str, Any]] = field(default_factory=list)  # ranked pages, best first
+    query: str | None = None  # what the retrieval searched for
+    corpus: str | None = None
 
 
 @dataclass
@@ -189,8 +191,11 @@ def _task_view(
     )
     runs = {e.get("key"): e for e in events if e.get("event") in ("tool.run", "tool.error")}
     asked = {e.get("tool"): e for e in events if e.get("event") == "clarification.ask"}
+    retrievals = {e.get("tool"): e for e in events if e.get("event") == "retrieval"}
     for tool in task.get("tools") or []:
-        view.tools.append(_tool_view(tool, runs.get(tool.get("key")), asked, terminal))
+        shown = _tool_view(tool, runs.get(tool.get("key")), asked, terminal)
+        _add_retrieval(shown, retrievals.get(tool.get("name")))
+        view.tools.append(shown)
     for event in events:
         _annotate(view, event)
     view.children = [_task_view(child, by_task, terminal) for child in task.get("children") or []]
@@ -218,20 +223,18 @@ def _tool_view(
         consumer=bool(run.get("consumer")),
         error=run.get("error") if run.get("event") == "tool.error" else None,
         question=asked_here.get("question"),
-        retrieved=retrieved_pages(run),
     )
 
 
-def retrieved_pages(run: Event) -> list[dict[str, Any]]:
-    """The pages a retrieval tool ranked, best first, when its trace event lists them
-    (`retrieved` or `pages`: each a document, a page and a rank or score)."""
-    pages = run.get("retrieved") or run.get("pages")
-    if not isinstance(pages, list):
-        return []
-    rows = [dict(page) for page in pages if isinstance(page, Mapping) and page.get("document")]
-    for number, row in enumerate(rows, start=1):
-        row.setdefault("rank", number)
-    return sorted(rows, key=lambda row: row["rank"])
+def _add_retrieval(tool: ToolView, event: Event | None) -> None:
+    """The pages a retrieval-kind tool ranked on this task (its `retrieval` trace event:
+    `{tool, corpus, query, pages: [{rank, document, page, heading, score}]}`), best first."""
+    if event is None:
+        return
+    pages = [dict(page) for page in event.get("pages") or [] if isinstance(page, Mapping)]
+    tool.retrieved = sorted(pages, key=lambda page: page.get("rank") or 0)
+    tool.query = event.get("query")
+    tool.corpus = event.get("corpus")
 
 
 def _annotate(view: TaskView, event: Event) -> None:

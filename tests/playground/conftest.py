@@ -112,6 +112,7 @@ def browser() -> Iterator[object]:
         "--window-size=1280,900",
     ):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
     driver.implicitly_wait(0)
     try:

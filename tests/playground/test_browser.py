@@ -158,3 +158,9 @@ def test_pipeline_health_shows_the_validation_and_draws_the_graph(
     assert "valid" in wait(browser, ec.presence_of_element_located((By.ID, "valid"))).text
     wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "#graph svg")))
     shoot(browser, "health")
+
+
+def test_no_page_raised_a_javascript_error(browser: Any, playground: str) -> None:
+    """Every page the tests above opened, htmx's swaps and mermaid's drawing included."""
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert errors == []

@@ -129,3 +129,55 @@ def test_the_vendored_scripts_are_served_from_the_playground_itself(client: Test
 def test_a_service_with_tokens_gets_no_playground(service: Any) -> None:
     with pytest.raises(ServeError, match="no login of its own"):
         playground_routes(service, tokens=["secret"])
+
+
+def test_the_why_page_lists_a_retrieval_tools_ranked_pages_with_links() -> None:
+    from runner.playground.pages import render
+    from runner.playground.why import round_view
+
+    result = {
+        "round": 1,
+        "outcome": "answer",
+        "answer": "",
+        "sources": [],
+        "tasks": {
+            "task_no": "1",
+            "prompt": "q",
+            "status": "done",
+            "tools": [
+                {
+                    "name": "rag",
+                    "key": "1:rag",
+                    "status": "done",
+                    "reason": "retrieval",
+                    "items": 1,
+                    "guaranteed": False,
+                }
+            ],
+        },
+    }
+    trace = [
+        {
+            "seq": 1,
+            "ms": 1.0,
+            "event": "retrieval",
+            "task": "1",
+            "tool": "rag",
+            "corpus": "docs",
+            "query": "salt",
+            "pages": [
+                {"rank": 1, "document": "a.md", "page": 3, "heading": "Salt", "score": 0.9},
+                {"rank": 2, "document": "a.md", "page": 4, "heading": "Next", "score": None},
+            ],
+        }
+    ]
+    shown = {
+        "number": 1,
+        "message": "q",
+        "result": result,
+        "segments": [],
+        "view": round_view(result, trace),
+    }
+    page = render("why.html", domain="support", session="s1", round=shown)
+    assert "The pages rag found in docs for “salt”, best first" in page
+    assert "document=a.md&amp;page=3" in page and "0.900" in page and "—" in page

@@ -121,20 +121,24 @@ def test_ranked_pages_of_a_retrieval_tool_are_shown_best_first() -> None:
             ],
         },
     }
+    pages = [
+        {"rank": 2, "document": "b.md", "page": 2, "heading": "B", "score": 0.5},
+        {"rank": 1, "document": "a.md", "page": 1, "heading": "A", "score": 0.9},
+    ]
     trace = [
         {
             "seq": 1,
             "ms": 1.0,
-            "event": "tool.run",
+            "event": "retrieval",
             "task": "1",
             "tool": "rag",
-            "key": "1:rag",
-            "retrieved": [
-                {"document": "b.md", "page": 2, "rank": 2, "score": 0.5},
-                {"document": "a.md", "page": 1, "rank": 1, "score": 0.9},
-            ],
+            "corpus": "docs",
+            "query": "q",
+            "pages": pages,
         },
     ]
     view = round_view(result, trace)
     assert view.tree is not None
-    assert [p["document"] for p in view.tree.tools[0].retrieved] == ["a.md", "b.md"]
+    (rag,) = view.tree.tools
+    assert [p["document"] for p in rag.retrieved] == ["a.md", "b.md"]
+    assert (rag.query, rag.corpus) == ("q", "docs")
