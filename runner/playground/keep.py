@@ -252,6 +252,25 @@ def case_yaml(case: Mapping[str, Any]) -> str:
     return "".join(f"  {line}" if line.strip() else line for line in text.splitlines(True))
 
 
+def edited(kept: KeptCase, text: str) -> KeptCase:
+    """The case as the author edited it for review (YAML: the case, or a list of one case),
+    checked against the test-case schema before anything is written."""
+    from runner.trace import schema_problems
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise KeepError(f"the edited case is not valid YAML: {exc}") from None
+    if isinstance(data, list) and len(data) == 1:
+        data = data[0]
+    if not isinstance(data, dict):
+        raise KeepError("the edited case must be one case: a mapping with `name` and `turns`")
+    problems = schema_problems("testcase", {"cases": [data]}, "the edited case")
+    if problems:
+        raise KeepError("\n".join(problems))
+    return KeptCase(str(data.get("name")), data, kept.path, kept.notes)
+
+
 def save(kept: KeptCase, schema_path: str = "../../../schemas/testcase.schema.json") -> Path:
     """Write the case: a new test file, or appended to the playground's file; a case name the
     file already has gets a number."""

@@ -180,9 +180,22 @@ class Playground:
         case = self._case(request, str(form.get("name") or "") or None)
         if not isinstance(case, keep.KeptCase):
             return case
-        return await self._saved(
-            request.path_params["domain"], request.path_params["session"], case
-        )
+        domain, session = request.path_params["domain"], request.path_params["session"]
+        if form.get("case", "").strip():
+            try:
+                case = keep.edited(case, form["case"])
+            except keep.KeepError as exc:
+                return page(
+                    "keep.html",
+                    status=400,
+                    domain=domain,
+                    session=session,
+                    kept=case,
+                    saved=None,
+                    draft=form["case"],
+                    error=str(exc),
+                )
+        return await self._saved(domain, session, case)
 
     def _case(self, request: Request, name: str | None) -> keep.KeptCase | Response:
         from runner.serve.errors import ServiceError

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -127,11 +128,16 @@ def test_keep_as_test_writes_a_case_that_runner_test_passes(
     say(browser, "What warranty do I get on my washing machine?", 0)
     say(browser, "It is a KW-720X", 1)
     browser.find_element(By.ID, "keep").click()
-    preview = wait(browser, ec.presence_of_element_located((By.ID, "case-yaml"))).text
+    editor = wait(browser, ec.presence_of_element_located((By.ID, "case-yaml")))
+    preview = editor.get_attribute("value")
     assert "answer: It is a KW-720X" in preview and "outcome: clarification" in preview
-    name = browser.find_element(By.ID, "name")
-    name.clear()
-    name.send_keys("a warranty question without a model asks for it")
+    # the author renames the case on its first line, as they would in the editor
+    first_line = preview.splitlines()[0]
+    editor.send_keys(Keys.CONTROL, Keys.HOME)
+    editor.send_keys(Keys.SHIFT, Keys.END)
+    editor.send_keys(
+        first_line.split("name:")[0] + "name: a warranty question without a model asks for it"
+    )
     shoot(browser, "keep")
 
     browser.find_element(By.ID, "save").click()

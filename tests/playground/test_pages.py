@@ -3,6 +3,7 @@ form posts and redirects, and every page is whole HTML."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -100,12 +101,15 @@ def test_keep_shows_the_case_for_review_and_save_writes_and_runs_it(
     client: TestClient, support: Any
 ) -> None:
     session = session_of(send(client, "Is the KW-620 still under warranty? It is a KW-620"))
-    preview = client.post(f"/playground/support/sessions/{session}/keep", data={"name": "kept"})
+    preview = client.post(f"/playground/support/sessions/{session}/keep")
     assert preview.status_code == 200 and "Save the test" in preview.text
     assert not (support.parent / "tests" / "playground.yaml").exists()
-    saved = client.post(
-        f"/playground/support/sessions/{session}/keep/save", data={"name": "a kept warranty case"}
+    case = re.search(r'<textarea id="case-yaml"[^>]*>(.*?)</textarea>', preview.text, re.S)
+    assert case is not None
+    edited = html.unescape(case[1]).replace(
+        "name: Is the KW-620 still under warranty? It is a KW-620", "name: a kept warranty case", 1
     )
+    saved = client.post(f"/playground/support/sessions/{session}/keep/save", data={"case": edited})
     assert saved.status_code == 200 and 'id="test-result" class="pass"' in saved.text
     written = (support.parent / "tests" / "playground.yaml").read_text(encoding="utf-8")
     assert "name: a kept warranty case" in written
@@ -181,3 +185,18 @@ def test_the_why_page_lists_a_retrieval_tools_ranked_pages_with_links() -> None:
     page = render("why.html", domain="support", session="s1", round=shown)
     assert "The pages rag found in docs for “salt”, best first" in page
     assert "document=a.md&amp;page=3" in page and "0.900" in page and "—" in page
+
+
+def test_an_edited_case_that_breaks_the_format_is_not_written(
+    client: TestClient, support: Any
+) -> None:
+    session = session_of(send(client, "Compare the KD-450 and the KD-600X"))
+    kept = support.parent / "tests" / "playground.yaml"
+    before = kept.read_text(encoding="utf-8") if kept.exists() else None
+    broken = "- name: broken\n  turns:\n  - message: hi\n    expect: {outcome: maybe}\n"
+    response = client.post(
+        f"/playground/support/sessions/{session}/keep/save", data={"case": broken}
+    )
+    assert response.status_code == 400 and 'role="alert"' in response.text
+    assert "outcome" in response.text and "maybe" in response.text
+    assert (kept.read_text(encoding="utf-8") if kept.exists() else None) == before
