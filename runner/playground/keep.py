@@ -271,14 +271,16 @@ def edited(kept: KeptCase, text: str) -> KeptCase:
     return KeptCase(str(data.get("name")), data, kept.path, kept.notes)
 
 
-def save(kept: KeptCase, schema_path: str = "../../../schemas/testcase.schema.json") -> Path:
+def save(
+    kept: KeptCase, schema_path: str = "../../../schemas/testcase.schema.json"
+) -> tuple[Path, str]:
     """Write the case: a new test file, or appended to the playground's file; a case name the
-    file already has gets a number."""
+    file already has gets a number. The file and the name the case was written under."""
     path = kept.path
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(_HEADER.format(schema=schema_path) + kept.text, encoding="utf-8")
-        return path
+        return path, kept.name
     text = path.read_text(encoding="utf-8")
     data = yaml.safe_load(text) or {}
     cases = data.get("cases") if isinstance(data, dict) else None
@@ -294,4 +296,15 @@ def save(kept: KeptCase, schema_path: str = "../../../schemas/testcase.schema.js
         case["name"], number = f"{base} ({number})", number + 1
     joined = text if text.endswith("\n") else text + "\n"
     path.write_text(joined + case_yaml(case), encoding="utf-8")
-    return path
+    return path, str(case["name"])
+
+
+def written_case(path: Path, name: str) -> dict[str, Any] | None:
+    """The case of that name in a test file, as the file holds it (None: no such case)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        return None
+    cases = data.get("cases") if isinstance(data, dict) else None
+    found = [c for c in cases or [] if isinstance(c, dict) and c.get("name") == name]
+    return found[0] if found else None

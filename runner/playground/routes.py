@@ -10,8 +10,9 @@ page reads without JavaScript.
     POST /playground/{domain}/say                      one round; back to the chat
     GET  /playground/{domain}/sessions/{id}/rounds/{n} why the round did what it did
     GET  /playground/{domain}/source?document=…&page=… the cited page, highlighted
-    POST /playground/{domain}/sessions/{id}/keep       the conversation as a test case, to review
-    POST /playground/{domain}/sessions/{id}/keep/save  … written beside the pipeline, and run
+    GET  /playground/{domain}/sessions/{id}/keep       the conversation as a test case, to review
+    POST /playground/{domain}/sessions/{id}/keep       … written beside the pipeline
+    GET  /playground/{domain}/sessions/{id}/kept?name= … as written, and run by `runner test`
     GET  /playground/{domain}/health                   `runner validate` and `runner explain`
 """
 
@@ -56,8 +57,9 @@ class Playground:
                     Route("/{domain}/say", self.say, methods=["POST"]),
                     Route("/{domain}/sessions/{session}/rounds/{number:int}", self.why),
                     Route("/{domain}/source", self.source),
-                    Route("/{domain}/sessions/{session}/keep", self.keep, methods=["POST"]),
-                    Route("/{domain}/sessions/{session}/keep/save", self.save, methods=["POST"]),
+                    Route("/{domain}/sessions/{session}/keep", self.keep),
+                    Route("/{domain}/sessions/{session}/keep", self.save, methods=["POST"]),
+                    Route("/{domain}/sessions/{session}/kept", self.kept),
                     Route("/{domain}/health", self.health),
                 ],
             ),
@@ -168,34 +170,59 @@ class Playground:
         return page("source.html", domain=domain, source=shown, quote=quote, back=back)
 
     async def keep(self, request: Request) -> Response:
-        form = await read_form(request)
-        case = self._case(request, str(form.get("name") or "") or None)
+        case = self._case(request, None)
         if not isinstance(case, keep.KeptCase):
             return case
         domain, session = request.path_params["domain"], request.path_params["session"]
-        return page("keep.html", domain=domain, session=session, kept=case, saved=None)
+        return page("keep.html", domain=domain, session=session, kept=case)
 
     async def save(self, request: Request) -> Response:
         form = await read_form(request)
-        case = self._case(request, str(form.get("name") or "") or None)
+        case = self._case(request, None)
         if not isinstance(case, keep.KeptCase):
             return case
         domain, session = request.path_params["domain"], request.path_params["session"]
-        if form.get("case", "").strip():
-            try:
+        try:
+            if form.get("case", "").strip():
                 case = keep.edited(case, form["case"])
-            except keep.KeepError as exc:
-                return page(
-                    "keep.html",
-                    status=400,
-                    domain=domain,
-                    session=session,
-                    kept=case,
-                    saved=None,
-                    draft=form["case"],
-                    error=str(exc),
-                )
-        return await self._saved(domain, session, case)
+            _path, name = keep.save(case, schema_path=health.schema_link(case.path))
+        except (keep.KeepError, OSError) as exc:
+            return page(
+                "keep.html",
+                status=400,
+                domain=domain,
+                session=session,
+                kept=case,
+                draft=form.get("case"),
+                error=str(exc),
+            )
+        # post, redirect, get: a reload shows the kept case again and never writes it twice
+        return RedirectResponse(url(domain, "sessions", session, "kept", name=name), 303)
+
+    async def kept(self, request: Request) -> Response:
+        """The case just kept, as the test file holds it, and the file run as `runner test`
+        runs it."""
+        from runner.serve.errors import ServiceError
+
+        domain, session = request.path_params["domain"], request.path_params["session"]
+        name = request.query_params.get("name", "")
+        try:
+            path = self.service.runtime(domain).pipeline.path.parent / keep.DEFAULT_FILE
+        except ServiceError as exc:
+            return problem(exc.message, exc.status, domain)
+        case = keep.written_case(path, name)
+        if case is None:
+            return problem(f"{health.display_path(path)} has no case named {name!r}", 404, domain)
+        report = await asyncio.to_thread(health.run_case_file, path)
+        return page(
+            "kept.html",
+            domain=domain,
+            session=session,
+            name=name,
+            text=keep.case_yaml(case),
+            display_path=health.display_path(path),
+            report=report,
+        )
 
     def _case(self, request: Request, name: str | None) -> keep.KeptCase | Response:
         from runner.serve.errors import ServiceError
@@ -224,22 +251,6 @@ class Playground:
             stored["result"],
             stored.get("trace") or (),
             self.replies.get(session, number),
-        )
-
-    async def _saved(self, domain: str, session: str, case: keep.KeptCase) -> Response:
-        try:
-            path = keep.save(case, schema_path=health.schema_link(case.path))
-        except (keep.KeepError, OSError) as exc:
-            return problem(str(exc), 409, domain)
-        report = await asyncio.to_thread(health.run_case_file, path)
-        return page(
-            "keep.html",
-            domain=domain,
-            session=session,
-            kept=case,
-            saved=path,
-            display_path=health.display_path(path),
-            report=report,
         )
 
     async def health(self, request: Request) -> Response:

@@ -96,7 +96,11 @@ def test_a_warranty_question_is_clarified_and_answered_in_the_same_session(
     assert label.startswith("Your answer to:")
     shoot(browser, "clarification")
 
-    answered = say(browser, "It is a KW-720X", 1)
+    # answered from the keyboard: type, Tab to the button, Enter
+    browser.find_element(By.ID, "message").send_keys("It is a KW-720X", Keys.TAB)
+    assert browser.switch_to.active_element.get_attribute("id") == "send"
+    browser.switch_to.active_element.send_keys(Keys.ENTER)
+    answered = wait(browser, ec.presence_of_element_located((By.ID, "round-2")))
     assert "3-year" in answered.find_element(By.CSS_SELECTOR, ".answer-text").text
     assert session_id(browser) == first_session
     assert answered.find_element(By.CSS_SELECTOR, ".who").text == "Your answer"
@@ -166,7 +170,41 @@ def test_pipeline_health_shows_the_validation_and_draws_the_graph(
     shoot(browser, "health")
 
 
+def test_a_refused_message_shows_the_services_reason_and_keeps_the_text(
+    browser: Any, playground: str
+) -> None:
+    new_session(browser, playground)
+    box = browser.find_element(By.ID, "message")
+    browser.execute_script("arguments[0].value = 'x'.repeat(9000)", box)
+    browser.find_element(By.ID, "send").click()
+    error = wait(browser, ec.presence_of_element_located((By.ID, "error")))
+    assert "more than this service's limit" in error.text
+    assert len(browser.find_element(By.ID, "message").get_attribute("value")) == 9000
+
+
 def test_no_page_raised_a_javascript_error(browser: Any, playground: str) -> None:
-    """Every page the tests above opened, htmx's swaps and mermaid's drawing included."""
-    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    """Every page the tests above opened, htmx's swaps and mermaid's drawing included (the
+    refused message's 400 is the one failed request they make on purpose)."""
+    refused = "/say - Failed to load resource: the server responded with a status of 400"
+    errors = [
+        entry["message"]
+        for entry in browser.get_log("browser")
+        if entry["level"] == "SEVERE" and refused not in entry["message"]
+    ]
     assert errors == []
+
+
+def test_every_field_of_every_page_has_a_label(browser: Any, playground: str) -> None:
+    new_session(browser, playground)
+    say(browser, "What warranty do I get on my washing machine?", 0)
+    browser.find_element(By.ID, "keep").click()
+    wait(browser, ec.presence_of_element_located((By.ID, "case-yaml")))
+    for path in (browser.current_url, playground + "support/"):
+        browser.get(path)
+        unlabelled = browser.execute_script(
+            "return [...document.querySelectorAll('input:not([type=hidden]), textarea, select')]"
+            ".filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label'))"
+            ".map(e => e.id || e.name)"
+        )
+        assert unlabelled == [], path
+        assert browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == "en"

@@ -61,8 +61,8 @@ def test_a_kept_case_is_written_beside_the_pipeline_and_runner_test_passes_it(
 ) -> None:
     target = support.parent / "tests" / "kept-by-unit-test.yaml"
     kept = keep.keep(warranty, pipeline_path=support, provider="offline", test_file=target)
-    path = keep.save(kept, schema_path=schema_link(target))
-    assert path == target
+    path, name = keep.save(kept, schema_path=schema_link(target))
+    assert (path, name) == (target, kept.name)
     modeline = path.read_text(encoding="utf-8").splitlines()[0]
     schema = modeline.removeprefix("# yaml-language-server: $schema=")
     assert (path.parent / schema).resolve() == schema_path("testcase").resolve()

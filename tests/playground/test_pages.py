@@ -101,7 +101,7 @@ def test_keep_shows_the_case_for_review_and_save_writes_and_runs_it(
     client: TestClient, support: Any
 ) -> None:
     session = session_of(send(client, "Is the KW-620 still under warranty? It is a KW-620"))
-    preview = client.post(f"/playground/support/sessions/{session}/keep")
+    preview = client.get(f"/playground/support/sessions/{session}/keep")
     assert preview.status_code == 200 and "Save the test" in preview.text
     assert not (support.parent / "tests" / "playground.yaml").exists()
     case = re.search(r'<textarea id="case-yaml"[^>]*>(.*?)</textarea>', preview.text, re.S)
@@ -109,8 +109,11 @@ def test_keep_shows_the_case_for_review_and_save_writes_and_runs_it(
     edited = html.unescape(case[1]).replace(
         "name: Is the KW-620 still under warranty? It is a KW-620", "name: a kept warranty case", 1
     )
-    saved = client.post(f"/playground/support/sessions/{session}/keep/save", data={"case": edited})
+    posted = client.post(f"/playground/support/sessions/{session}/keep", data={"case": edited})
+    assert posted.status_code == 303
+    saved = client.get(posted.headers["location"])
     assert saved.status_code == 200 and 'id="test-result" class="pass"' in saved.text
+    assert "name: a kept warranty case" in html.unescape(saved.text)
     written = (support.parent / "tests" / "playground.yaml").read_text(encoding="utf-8")
     assert "name: a kept warranty case" in written
 
@@ -194,9 +197,13 @@ def test_an_edited_case_that_breaks_the_format_is_not_written(
     kept = support.parent / "tests" / "playground.yaml"
     before = kept.read_text(encoding="utf-8") if kept.exists() else None
     broken = "- name: broken\n  turns:\n  - message: hi\n    expect: {outcome: maybe}\n"
-    response = client.post(
-        f"/playground/support/sessions/{session}/keep/save", data={"case": broken}
-    )
+    response = client.post(f"/playground/support/sessions/{session}/keep", data={"case": broken})
     assert response.status_code == 400 and 'role="alert"' in response.text
     assert "outcome" in response.text and "maybe" in response.text
     assert (kept.read_text(encoding="utf-8") if kept.exists() else None) == before
+
+
+def test_a_kept_case_that_is_not_in_the_file_is_not_found(client: TestClient) -> None:
+    session = session_of(send(client, "Compare the KD-450 and the KD-600X"))
+    response = client.get(f"/playground/support/sessions/{session}/kept", params={"name": "nope"})
+    assert response.status_code == 404 and "no case named &#39;nope&#39;" in response.text

@@ -105,9 +105,7 @@ def test_the_playground_records_a_real_models_rounds_and_keeps_them_as_the_scrip
             follow_redirects=False,
         )
         session = response.headers["location"].split("session=")[1].split("#")[0]
-        saved = client.post(
-            f"/playground/support/sessions/{session}/keep/save", data={"name": "recorded"}
-        )
+        saved = client.post(f"/playground/support/sessions/{session}/keep")
         assert 'id="test-result" class="pass"' in saved.text, saved.text
         written = (support.parent / "tests" / "playground.yaml").read_text(encoding="utf-8")
         assert "purpose: decompose" in written and "times: 1" in written

@@ -142,3 +142,74 @@ def test_ranked_pages_of_a_retrieval_tool_are_shown_best_first() -> None:
     (rag,) = view.tree.tools
     assert [p["document"] for p in rag.retrieved] == ["a.md", "b.md"]
     assert (rag.query, rag.corpus) == ("q", "docs")
+
+
+def test_the_deep_searchs_subtasks_are_marked_as_the_halves_of_their_pair() -> None:
+    def task(task_no: str, status: str = "done") -> dict[str, Any]:
+        return {
+            "task_no": task_no,
+            "prompt": "Saturday surcharge",
+            "status": status,
+            "owner": "deep_search",
+            "skipped": status == "skipped",
+            "tools": [],
+        }
+
+    result = {
+        "round": 1,
+        "outcome": "answer",
+        "tasks": {
+            "task_no": "1",
+            "prompt": "q",
+            "status": "done",
+            "tools": [],
+            "children": [task("1.1.n"), task("1.1.s", "skipped")],
+        },
+    }
+    trace = [
+        {
+            "seq": 1,
+            "ms": 1.0,
+            "event": "gatekeeper",
+            "task": "1",
+            "mode": "llm",
+            "enough": False,
+            "reason": "the fee is missing",
+            "passages": 2,
+        },
+        {
+            "seq": 2,
+            "ms": 2.0,
+            "event": "deep_fallback",
+            "task": "1",
+            "coordinator": "deep_search",
+            "run": True,
+            "reason": "the gatekeeper found it not enough",
+        },
+    ]
+    view = round_view(result, trace)
+    assert view.tree is not None
+    assert [child.pair for child in view.tree.children] == [
+        "neighbouring pages",
+        "full search, if the neighbours found nothing",
+    ]
+    assert "gatekeeper (llm): the pages are not enough (2 passage(s)): the fee is missing" in (
+        view.tree.notes
+    )
+    assert "deep search deep_search ran: the gatekeeper found it not enough" in view.tree.notes
+
+
+def test_subtasks_of_an_ordinary_coordinator_are_no_pair() -> None:
+    result = {
+        "round": 1,
+        "outcome": "answer",
+        "tasks": {
+            "task_no": "1",
+            "prompt": "q",
+            "status": "done",
+            "tools": [],
+            "children": [{"task_no": "1.1", "prompt": "p", "status": "done", "owner": "c"}],
+        },
+    }
+    view = round_view(result, [])
+    assert view.tree is not None and view.tree.children[0].pair is None
