@@ -12,7 +12,7 @@ import sys
 import time
 
 # cheap and independent first; each writes bench/results/<name>.json and its README section
-BENCHMARKS = ("startup", "retrieval", "multipart", "overhead")
+BENCHMARKS = ("startup", "retrieval", "multipart", "overhead", "serve")
 
 
 def main(argv: list[str] | None = None) -> None:

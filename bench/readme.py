@@ -20,6 +20,7 @@ SECTIONS = (
     "Engine overhead: runner, LangGraph and asyncio",
     "Start-up and validation",
     "Retrieval",
+    "Serving: rounds over HTTP, two workers on PostgreSQL",
 )
 
 HEADER = """# Benchmarks

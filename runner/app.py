@@ -57,6 +57,7 @@ class RuntimeOptions(TypedDict, total=False):
     allow_python: bool
     build_indexes: bool
     index_progress: Callable[[str, str, int, int], None] | None
+    client: Client | None
 
 
 @dataclass
@@ -97,12 +98,15 @@ class Runtime:
         allow_python: bool = False,
         build_indexes: bool = True,
         index_progress: Callable[[str, str, int, int], None] | None = None,
+        client: Client | None = None,
     ) -> Runtime:
+        """`client`: an LLM client to use instead of the one the pipeline's `llm:` names (a
+        benchmark's simulated model); the runtime then owns it and closes it."""
         from runner.llm import build_client
         from runner.llm.prompts import Prompts
         from runner.tools import ToolServices, build_tools
 
-        client = build_client(
+        client = client or build_client(
             pipeline.llm,
             pipeline=pipeline,
             override=llm_override,

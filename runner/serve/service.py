@@ -26,8 +26,8 @@ from runner.serve.locks import KeyLocks
 
 if TYPE_CHECKING:
     from runner.app import Runtime
-    from runner.engine.state import SessionState
     from runner.sessions import Store
+    from runner.sessions.base import SessionState  # the state a store keeps
 
 # a round's result, its trace events and its time in seconds, told to each observer (metrics)
 RoundObserver = Callable[[str, dict[str, Any], list[dict[str, Any]], float], None]

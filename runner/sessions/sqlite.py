@@ -3,6 +3,11 @@
 - Every save is one transaction (`BEGIN IMMEDIATE` … `COMMIT`) in WAL mode, so a process that
   dies at any point leaves either the previous state or the new one, never a mix; the next call
   continues from the last stored state (an interrupted round is resumed by the orchestrator).
+- Durability: a round's last save (its record) is synced to disk before it returns
+  (`synchronous=FULL`); the checkpoints within a round are not (`NORMAL`), which in WAL mode
+  still survives any death of the process (kill -9) and only a power cut may undo them — the
+  round then resumes from its previous durable step. The sync per checkpoint cost a service
+  more than everything else a round does (the fsync holds the event loop).
 - Optimistic locking: a session row carries a version, and a save succeeds only when the stored
   version is still the one its writer loaded (`SessionConflictError` otherwise).
 - Session locks are byte-range locks on a `<file>.locks` file beside the store, one byte per
@@ -84,7 +89,8 @@ class SQLiteStore(Store):
                 self.path, timeout=timeout_s, isolation_level=None, check_same_thread=False
             )
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
+            self._synchronous = ""
+            self._sync("FULL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except sqlite3.DatabaseError as exc:
@@ -117,6 +123,7 @@ class SQLiteStore(Store):
         now = time.time()
         payload = encode(state.to_json())
         try:
+            self._sync("NORMAL" if round_record is None else "FULL")
             with self._transaction() as db:
                 if expected_version == 0:
                     changed = db.execute(
@@ -195,6 +202,11 @@ class SQLiteStore(Store):
         return _RangeLock.try_acquire(self.path.with_name(self.path.name + ".locks"), key)
 
     # --- internals -----------------------------------------------------------------------
+
+    def _sync(self, mode: str) -> None:
+        if mode != self._synchronous:
+            self._db.execute(f"PRAGMA synchronous={mode}")
+            self._synchronous = mode
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:

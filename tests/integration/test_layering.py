@@ -23,6 +23,8 @@ FORBIDDEN: dict[str, set[str]] = {
     "sessions": {"tools", "app", "cli", "testing", "explain", "retrieval"},
     "explain": {"cli", "testing", "app"},
     "testing": {"cli"},
+    # the service is a face beside the CLI: it calls runner.app, never the engine's insides
+    "serve": {"engine", "tools", "llm", "retrieval", "cli", "testing", "explain"},
 }
 
 

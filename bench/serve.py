@@ -1,0 +1,374 @@
+"""`python -m bench serve`: `runner serve` under load — two workers sharing one PostgreSQL, and
+one worker on SQLite beside it.
+
+200 conversations at once, three rounds each on the support pipeline (a warranty question that
+asks for the model, the answer to it, then a direct warranty question), each round sent to a
+worker in turn (round r of conversation c goes to worker (c + r) mod 2: any round, any
+worker). The LLM is the simulated one (bench/simllm.py) at 0.1 s a call, inside each worker.
+
+Per round: the time the client waited, and the LLM time on its critical path (the time at least
+one of the round's LLM calls was in flight, each call counted at its nominal latency, measured
+in the worker).
+What the service adds is the difference: HTTP, JSON, the session store, locks, the engine.
+Afterwards the store is read back: every conversation must have exactly its three rounds with
+their outcomes (none lost, none run twice).
+
+    python -m bench.serve [--conversations 200] [--latency 0.1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from contextvars import ContextVar
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SUPPORT = ROOT / "pipelines" / "support" / "support.yaml"
+TITLE = "Serving: rounds over HTTP, two workers on PostgreSQL"
+CONVERSATION = (
+    ("What warranty do I get on my washing machine?", "clarification"),
+    ("It is a KW-720X", "answer"),
+    ("How long is the warranty on my KF-780X?", "answer"),
+)
+TARGETS = {"p50_overhead_ms": 10.0, "p99_overhead_ms": 50.0, "lost": 0, "duplicated": 0}
+
+
+# --- a worker: runner serve's app, its LLM the simulated one --------------------------------
+
+# the LLM calls of the request running in this context: (start, nominal end) in seconds
+_CALLS: ContextVar[list[tuple[float, float]] | None] = ContextVar("bench_calls", default=None)
+
+
+def worker(port: int, state: str, latency_s: float) -> None:
+    import uvicorn
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from bench.simllm import SimProvider, SimulatedLLM
+    from runner.config.model import LLMConfig
+    from runner.llm.client import Client
+    from runner.serve.app import create_app
+    from runner.serve.service import Service
+
+    class TimedProvider(SimProvider):
+        async def generate(self, request: Any, settings: Any) -> Any:
+            calls = _CALLS.get()
+            if calls is not None:  # the LLM's own time; any delay past it is the service's
+                start = time.perf_counter()
+                calls.append((start, start + latency_s))
+            return await super().generate(request, settings)
+
+    # no concurrency limit below the load: what the service adds is the question, not a queue
+    client = Client(
+        TimedProvider(SimulatedLLM({}, latency_s=latency_s)),
+        LLMConfig(provider="simulated", concurrency=4096),
+    )
+    service = Service.open([SUPPORT], state=state, client=client)
+    critical: dict[str, float] = {}
+
+    def observe(_domain: str, result: dict, _events: list, _seconds: float) -> None:
+        calls = _CALLS.get() or []
+        critical[f"{result['session']}/{result['round']}"] = union_ms(calls)
+
+    service.observers.append(observe)
+
+    async def critical_paths(_request: Request) -> JSONResponse:
+        return JSONResponse(critical)
+
+    app = create_app(service, extra_routes=[Route("/bench/critical", critical_paths)])
+
+    async def with_call_list(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            _CALLS.set([])
+        await app(scope, receive, send)
+
+    uvicorn.run(with_call_list, host="127.0.0.1", port=port, log_level="warning", backlog=4096)
+
+
+def union_ms(spans: Sequence[tuple[float, float]]) -> float:
+    """The time at least one call was in flight: the LLM time on the round's critical path."""
+    total, end = 0.0, float("-inf")
+    for start, stop in sorted(spans):
+        if stop > end:
+            total += stop - max(start, end)
+            end = stop
+    return total * 1000
+
+
+class Workers:
+    """Worker processes (this module, `--worker`), started and waited for."""
+
+    def __init__(self, count: int, state: str, latency_s: float) -> None:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from serve.server import free_port
+
+        self.ports = [free_port() for _ in range(count)]
+        self.processes = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "bench.serve",
+                    "--worker",
+                    str(port),
+                    "--state",
+                    state,
+                    "--latency",
+                    str(latency_s),
+                ],
+                cwd=ROOT,
+            )
+            for port in self.ports
+        ]
+
+    def __enter__(self) -> list[str]:
+        import httpx
+
+        urls = [f"http://127.0.0.1:{port}" for port in self.ports]
+        deadline = time.monotonic() + 120
+        for url in urls:
+            while True:
+                try:
+                    if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the worker at {url} did not start")
+                time.sleep(0.1)
+        return urls
+
+    def cpu_s(self) -> float:
+        """CPU seconds the workers used so far (user + system)."""
+        import psutil
+
+        total = 0.0
+        for process in self.processes:
+            times = psutil.Process(process.pid).cpu_times()
+            total += times.user + times.system
+        return total
+
+    def __exit__(self, *_exc: object) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            process.wait(60)
+
+
+# --- the load --------------------------------------------------------------------------------
+
+
+async def conversation(client: Any, urls: Sequence[str], number: int) -> list[dict[str, Any]]:
+    rounds: list[dict[str, Any]] = []
+    session: str | None = None
+    for turn, (message, expected) in enumerate(CONVERSATION):
+        url = urls[(number + turn) % len(urls)]
+        body: dict[str, Any] = {"message": message, "request_id": f"c{number}-r{turn}"}
+        if session is not None:
+            body["session_id"] = session
+        started = time.perf_counter()
+        response = await client.post(f"{url}/v1/pipelines/support/rounds", json=body)
+        waited_ms = (time.perf_counter() - started) * 1000
+        result = response.json()
+        if response.status_code != 200:
+            raise RuntimeError(f"round {turn + 1} of conversation {number}: {result}")
+        session = result["session"]
+        rounds.append(
+            {
+                "key": f"{session}/{result['round']}",
+                "session": session,
+                "outcome": result["outcome"],
+                "expected": expected,
+                "round_ms": waited_ms,
+                "engine_ms": result["stats"]["wall_ms"],
+                "llm_calls": result["stats"]["llm_calls"],
+            }
+        )
+    return rounds
+
+
+async def load(urls: Sequence[str], conversations: int) -> dict[str, Any]:
+    import httpx
+
+    limits = httpx.Limits(
+        max_connections=conversations * 2, max_keepalive_connections=conversations
+    )
+    async with httpx.AsyncClient(timeout=300, limits=limits) as client:
+        started = time.perf_counter()
+        done = await asyncio.gather(*(conversation(client, urls, n) for n in range(conversations)))
+        elapsed = time.perf_counter() - started
+        critical: dict[str, float] = {}
+        for url in urls:
+            critical.update((await client.get(f"{url}/bench/critical")).json())
+    rounds = [r for each in done for r in each]
+    for r in rounds:
+        r["llm_ms"] = critical[r["key"]]
+        r["overhead_ms"] = r["round_ms"] - r["llm_ms"]
+        r["engine_ms"] -= r["llm_ms"]
+    return {
+        "elapsed_s": elapsed,
+        "rounds": rounds,
+        "sessions": [each[0]["session"] for each in done],
+    }
+
+
+def check_store(store: Any, sessions: Sequence[str]) -> dict[str, int]:
+    """Sessions lost (missing, or short of their rounds) and duplicated (a round run twice, an
+    extra session), from the store itself."""
+    expected = [outcome for _message, outcome in CONVERSATION]
+    lost = duplicated = 0
+    for session in sessions:
+        rounds = store.rounds(session)
+        outcomes = [record.outcome for record in rounds]
+        lost += outcomes[: len(expected)] != expected[: len(outcomes)] or len(rounds) < 3
+        duplicated += len(rounds) > 3
+    duplicated += max(0, len(store.sessions()) - len(sessions))
+    return {"lost": int(lost), "duplicated": int(duplicated)}
+
+
+def figures(run: dict[str, Any]) -> dict[str, Any]:
+    rounds = run["rounds"]
+    overhead = sorted(r["overhead_ms"] for r in rounds)
+    round_ms = sorted(r["round_ms"] for r in rounds)
+    llm_ms = sorted(r["llm_ms"] for r in rounds)
+    wrong = sum(r["outcome"] != r["expected"] for r in rounds)
+    return {
+        "rounds": len(rounds),
+        "rounds_per_s": round(len(rounds) / run["elapsed_s"], 1),
+        "round_ms_p50": round(_percentile(round_ms, 50), 1),
+        "round_ms_p99": round(_percentile(round_ms, 99), 1),
+        "llm_ms_p50": round(_percentile(llm_ms, 50), 1),
+        "overhead_ms_p50": round(_percentile(overhead, 50), 1),
+        "overhead_ms_p99": round(_percentile(overhead, 99), 1),
+        "overhead_ms_mean": round(statistics.fmean(overhead), 1),
+        "in_round_ms_p50": round(_percentile(sorted(r["engine_ms"] for r in rounds), 50), 1),
+        "llm_calls": sum(r["llm_calls"] for r in rounds),
+        "unexpected_outcomes": wrong,
+    }
+
+
+def _percentile(values: Sequence[float], percent: float) -> float:
+    index = min(len(values) - 1, max(0, round(percent / 100 * len(values)) - 1))
+    return values[index]
+
+
+def measure(label: str, workers: int, state: str, conversations: int, latency_s: float) -> dict:
+    from runner.sessions import open_store
+
+    started = Workers(workers, state, latency_s)
+    with started as urls:
+        idle_cpu = started.cpu_s()
+        client_cpu = time.process_time()
+        run = asyncio.run(load(urls, conversations))
+        client_cpu = time.process_time() - client_cpu
+        worker_cpu = started.cpu_s() - idle_cpu
+    with open_store(state) as store:
+        integrity = check_store(store, run["sessions"])
+    rounds = len(run["rounds"])
+    result = {
+        "setup": label,
+        "workers": workers,
+        "conversations": conversations,
+        **figures(run),
+        **integrity,
+        "worker_cpu_ms_per_round": round(worker_cpu * 1000 / rounds, 1),
+        "client_cpu_ms_per_round": round(client_cpu * 1000 / rounds, 1),
+    }
+    print(json.dumps(result), flush=True)
+    return result
+
+
+TABLE_HEAD = (
+    "| setup | conversations | rounds/s | round ms p50 / p99 | LLM ms p50 "
+    "| overhead ms p50 / p99 | CPU ms a round: workers / client | lost / duplicated |\n"
+    "|---|---|---|---|---|---|---|---|"
+)
+
+
+def section(results: dict[str, Any]) -> str:
+    rows = "\n".join(
+        f"| {r['setup']} | {r['conversations']} | {r['rounds_per_s']} "
+        f"| {r['round_ms_p50']} / {r['round_ms_p99']} | {r['llm_ms_p50']} "
+        f"| **{r['overhead_ms_p50']}** / **{r['overhead_ms_p99']}** "
+        f"| {r['worker_cpu_ms_per_round']} / {r['client_cpu_ms_per_round']} "
+        f"| {r['lost']} / {r['duplicated']} |"
+        for r in results["runs"]
+    )
+    targets, host = results["targets"], results["machine"]
+    return "\n".join(
+        [
+            f"`{results['command']}` · {results['date']} · {host['cpus']} CPUs, load "
+            f"{host['load_average_1min']} at the start.",
+            "",
+            f"{results['conversations']} conversations at once × 3 rounds (one asks a clarifying "
+            "question) on the support pipeline; round r of conversation c goes to worker "
+            f"(c + r) mod 2; the simulated LLM answers in {results['latency_s']} s inside each "
+            "worker. Overhead = the time the client waited for a round − the LLM time on its "
+            "critical path (the time one of its calls was in flight, each at its nominal "
+            f"latency); target ≤ {targets['p50_overhead_ms']:g} ms p50, "
+            f"≤ {targets['p99_overhead_ms']:g} ms p99. Lost / duplicated: conversations whose "
+            "stored rounds are missing or were run twice, read back from the store (target 0). "
+            "CPU ms a round: what the workers and the load generator spent per round (user + "
+            "system), the figure that carries over to another machine; the rows with fewer "
+            "conversations show the same service on a machine that is not saturated.",
+            "",
+            TABLE_HEAD,
+            rows,
+        ]
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.serve")
+    parser.add_argument("--conversations", type=int, default=200)
+    parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--worker", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--state", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv or [])
+    if args.worker is not None:
+        worker(args.worker, args.state, args.latency)
+        return
+    from bench.readme import write_results, write_section
+    from bench.retrieval import machine
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from pgserver import PostgresServer
+
+    runs = []
+    sizes = sorted({args.conversations, max(1, args.conversations // 10)}, reverse=True)
+    with PostgresServer(max_connections=100) as postgres:
+        for size in sizes:
+            url = postgres.fresh_database(f"bench_{size}")
+            runs.append(measure("2 workers, PostgreSQL", 2, url, size, args.latency))
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as folder:
+            state = os.path.join(folder, "state.sqlite")
+            runs.append(measure("1 worker, SQLite", 1, state, size, args.latency))
+    results = {
+        "date": date.today().isoformat(),
+        "command": "python -m bench serve" + "".join(f" {arg}" for arg in (argv or [])),
+        "machine": machine(),
+        "conversations": args.conversations,
+        "latency_s": args.latency,
+        "runs": runs,
+        "targets": TARGETS,
+    }
+    write_results("serve", results)
+    write_section(TITLE, section(results))
+    print(section(results))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

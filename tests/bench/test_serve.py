@@ -1,0 +1,27 @@
+"""The serving benchmark's harness on a tiny load: it counts what the store holds."""
+
+from __future__ import annotations
+
+from bench import serve
+
+
+def test_union_counts_overlapping_calls_once():
+    assert serve.union_ms([(0.0, 0.1), (0.05, 0.15), (0.3, 0.4)]) == 250.0
+
+
+def test_a_tiny_load_on_one_sqlite_worker_loses_and_duplicates_nothing(tmp_path):
+    result = serve.measure("1 worker, SQLite", 1, str(tmp_path / "s.sqlite"), 2, 0.01)
+    assert (result["rounds"], result["lost"], result["duplicated"]) == (6, 0, 0)
+    assert result["unexpected_outcomes"] == 0
+    assert result["llm_ms_p50"] > 0
+    assert "| 1 worker, SQLite | 2 |" in serve.section(
+        {
+            "command": "x",
+            "date": "d",
+            "machine": {"cpus": 2, "load_average_1min": 1.0},
+            "conversations": 2,
+            "latency_s": 0.01,
+            "runs": [result],
+            "targets": serve.TARGETS,
+        }
+    )
