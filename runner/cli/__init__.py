@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("schema", "Print the pipeline JSON Schema (for editors)."),
     "serve": ("serve", "Serve pipelines over HTTP (native and OpenAI-compatible APIs)."),
     "playground": ("playground", "Try a pipeline in the browser and keep conversations as tests."),
+    "keep": ("keep", "Keep a stored conversation as a runner test case."),
 }
 
 

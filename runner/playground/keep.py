@@ -16,6 +16,7 @@ test` finds it.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,19 +80,25 @@ def keep(
     provider: str,
     name: str | None = None,
     test_file: Path | None = None,
+    cassette: Path | None = None,
 ) -> KeptCase:
-    """The case for these rounds of one session (in order), to be written beside the pipeline."""
+    """The case for these rounds of one session (in order), to be written beside the pipeline
+    (`test_file`: elsewhere). A real model's replies come from `cassette` (recorded with
+    `--record`) when given, else from each round's recorded replies."""
     if not rounds:
         raise KeepError("the conversation has no rounds yet: ask a question first")
+    path = test_file or pipeline_path.parent / DEFAULT_FILE
+    if cassette is not None and provider not in REPRODUCIBLE:
+        case = _case(rounds, name)
+        relative = Path(os.path.relpath(cassette.resolve(), path.parent.resolve())).as_posix()
+        case = {"name": case["name"], "llm": {"cassette": relative}, "turns": case["turns"]}
+        note = f"the {provider} model's replies come from the cassette {relative}"
+        return KeptCase(str(case["name"]), case, path, [note])
     real_model = provider not in REPRODUCIBLE
-    case: dict[str, Any] = {"name": name or default_name(rounds[0].message), "turns": []}
+    case = _case(rounds, name)
     script: list[dict[str, Any]] = []
-    for number, kept in enumerate(rounds, start=1):
-        turn_kind = (
-            "answer" if is_answer(kept, rounds[number - 2] if number > 1 else None) else "message"
-        )
-        case["turns"].append({turn_kind: kept.message, "expect": expectations(kept.result)})
-        if real_model:
+    if real_model:
+        for number, kept in enumerate(rounds, start=1):
             script.extend(script_rules(recorded_replies(kept, number, provider)))
     notes = []
     if real_model:
@@ -100,8 +107,31 @@ def keep(
             f"the {len(script)} replies of the {provider} model are the case's script: "
             "the test runs with no model"
         )
-    path = test_file or pipeline_path.parent / DEFAULT_FILE
     return KeptCase(str(case["name"]), case, path, notes)
+
+
+def _case(rounds: Sequence[KeptRound], name: str | None) -> dict[str, Any]:
+    """The case's name and turns: a message, or the answer to the question the round before
+    asked, each with what its round did."""
+    turns = []
+    for number, kept in enumerate(rounds):
+        previous = rounds[number - 1] if number else None
+        kind = "answer" if is_answer(kept, previous) else "message"
+        turns.append({kind: kept.message, "expect": expectations(kept.result)})
+    return {"name": name or default_name(rounds[0].message), "turns": turns}
+
+
+def provider_of(rounds: Sequence[KeptRound]) -> str:
+    """The provider that answered the rounds' LLM calls, as their traces name it: a real one
+    when any call went to one, else `offline` (none made a call the test cannot repeat)."""
+    named = {
+        str(event.get("provider"))
+        for kept in rounds
+        for event in kept.trace
+        if event.get("event") == "llm.call" and event.get("provider")
+    }
+    real = sorted(named - REPRODUCIBLE)
+    return real[0] if real else "offline"
 
 
 def recorded_replies(kept: KeptRound, number: int, provider: str) -> Sequence[RecordedReply]:
@@ -109,8 +139,8 @@ def recorded_replies(kept: KeptRound, number: int, provider: str) -> Sequence[Re
     if kept.replies is None:
         raise KeepError(
             f"round {number} was answered by the {provider} model, but its replies were not "
-            "recorded (the playground records them for rounds it runs itself, on this worker): "
-            "have this conversation again in the playground to keep it"
+            "recorded: keep the conversation from the playground that ran it (it records them), "
+            "or have it with `runner chat … --record FILE` and keep it with `--cassette FILE`"
         )
     if any(e.get("event") == "llm.call" and e.get("cached") for e in kept.trace):
         raise KeepError(
