@@ -137,3 +137,36 @@ def ask(service: Any, message: str, session: str | None = None) -> dict[str, Any
     import asyncio
 
     return asyncio.run(service.run_round("support", message, session_id=session))
+
+
+def retrieval_round(
+    pages: list[dict[str, Any]], query: str = "q"
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A round whose one task ran one retrieval tool, `rag` on corpus `docs`, which ranked
+    `pages`: its result and its trace."""
+    tool = {
+        "name": "rag",
+        "key": "1:rag",
+        "status": "done",
+        "reason": "retrieval",
+        "items": 1,
+        "guaranteed": False,
+    }
+    result = {
+        "round": 1,
+        "outcome": "answer",
+        "answer": "",
+        "sources": [],
+        "tasks": {"task_no": "1", "prompt": query, "status": "done", "tools": [tool]},
+    }
+    event = {
+        "seq": 1,
+        "ms": 1.0,
+        "event": "retrieval",
+        "task": "1",
+        "tool": "rag",
+        "corpus": "docs",
+        "query": query,
+        "pages": pages,
+    }
+    return result, [event]

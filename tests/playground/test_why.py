@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from runner.playground.why import Timeline, round_view, timeline
-from tests.playground.conftest import ask
+from tests.playground.conftest import ask, retrieval_round
 
 
 def stored(service: Any, result: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -102,46 +102,23 @@ def test_an_empty_round_draws_no_bar() -> None:
 
 
 def test_ranked_pages_of_a_retrieval_tool_are_shown_best_first() -> None:
-    result = {
-        "round": 1,
-        "outcome": "answer",
-        "tasks": {
-            "task_no": "1",
-            "prompt": "q",
-            "status": "done",
-            "tools": [
-                {
-                    "name": "rag",
-                    "key": "1:rag",
-                    "status": "done",
-                    "reason": "retrieval",
-                    "items": 1,
-                    "guaranteed": False,
-                }
-            ],
-        },
-    }
-    pages = [
-        {"rank": 2, "document": "b.md", "page": 2, "heading": "B", "score": 0.5},
-        {"rank": 1, "document": "a.md", "page": 1, "heading": "A", "score": 0.9},
-    ]
-    trace = [
-        {
-            "seq": 1,
-            "ms": 1.0,
-            "event": "retrieval",
-            "task": "1",
-            "tool": "rag",
-            "corpus": "docs",
-            "query": "q",
-            "pages": pages,
-        },
-    ]
+    result, trace = retrieval_round(
+        [
+            {"rank": 2, "document": "b.md", "page": 2, "heading": "B", "score": 0.5},
+            {"rank": 1, "document": "a.md", "page": 1, "heading": "A", "score": 0.9},
+        ]
+    )
     view = round_view(result, trace)
     assert view.tree is not None
     (rag,) = view.tree.tools
     assert [p["document"] for p in rag.retrieved] == ["a.md", "b.md"]
     assert (rag.query, rag.corpus) == ("q", "docs")
+
+
+def answered(children: list[dict[str, Any]]) -> dict[str, Any]:
+    """An answered round whose task 1 ran no tool and has these subtasks."""
+    tasks = {"task_no": "1", "prompt": "q", "status": "done", "tools": [], "children": children}
+    return {"round": 1, "outcome": "answer", "tasks": tasks}
 
 
 def test_the_deep_searchs_subtasks_are_marked_as_the_halves_of_their_pair() -> None:
@@ -155,17 +132,7 @@ def test_the_deep_searchs_subtasks_are_marked_as_the_halves_of_their_pair() -> N
             "tools": [],
         }
 
-    result = {
-        "round": 1,
-        "outcome": "answer",
-        "tasks": {
-            "task_no": "1",
-            "prompt": "q",
-            "status": "done",
-            "tools": [],
-            "children": [task("1.1.n"), task("1.1.s", "skipped")],
-        },
-    }
+    result = answered([task("1.1.n"), task("1.1.s", "skipped")])
     trace = [
         {
             "seq": 1,
@@ -200,16 +167,6 @@ def test_the_deep_searchs_subtasks_are_marked_as_the_halves_of_their_pair() -> N
 
 
 def test_subtasks_of_an_ordinary_coordinator_are_no_pair() -> None:
-    result = {
-        "round": 1,
-        "outcome": "answer",
-        "tasks": {
-            "task_no": "1",
-            "prompt": "q",
-            "status": "done",
-            "tools": [],
-            "children": [{"task_no": "1.1", "prompt": "p", "status": "done", "owner": "c"}],
-        },
-    }
+    result = answered([{"task_no": "1.1", "prompt": "p", "status": "done", "owner": "c"}])
     view = round_view(result, [])
     assert view.tree is not None and view.tree.children[0].pair is None
