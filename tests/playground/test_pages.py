@@ -166,3 +166,15 @@ def test_a_kept_case_that_is_not_in_the_file_is_not_found(client: TestClient) ->
     session = session_of(send(client, "Compare the KD-450 and the KD-600X"))
     response = client.get(f"/playground/support/sessions/{session}/kept", params={"name": "nope"})
     assert response.status_code == 404 and "no case named &#39;nope&#39;" in response.text
+
+
+def test_several_served_pipelines_are_listed_with_their_descriptions() -> None:
+    from runner.playground.pages import render
+
+    listed = [
+        {"domain": "support", "description": "Kestrel support.", "tools": [{}, {}]},
+        {"domain": "hr", "description": "HR policies.", "tools": [{}]},
+    ]
+    page = render("index.html", pipelines=listed, domain=None)
+    assert '<a href="/playground/support/">' in page and '<a href="/playground/hr/">' in page
+    assert "HR policies." in page and "(1 tools)" not in page

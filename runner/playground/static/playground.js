@@ -1,8 +1,20 @@
-// Draw mermaid graphs, on a full load and after htmx swaps a page in.
+// The playground's few lines of JavaScript; every page works without them.
+
+// Draw mermaid graphs (the health page loads mermaid), on a full load and after htmx swaps.
 function drawGraphs() {
   if (typeof mermaid === "undefined") return;
   mermaid.initialize({ startOnLoad: false, securityLevel: "strict", theme: "neutral" });
   mermaid.run({ querySelector: "pre.mermaid:not([data-processed])" });
 }
+
+// After htmx swapped in a page, show the part its address names (#round-3), or on the chat
+// the newest round: what a full page load with the redirect's #round-N would show.
+function showTarget() {
+  const named = location.hash && document.getElementById(location.hash.slice(1));
+  const rounds = document.querySelectorAll(".conversation > .round");
+  const target = named || rounds[rounds.length - 1];
+  if (target) target.scrollIntoView({ block: "start" });
+}
+
 document.addEventListener("DOMContentLoaded", drawGraphs);
-document.addEventListener("htmx:afterSettle", drawGraphs);
+document.addEventListener("htmx:afterSettle", () => { drawGraphs(); showTarget(); });
