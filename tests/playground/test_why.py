@@ -170,3 +170,37 @@ def test_subtasks_of_an_ordinary_coordinator_are_no_pair() -> None:
     result = answered([{"task_no": "1.1", "prompt": "p", "status": "done", "owner": "c"}])
     view = round_view(result, [])
     assert view.tree is not None and view.tree.children[0].pair is None
+
+
+def test_a_failed_tool_and_a_warning_are_problems_of_their_task() -> None:
+    tool = {
+        "name": "lookup",
+        "key": "1:lookup",
+        "status": "failed",
+        "reason": "rule",
+        "items": 0,
+        "guaranteed": False,
+    }
+    result = {
+        "round": 1,
+        "outcome": "answer",
+        "warnings": ["the pipeline file changed"],
+        "tasks": {"task_no": "1", "prompt": "q", "status": "done", "tools": [tool]},
+    }
+    trace = [
+        {
+            "seq": 1,
+            "ms": 1.0,
+            "event": "tool.error",
+            "task": "1",
+            "tool": "lookup",
+            "key": "1:lookup",
+            "error": "table file not found",
+        },
+        {"seq": 2, "ms": 2.0, "event": "warning", "task": "1", "message": "context cut to 8 items"},
+    ]
+    view = round_view(result, trace)
+    assert view.tree is not None
+    assert view.tree.tools[0].error == "table file not found"
+    assert view.tree.problems == ["lookup failed: table file not found", "context cut to 8 items"]
+    assert view.notes == ["the pipeline file changed"]
