@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -29,6 +30,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -50,16 +52,12 @@ TARGETS = {"p50_overhead_ms": 10.0, "p99_overhead_ms": 50.0, "lost": 0, "duplica
 _CALLS: ContextVar[list[tuple[float, float]] | None] = ContextVar("bench_calls", default=None)
 
 
-def worker(port: int, state: str, latency_s: float) -> None:
-    import uvicorn
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
-
+def simulated_service(state: str, latency_s: float) -> tuple[Any, dict[str, float]]:
+    """The support pipeline's Service on the simulated LLM, and the LLM critical path of each
+    round it runs (`session/round` -> ms), filled in as rounds end."""
     from bench.simllm import SimProvider, SimulatedLLM
     from runner.config.model import LLMConfig
     from runner.llm.client import Client
-    from runner.serve.app import create_app
     from runner.serve.service import Service
 
     class TimedProvider(SimProvider):
@@ -79,10 +77,21 @@ def worker(port: int, state: str, latency_s: float) -> None:
     critical: dict[str, float] = {}
 
     def observe(_domain: str, result: dict, _events: list, _seconds: float) -> None:
-        calls = _CALLS.get() or []
-        critical[f"{result['session']}/{result['round']}"] = union_ms(calls)
+        critical[f"{result['session']}/{result['round']}"] = union_ms(_CALLS.get() or [])
 
     service.observers.append(observe)
+    return service, critical
+
+
+def worker(port: int, state: str, latency_s: float) -> None:
+    import uvicorn
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from runner.serve.app import create_app
+
+    service, critical = simulated_service(state, latency_s)
 
     async def critical_paths(_request: Request) -> JSONResponse:
         return JSONResponse(critical)
@@ -94,7 +103,14 @@ def worker(port: int, state: str, latency_s: float) -> None:
             _CALLS.set([])
         await app(scope, receive, send)
 
-    uvicorn.run(with_call_list, host="127.0.0.1", port=port, log_level="warning", backlog=4096)
+    uvicorn.run(
+        with_call_list,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        backlog=4096,
+        timeout_keep_alive=300,  # the load generator keeps its connections between rounds
+    )
 
 
 def union_ms(spans: Sequence[tuple[float, float]]) -> float:
@@ -170,10 +186,45 @@ class Workers:
 # --- the load --------------------------------------------------------------------------------
 
 
-async def conversation(client: Any, urls: Sequence[str], number: int) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Pacing:
+    """When users speak: conversations start spread over `ramp_s`, and a user thinks up to
+    `think_s` before each later round (seeded, so every setup gets the same schedule). Without
+    it every conversation starts at once and all rounds move in lock-step, the worst case."""
+
+    ramp_s: float = 1.0
+    think_s: float = 1.0
+    seed: int = 14
+
+    def wait_s(self, number: int, turn: int) -> float:
+        draw = random.Random(f"{self.seed}/{number}/{turn}").random()
+        return draw * (self.ramp_s if turn == 0 else self.think_s)
+
+
+def round_row(result: dict[str, Any], expected: str, waited_ms: float) -> dict[str, Any]:
+    return {
+        "key": f"{result['session']}/{result['round']}",
+        "session": result["session"],
+        "outcome": result["outcome"],
+        "expected": expected,
+        "round_ms": waited_ms,
+        "engine_ms": result["stats"]["wall_ms"],
+        "llm_calls": result["stats"]["llm_calls"],
+    }
+
+
+async def pause(pacing: Pacing | None, number: int, turn: int) -> None:
+    if pacing is not None:
+        await asyncio.sleep(pacing.wait_s(number, turn))
+
+
+async def conversation(
+    client: Any, urls: Sequence[str], number: int, pacing: Pacing | None
+) -> list[dict[str, Any]]:
     rounds: list[dict[str, Any]] = []
     session: str | None = None
     for turn, (message, expected) in enumerate(CONVERSATION):
+        await pause(pacing, number, turn)
         url = urls[(number + turn) % len(urls)]
         body: dict[str, Any] = {"message": message, "request_id": f"c{number}-r{turn}"}
         if session is not None:
@@ -185,21 +236,37 @@ async def conversation(client: Any, urls: Sequence[str], number: int) -> list[di
         if response.status_code != 200:
             raise RuntimeError(f"round {turn + 1} of conversation {number}: {result}")
         session = result["session"]
-        rounds.append(
-            {
-                "key": f"{session}/{result['round']}",
-                "session": session,
-                "outcome": result["outcome"],
-                "expected": expected,
-                "round_ms": waited_ms,
-                "engine_ms": result["stats"]["wall_ms"],
-                "llm_calls": result["stats"]["llm_calls"],
-            }
-        )
+        rounds.append(round_row(result, expected, waited_ms))
     return rounds
 
 
-async def load(urls: Sequence[str], conversations: int) -> dict[str, Any]:
+async def in_process(service: Any, number: int, pacing: Pacing | None) -> list[dict[str, Any]]:
+    """The same conversation on the Service itself: no HTTP, no other process."""
+    rounds: list[dict[str, Any]] = []
+    session: str | None = None
+    for turn, (message, expected) in enumerate(CONVERSATION):
+        await pause(pacing, number, turn)
+        _CALLS.set([])
+        started = time.perf_counter()
+        result = await service.run_round(
+            "support", message, session_id=session, request_id=f"c{number}-r{turn}"
+        )
+        waited_ms = (time.perf_counter() - started) * 1000
+        session = result["session"]
+        rounds.append(round_row(result, expected, waited_ms))
+    return rounds
+
+
+def with_critical(rounds: list[dict[str, Any]], critical: dict[str, float]) -> None:
+    for r in rounds:
+        r["llm_ms"] = critical[r["key"]]
+        r["overhead_ms"] = r["round_ms"] - r["llm_ms"]
+        r["engine_ms"] -= r["llm_ms"]
+
+
+async def load(
+    urls: Sequence[str], conversations: int, pacing: Pacing | None = None
+) -> dict[str, Any]:
     import httpx
 
     limits = httpx.Limits(
@@ -207,16 +274,15 @@ async def load(urls: Sequence[str], conversations: int) -> dict[str, Any]:
     )
     async with httpx.AsyncClient(timeout=300, limits=limits) as client:
         started = time.perf_counter()
-        done = await asyncio.gather(*(conversation(client, urls, n) for n in range(conversations)))
+        done = await asyncio.gather(
+            *(conversation(client, urls, n, pacing) for n in range(conversations))
+        )
         elapsed = time.perf_counter() - started
         critical: dict[str, float] = {}
         for url in urls:
             critical.update((await client.get(f"{url}/bench/critical")).json())
     rounds = [r for each in done for r in each]
-    for r in rounds:
-        r["llm_ms"] = critical[r["key"]]
-        r["overhead_ms"] = r["round_ms"] - r["llm_ms"]
-        r["engine_ms"] -= r["llm_ms"]
+    with_critical(rounds, critical)
     return {
         "elapsed_s": elapsed,
         "rounds": rounds,
@@ -264,14 +330,21 @@ def _percentile(values: Sequence[float], percent: float) -> float:
     return values[index]
 
 
-def measure(label: str, workers: int, state: str, conversations: int, latency_s: float) -> dict:
+def measure(
+    label: str,
+    workers: int,
+    state: str,
+    conversations: int,
+    latency_s: float,
+    pacing: Pacing | None = None,
+) -> dict:
     from runner.sessions import open_store
 
     started = Workers(workers, state, latency_s)
     with started as urls:
         idle_cpu = started.cpu_s()
         client_cpu = time.process_time()
-        run = asyncio.run(load(urls, conversations))
+        run = asyncio.run(load(urls, conversations, pacing))
         client_cpu = time.process_time() - client_cpu
         worker_cpu = started.cpu_s() - idle_cpu
     with open_store(state) as store:
@@ -281,6 +354,7 @@ def measure(label: str, workers: int, state: str, conversations: int, latency_s:
         "setup": label,
         "workers": workers,
         "conversations": conversations,
+        "arrivals": "paced" if pacing else "all at once",
         **figures(run),
         **integrity,
         "worker_cpu_ms_per_round": round(worker_cpu * 1000 / rounds, 1),
@@ -291,15 +365,49 @@ def measure(label: str, workers: int, state: str, conversations: int, latency_s:
 
 
 TABLE_HEAD = (
-    "| setup | conversations | rounds/s | round ms p50 / p99 | LLM ms p50 "
+    "| setup | arrivals | rounds/s | round ms p50 / p99 | LLM ms p50 "
     "| overhead ms p50 / p99 | CPU ms a round: workers / client | lost / duplicated |\n"
     "|---|---|---|---|---|---|---|---|"
 )
 
 
+def measure_in_process(
+    state: str, conversations: int, latency_s: float, pacing: Pacing | None = None
+) -> dict[str, Any]:
+    """The baseline of the same run: the Service called directly, one process, SQLite."""
+    service, critical = simulated_service(state, latency_s)
+
+    async def run() -> dict[str, Any]:
+        started = time.perf_counter()
+        done = await asyncio.gather(*(in_process(service, n, pacing) for n in range(conversations)))
+        return {"elapsed_s": time.perf_counter() - started, "done": done}
+
+    cpu = time.process_time()
+    outcome = asyncio.run(run())
+    cpu = time.process_time() - cpu
+    rounds = [r for each in outcome["done"] for r in each]
+    with_critical(rounds, critical)
+    integrity = check_store(
+        service.stores["support"], [each[0]["session"] for each in outcome["done"]]
+    )
+    service.close()
+    result = {
+        "setup": "in process, no HTTP (SQLite)",
+        "workers": 0,
+        "conversations": conversations,
+        "arrivals": "paced" if pacing else "all at once",
+        **figures({"elapsed_s": outcome["elapsed_s"], "rounds": rounds}),
+        **integrity,
+        "worker_cpu_ms_per_round": round(cpu * 1000 / len(rounds), 1),
+        "client_cpu_ms_per_round": 0.0,
+    }
+    print(json.dumps(result), flush=True)
+    return result
+
+
 def section(results: dict[str, Any]) -> str:
     rows = "\n".join(
-        f"| {r['setup']} | {r['conversations']} | {r['rounds_per_s']} "
+        f"| {r['setup']} | {r['arrivals']} | {r['rounds_per_s']} "
         f"| {r['round_ms_p50']} / {r['round_ms_p99']} | {r['llm_ms_p50']} "
         f"| **{r['overhead_ms_p50']}** / **{r['overhead_ms_p99']}** "
         f"| {r['worker_cpu_ms_per_round']} / {r['client_cpu_ms_per_round']} "
@@ -312,17 +420,25 @@ def section(results: dict[str, Any]) -> str:
             f"`{results['command']}` · {results['date']} · {host['cpus']} CPUs, load "
             f"{host['load_average_1min']} at the start.",
             "",
-            f"{results['conversations']} conversations at once × 3 rounds (one asks a clarifying "
-            "question) on the support pipeline; round r of conversation c goes to worker "
-            f"(c + r) mod 2; the simulated LLM answers in {results['latency_s']} s inside each "
-            "worker. Overhead = the time the client waited for a round − the LLM time on its "
+            f"{results['conversations']} concurrent conversations × 3 rounds (one asks a "
+            "clarifying question) on the support pipeline; round r of conversation c goes to "
+            f"worker (c + r) mod 2; the simulated LLM answers in {results['latency_s']} s inside "
+            "each worker. Overhead = the time the client waited for a round − the LLM time on its "
             "critical path (the time one of its calls was in flight, each at its nominal "
             f"latency); target ≤ {targets['p50_overhead_ms']:g} ms p50, "
             f"≤ {targets['p99_overhead_ms']:g} ms p99. Lost / duplicated: conversations whose "
             "stored rounds are missing or were run twice, read back from the store (target 0). "
             "CPU ms a round: what the workers and the load generator spent per round (user + "
-            "system), the figure that carries over to another machine; the rows with fewer "
-            "conversations show the same service on a machine that is not saturated.",
+            "system), the figure that carries over to another machine. The in-process rows run "
+            "the same conversations on the Service object itself (no HTTP, no other process) "
+            "in the same run: the difference to them is what serving over HTTP adds; their own "
+            "overhead is the engine and the store, and the machine's load (other work shared "
+            "its 2 CPUs). Arrivals: *paced* conversations start spread over "
+            f"{results['pacing']['ramp_s']:g} s and their users think up to "
+            f"{results['pacing']['think_s']:g} s before each later round (the same seeded "
+            "schedule for every setup); *all at once* starts every conversation in the same "
+            "instant, so that all rounds move in lock-step — the worst case, where each round "
+            "waits for the CPU work of all the others.",
             "",
             TABLE_HEAD,
             rows,
@@ -346,22 +462,27 @@ def main(argv: Sequence[str] | None = None) -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     from pgserver import PostgresServer
 
+    count, latency, paced = args.conversations, args.latency, Pacing()
     runs = []
-    sizes = sorted({args.conversations, max(1, args.conversations // 10)}, reverse=True)
     with PostgresServer(max_connections=100) as postgres:
-        for size in sizes:
-            url = postgres.fresh_database(f"bench_{size}")
-            runs.append(measure("2 workers, PostgreSQL", 2, url, size, args.latency))
-    for size in sizes:
+        for name, pacing in (("paced", paced), ("burst", None)):
+            url = postgres.fresh_database(f"bench_{name}")
+            runs.append(measure("2 workers, PostgreSQL", 2, url, count, latency, pacing))
+    for pacing in (paced, None):
         with tempfile.TemporaryDirectory() as folder:
             state = os.path.join(folder, "state.sqlite")
-            runs.append(measure("1 worker, SQLite", 1, state, size, args.latency))
+            runs.append(measure("1 worker, SQLite", 1, state, count, latency, pacing))
+        with tempfile.TemporaryDirectory() as folder:
+            runs.append(
+                measure_in_process(os.path.join(folder, "s.sqlite"), count, latency, pacing)
+            )
     results = {
         "date": date.today().isoformat(),
         "command": "python -m bench serve" + "".join(f" {arg}" for arg in (argv or [])),
         "machine": machine(),
         "conversations": args.conversations,
         "latency_s": args.latency,
+        "pacing": {"ramp_s": paced.ramp_s, "think_s": paced.think_s},
         "runs": runs,
         "targets": TARGETS,
     }

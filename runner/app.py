@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from runner.config.model import Pipeline
 from runner.sessions import (
+    BackgroundWriter,
     CommittedRound,
     OpenSession,
     RoundRecord,
@@ -227,6 +228,9 @@ class Conversation:
     store: Store
     session: OpenSession
     results: list[RoundResult] = field(default_factory=list)
+    # a service saves checkpoints on a thread while the round goes on (BackgroundWriter); the
+    # command line waits for each, so that a step is never run twice after a crash
+    background_saves: bool = False
 
     @property
     def session_id(self) -> str:
@@ -248,14 +252,32 @@ class Conversation:
         from runner.trace import Trace
 
         trace = Trace()
-        writer = SessionWriter(self.store, self.session.version)
+        writer: SessionWriter | BackgroundWriter
+        if self.background_saves:
+            writer = BackgroundWriter(self.store, self.session.version)
+        else:
+            writer = SessionWriter(self.store, self.session.version)
         orchestrator = self.runtime.orchestrator(trace=trace, checkpoint=writer)
         scope = _ROUND_CALLS.set([])
         try:
             result = await orchestrator.run_round(self.state, message)
+            record = self._record(result, message, trace, request_id)
+            if isinstance(writer, BackgroundWriter):
+                await writer.finish(self.state, record)
+            else:
+                writer.finish(self.state, record)
         finally:
             _ROUND_CALLS.reset(scope)
-        record = RoundRecord(
+            if isinstance(writer, BackgroundWriter):
+                writer.close()
+        self.session.version = writer.version
+        self.results.append(result)
+        return result
+
+    def _record(
+        self, result: RoundResult, message: str, trace: Trace, request_id: str | None
+    ) -> RoundRecord:
+        return RoundRecord(
             round=result.round,
             message=self.state.history[-1]["message"] if self.state.history else message,
             outcome=result.outcome,
@@ -263,10 +285,6 @@ class Conversation:
             trace=list(trace.events),
             request_id=request_id,
         )
-        writer.finish(self.state, record)
-        self.session.version = writer.version
-        self.results.append(result)
-        return result
 
 
 def replay(

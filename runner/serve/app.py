@@ -96,19 +96,32 @@ def create_app(
         },
     )
     public = (*PUBLIC_PATHS, *public_prefixes)
-
-    @app.middleware("http")
-    async def authenticate(request: Request, call_next: Any) -> Response:
-        path = request.url.path
-        if not any(path == p or path.startswith(p.rstrip("/") + "/") for p in public):
-            try:
-                check_token(request, tokens)
-            except ServiceError as error:
-                return error_response(error, {"WWW-Authenticate": "Bearer"})
-        return await call_next(request)
-
+    app.add_middleware(_Authenticate, tokens=list(tokens), public=public)
     app.state.service = service
     return app
+
+
+class _Authenticate:
+    """Bearer tokens on every path but the public ones (a plain ASGI middleware: it adds
+    nothing to a request that passes but the check)."""
+
+    def __init__(self, app: Any, tokens: list[str], public: Sequence[str]) -> None:
+        self.app = app
+        self.tokens = tokens
+        self.public = public
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and self.tokens and not self._public(scope["path"]):
+            try:
+                check_token(Request(scope), self.tokens)
+            except ServiceError as error:
+                response = error_response(error, {"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _public(self, path: str) -> bool:
+        return any(path == p or path.startswith(p.rstrip("/") + "/") for p in self.public)
 
 
 async def _service_error(_request: Request, exc: Exception) -> Response:

@@ -42,18 +42,18 @@ class KeyLocks:
             except asyncio.TimeoutError:
                 raise self._busy(what) from None
             try:
-                held = store.try_lock(key)
+                held = await asyncio.to_thread(store.try_lock, key)
                 poll = FIRST_POLL_S
                 while held is None:
                     if loop.time() >= deadline:
                         raise self._busy(what)
                     await asyncio.sleep(poll)
                     poll = min(poll * 2, LAST_POLL_S)
-                    held = store.try_lock(key)
+                    held = await asyncio.to_thread(store.try_lock, key)
                 try:
                     yield
                 finally:
-                    held.release()
+                    await asyncio.to_thread(held.release)
             finally:
                 local.release()
         finally:

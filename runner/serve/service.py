@@ -126,13 +126,14 @@ class Service:
         self._check_round(message, session_id, request_id)
         store = self.stores[domain]
         try:
-            stored = self._replayed(store, request_id, message, session_id)
-            if stored is not None:
-                return stored
             key, what = _lock_key(session_id, request_id)
             async with self._round_slot(), self._hold(store, key, what):
-                stored = self._replayed(store, request_id, message, session_id)
-                if stored is not None:  # committed while this request waited
+                # under the lock: a send of this request still running is waited for, not run
+                # a second time beside it
+                stored = await asyncio.to_thread(
+                    self._replayed, store, request_id, message, session_id
+                )
+                if stored is not None:
                     return stored
                 return await self._run(runtime, store, domain, message, session_id, request_id)
         except Exception as exc:
@@ -148,7 +149,10 @@ class Service:
         request_id: str | None,
     ) -> dict[str, Any]:
         started = time.perf_counter()
-        conversation = runtime.conversation(store, session_id)
+        # the store is called off the event loop: a wait for the database is then a wait for
+        # this round only, not for every round this worker serves
+        conversation = await asyncio.to_thread(runtime.conversation, store, session_id)
+        conversation.background_saves = True
         result = await conversation.say(message, request_id=request_id)
         data = result.to_json()
         data["warnings"] = [*conversation.warnings, *data["warnings"]]

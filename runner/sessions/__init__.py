@@ -7,6 +7,7 @@ or a PostgreSQL database (`postgresql://…`), both behind the one `Store` inter
 from __future__ import annotations
 
 from runner.sessions.base import (
+    BackgroundWriter,
     CommittedRound,
     DuplicateRequestError,
     OpenSession,
@@ -30,6 +31,7 @@ SessionStore = SQLiteStore
 __all__ = [
     "DEFAULT_FILE",
     "STATE_ENV",
+    "BackgroundWriter",
     "CommittedRound",
     "DuplicateRequestError",
     "OpenSession",

@@ -10,10 +10,12 @@ what a stored state's status is, what the errors say) live here, once.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -304,3 +306,57 @@ class SessionWriter:
     def finish(self, state: SessionState, record: RoundRecord) -> None:
         """The round's last save: its state and its record, in one transaction."""
         self.version = self.store.save(state, self.version, round_record=record)
+
+
+class _Snapshot:
+    """What a save reads of a state, taken when the checkpoint is made (the round goes on
+    changing the state while the save waits for its turn)."""
+
+    __slots__ = ("_data", "pipeline_hash", "pipeline_path", "session_id")
+
+    def __init__(self, state: SessionState) -> None:
+        self.session_id = state.session_id
+        self.pipeline_path = state.pipeline_path
+        self.pipeline_hash = state.pipeline_hash
+        self._data = state.to_json()
+
+    def to_json(self) -> dict[str, Any]:
+        return self._data
+
+
+class BackgroundWriter:
+    """A SessionWriter for a service: each checkpoint is saved on a thread of its own, in
+    order, while the round goes on, so that the event loop serving every other round never
+    waits for the database; the round's last save (its record) is awaited before the round
+    returns. A worker killed in the instant between a step and its save redoes that step when
+    the round resumes; a save that failed fails the round's last save with the same error."""
+
+    def __init__(self, store: Store, version: int) -> None:
+        self.store = store
+        self.version = version  # the version the next save expects
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runner-save")
+        self._error: BaseException | None = None
+
+    def __call__(self, state: SessionState) -> None:
+        self._submit(_Snapshot(state), None)
+
+    async def finish(self, state: SessionState, record: RoundRecord) -> None:
+        await asyncio.wrap_future(self._submit(_Snapshot(state), record))
+
+    def close(self) -> None:
+        """No more saves; those submitted still run."""
+        self._executor.shutdown(wait=False)
+
+    def _submit(self, snapshot: _Snapshot, record: RoundRecord | None) -> Future[int]:
+        expected = self.version
+        self.version += 1
+        return self._executor.submit(self._save, snapshot, expected, record)
+
+    def _save(self, snapshot: _Snapshot, expected: int, record: RoundRecord | None) -> int:
+        if self._error is not None:  # every later save would fail on its version too
+            raise self._error
+        try:
+            return self.store.save(snapshot, expected, round_record=record)  # type: ignore[arg-type]
+        except BaseException as exc:
+            self._error = exc
+            raise

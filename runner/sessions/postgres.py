@@ -66,6 +66,26 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
 }
 
 
+_INSERT_SESSION = (
+    "INSERT INTO runner_sessions VALUES (%(id)s, %(path)s, %(hash)s, 1, %(state)s, %(now)s, "
+    "%(now)s) ON CONFLICT (id) DO NOTHING RETURNING id"
+)
+_UPDATE_SESSION = (
+    "UPDATE runner_sessions SET state = %(state)s, pipeline_path = %(path)s, "
+    "pipeline_hash = %(hash)s, version = version + 1, updated = %(now)s "
+    "WHERE id = %(id)s AND version = %(expected)s RETURNING id"
+)
+# the session's save and its round's record in one statement: the record is written only when
+# the save matched (its version), and a request id another round holds fails both
+_WITH_ROUND = (
+    "WITH saved AS ({save}) INSERT INTO runner_rounds SELECT id, %(round)s, %(message)s, "
+    "%(outcome)s, %(result)s, %(trace)s, %(at)s, %(request_id)s FROM saved "
+    "ON CONFLICT (session_id, round) DO UPDATE SET message = excluded.message, "
+    "outcome = excluded.outcome, result = excluded.result, trace = excluded.trace, "
+    "at = excluded.at, request_id = excluded.request_id"
+)
+
+
 class PostgresStore(Store):
     """Sessions in a PostgreSQL database, through a connection pool."""
 
@@ -117,47 +137,33 @@ class PostgresStore(Store):
     def save(
         self, state: SessionState, expected_version: int, *, round_record: RoundRecord | None = None
     ) -> int:
+        # One statement, so one round trip and one transaction (autocommit): a service calls
+        # this on its event loop after every step, and each wait for the server is a wait for
+        # every round on that worker.
+        sql = _INSERT_SESSION if expected_version == 0 else _UPDATE_SESSION
         now = time.time()
-        payload = encode(state.to_json())
+        values: dict[str, Any] = {
+            "id": state.session_id,
+            "path": state.pipeline_path,
+            "hash": state.pipeline_hash,
+            "state": encode(state.to_json()),
+            "now": now,
+            "expected": expected_version,
+        }
+        if round_record is not None:
+            sql = _WITH_ROUND.format(save=sql)
+            values.update(_round_values(round_record, now))
         errors = self._psycopg.errors
         try:
-            with self._pool.connection() as conn, conn.transaction():
-                if expected_version == 0:
-                    changed = conn.execute(
-                        "INSERT INTO runner_sessions VALUES (%s, %s, %s, 1, %s, %s, %s) "
-                        "ON CONFLICT (id) DO NOTHING",
-                        (
-                            state.session_id,
-                            state.pipeline_path,
-                            state.pipeline_hash,
-                            payload,
-                            now,
-                            now,
-                        ),
-                    ).rowcount
-                else:
-                    changed = conn.execute(
-                        "UPDATE runner_sessions SET state = %s, pipeline_path = %s, "
-                        "pipeline_hash = %s, version = version + 1, updated = %s "
-                        "WHERE id = %s AND version = %s",
-                        (
-                            payload,
-                            state.pipeline_path,
-                            state.pipeline_hash,
-                            now,
-                            state.session_id,
-                            expected_version,
-                        ),
-                    ).rowcount
-                if not changed:
+            with self._pool.connection() as conn:
+                changed = conn.execute(sql, values).rowcount
+                if changed != 1:
                     row = conn.execute(
                         "SELECT version FROM runner_sessions WHERE id = %s", (state.session_id,)
                     ).fetchone()
                     raise self._conflict_error(
                         state.session_id, expected_version, None if row is None else row[0]
                     )
-                if round_record is not None:
-                    self._insert_round(conn, state.session_id, round_record, now)
         except errors.UniqueViolation as exc:
             assert round_record is not None and round_record.request_id is not None
             raise self._duplicate_error(round_record.request_id) from exc
@@ -266,26 +272,6 @@ class PostgresStore(Store):
                     conn.execute(statement)
                 conn.execute("INSERT INTO runner_schema VALUES (%s)", (version,))
 
-    def _insert_round(
-        self, conn: psycopg.Connection[Any], session_id: str, record: RoundRecord, now: float
-    ) -> None:
-        conn.execute(
-            "INSERT INTO runner_rounds VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT (session_id, round) DO UPDATE SET message = excluded.message, "
-            "outcome = excluded.outcome, result = excluded.result, trace = excluded.trace, "
-            "at = excluded.at, request_id = excluded.request_id",
-            (
-                session_id,
-                record.round,
-                pg_text(record.message),
-                record.outcome,
-                encode(dict(record.result)),
-                encode([dict(event) for event in record.trace]),
-                record.at or now,
-                record.request_id,
-            ),
-        )
-
     def _translate(self, doing: str, exc: BaseException) -> SessionError:
         if isinstance(exc, SessionError):
             return exc
@@ -311,6 +297,18 @@ class _AdvisoryLock(SessionLock):
         if self._store is not None:
             self._store._unlock(self._number)
             self._store = None
+
+
+def _round_values(record: RoundRecord, now: float) -> dict[str, Any]:
+    return {
+        "round": record.round,
+        "message": pg_text(record.message),
+        "outcome": record.outcome,
+        "result": encode(dict(record.result)),
+        "trace": encode([dict(event) for event in record.trace]),
+        "at": record.at or now,
+        "request_id": record.request_id,
+    }
 
 
 def _lock_number(key: str) -> int:

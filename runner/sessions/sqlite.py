@@ -21,6 +21,7 @@ import hashlib
 import os
 import sqlite3
 import struct
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -82,7 +83,8 @@ class SQLiteStore(Store):
     def __init__(self, path: Path, *, timeout_s: float = 10.0) -> None:
         self.path = Path(path)
         self.location = str(self.path)
-        self._lock_fd: int | None = None
+        # one connection, used by the service's event loop and its save thread: one at a time
+        self._guard = threading.RLock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
@@ -107,11 +109,12 @@ class SQLiteStore(Store):
         return cls(path if path is not None else pipeline.state_folder / DEFAULT_FILE)
 
     def close(self) -> None:
-        self._db.close()
+        with self._guard:
+            self._db.close()
 
     def ping(self) -> None:
         try:
-            self._db.execute("SELECT 1 FROM meta LIMIT 1").fetchall()
+            self._read("SELECT 1 FROM meta LIMIT 1")
         except sqlite3.DatabaseError as exc:
             raise self._unavailable_error("read the session store", exc) from exc
 
@@ -123,8 +126,7 @@ class SQLiteStore(Store):
         now = time.time()
         payload = encode(state.to_json())
         try:
-            self._sync("NORMAL" if round_record is None else "FULL")
-            with self._transaction() as db:
+            with self._guard, self._transaction("NORMAL" if round_record is None else "FULL") as db:
                 if expected_version == 0:
                     changed = db.execute(
                         "INSERT OR IGNORE INTO sessions VALUES (?, ?, ?, 1, ?, ?, ?)",
@@ -167,35 +169,34 @@ class SQLiteStore(Store):
         return expected_version + 1
 
     def sessions(self) -> list[SessionInfo]:
-        rows = self._db.execute(
+        rows = self._read(
             "SELECT id, pipeline_path, version, state, created, updated FROM sessions "
             "ORDER BY updated DESC, id"
-        ).fetchall()
+        )
         return [self._info(*row) for row in rows]
 
     def _row(self, session_id: str) -> tuple[str, int] | None:
-        return self._db.execute(
-            "SELECT state, version FROM sessions WHERE id = ?", (session_id,)
-        ).fetchone()
+        rows = self._read("SELECT state, version FROM sessions WHERE id = ?", (session_id,))
+        return rows[0] if rows else None
 
     def _round_rows(self, session_id: str) -> list[RoundRecord]:
-        rows = self._db.execute(
+        rows = self._read(
             "SELECT round, message, outcome, result, trace, at, request_id FROM rounds "
             "WHERE session_id = ? ORDER BY round",
             (session_id,),
-        ).fetchall()
+        )
         return [_record(*row) for row in rows]
 
     def committed(self, request_id: str) -> CommittedRound | None:
-        row = self._db.execute(
+        rows = self._read(
             "SELECT session_id, round, message, outcome, result, trace, at, request_id "
             "FROM rounds WHERE request_id = ?",
             (request_id,),
-        ).fetchone()
-        return None if row is None else CommittedRound(row[0], _record(*row[1:]))
+        )
+        return CommittedRound(rows[0][0], _record(*rows[0][1:])) if rows else None
 
     def delete(self, session_id: str) -> bool:
-        with self._transaction() as db:
+        with self._guard, self._transaction() as db:
             return bool(db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount)
 
     def try_lock(self, key: str) -> SessionLock | None:
@@ -208,10 +209,15 @@ class SQLiteStore(Store):
             self._db.execute(f"PRAGMA synchronous={mode}")
             self._synchronous = mode
 
+    def _read(self, sql: str, params: tuple[object, ...] = ()) -> list[tuple]:
+        with self._guard:
+            return self._db.execute(sql, params).fetchall()
+
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, synchronous: str = "FULL") -> Iterator[sqlite3.Connection]:
         # IMMEDIATE takes the write lock at the start, so the version check and the write are
         # one step for every other writer
+        self._sync(synchronous)
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db

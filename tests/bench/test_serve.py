@@ -14,13 +14,14 @@ def test_a_tiny_load_on_one_sqlite_worker_loses_and_duplicates_nothing(tmp_path)
     assert (result["rounds"], result["lost"], result["duplicated"]) == (6, 0, 0)
     assert result["unexpected_outcomes"] == 0
     assert result["llm_ms_p50"] > 0
-    assert "| 1 worker, SQLite | 2 |" in serve.section(
+    assert "| 1 worker, SQLite | all at once |" in serve.section(
         {
             "command": "x",
             "date": "d",
             "machine": {"cpus": 2, "load_average_1min": 1.0},
             "conversations": 2,
             "latency_s": 0.01,
+            "pacing": {"ramp_s": 1.0, "think_s": 1.0},
             "runs": [result],
             "targets": serve.TARGETS,
         }
