@@ -52,7 +52,14 @@ def serve_locally(
     """`runner serve PATHS --playground` on 127.0.0.1:`port` until interrupted; `started(url)`
     once the socket listens (port 0: on the port the system chose). Raises ServeError with
     the CLI's message when a pipeline cannot be opened."""
-    import uvicorn
+    try:
+        import starlette  # noqa: F401
+        import uvicorn
+    except ModuleNotFoundError as exc:
+        raise ServeError(
+            f"the playground needs the web server packages ({exc.name} is missing): "
+            "pip install 'runner[playground]'"
+        ) from None
 
     from runner.render import describe_error
     from runner.serve.config import ServeSettings, build_app

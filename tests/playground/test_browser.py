@@ -170,6 +170,20 @@ def test_pipeline_health_shows_the_validation_and_draws_the_graph(
     shoot(browser, "health")
 
 
+def test_a_pipeline_file_broken_while_served_shows_its_error_at_its_line(
+    browser: Any, playground: str, support: Path
+) -> None:
+    text = support.read_text(encoding="utf-8")
+    support.write_text(text.replace("    top_k: 4\n", "    top_k: four\n", 1), encoding="utf-8")
+    try:
+        browser.get(playground + "support/health")
+        finding = wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, ".finding.error")))
+        assert "support.yaml:" in finding.text and "top_k: four" in finding.text
+        shoot(browser, "health-error")
+    finally:
+        support.write_text(text, encoding="utf-8")
+
+
 def test_a_refused_message_shows_the_services_reason_and_keeps_the_text(
     browser: Any, playground: str
 ) -> None:
