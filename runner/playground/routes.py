@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -119,6 +119,9 @@ class Playground:
         from runner.serve.errors import ServiceError
 
         domain = request.path_params["domain"]
+        refused = cross_site(request)
+        if refused is not None:
+            return refused
         form = await read_form(request)
         message = str(form.get("message") or "")
         session = str(form.get("session") or "") or None
@@ -177,6 +180,9 @@ class Playground:
         return page("keep.html", domain=domain, session=session, kept=case)
 
     async def save(self, request: Request) -> Response:
+        refused = cross_site(request)
+        if refused is not None:
+            return refused
         form = await read_form(request)
         case = self._case(request, None)
         if not isinstance(case, keep.KeptCase):
@@ -270,6 +276,23 @@ def routes(service: Service) -> list[BaseRoute]:
 
 
 MAX_FORM_BYTES = 64 * 1024
+
+
+def cross_site(request: Request) -> Response | None:
+    """A refusal for a form posted from another site's page (the playground has no login: a
+    page elsewhere must not run rounds, or write tests, through a browser on this machine)."""
+    origin = request.headers.get("origin")
+    fetched_from = request.headers.get("sec-fetch-site")
+    foreign = fetched_from == "cross-site" or (
+        origin is not None and urlsplit(origin).netloc != request.headers.get("host")
+    )
+    if not foreign:
+        return None
+    return problem(
+        f"refused a form sent from another site ({origin or 'cross-site'}): the playground "
+        "takes forms from its own pages only",
+        403,
+    )
 
 
 async def read_form(request: Request) -> dict[str, str]:

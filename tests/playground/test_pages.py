@@ -178,3 +178,22 @@ def test_several_served_pipelines_are_listed_with_their_descriptions() -> None:
     page = render("index.html", pipelines=listed, domain=None)
     assert '<a href="/playground/support/">' in page and '<a href="/playground/hr/">' in page
     assert "HR policies." in page and "(1 tools)" not in page
+
+
+def test_a_form_posted_from_another_site_is_refused_and_runs_nothing(
+    client: TestClient, service: Any
+) -> None:
+    before = len(service.stores["support"].sessions())
+    for headers in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+        response = client.post("/playground/support/say", data={"message": "Hi"}, headers=headers)
+        assert response.status_code == 403 and "another site" in response.text
+    assert len(service.stores["support"].sessions()) == before
+
+
+def test_a_form_from_the_playground_itself_is_taken(client: TestClient) -> None:
+    response = client.post(
+        "/playground/support/say",
+        data={"message": "Hello"},
+        headers={"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"},
+    )
+    assert response.status_code == 303
