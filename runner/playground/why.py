@@ -116,6 +116,16 @@ class Timeline:
         return list(totals.values())
 
 
+def tools_that_ran(task: TaskView | None) -> list[str]:
+    """The round's tools that ran, each once, in tree order: what a chat line can show."""
+    if task is None:
+        return []
+    names = [tool.name for tool in task.tools if tool.status in ("done", "asked", "failed")]
+    for child in task.children:
+        names.extend(tools_that_ran(child))
+    return list(dict.fromkeys(names))
+
+
 @dataclass
 class RoundView:
     round: int
@@ -125,6 +135,10 @@ class RoundView:
     tree: TaskView | None
     timeline: Timeline
     notes: list[str]  # round-level: the deep fallback's decision, round warnings
+
+    @property
+    def ran(self) -> list[str]:
+        return tools_that_ran(self.tree)
 
 
 def round_view(result: Mapping[str, Any], trace: Sequence[Event]) -> RoundView:

@@ -110,7 +110,13 @@ def test_the_task_tree_shows_the_forced_lookups_and_the_skipped_conditionals(
     browser: Any, playground: str
 ) -> None:
     new_session(browser, playground)
-    compared = say(browser, "Compare the KD-450 and the KD-600X", 0)
+    # sent with Ctrl+Enter from the message field
+    browser.find_element(By.ID, "message").send_keys(
+        "Compare the KD-450 and the KD-600X", Keys.CONTROL, Keys.ENTER
+    )
+    compared = wait(browser, ec.presence_of_element_located((By.ID, "round-1")))
+    meta = compared.find_element(By.CSS_SELECTOR, ".meta").text
+    assert meta.startswith("ran compare_products, product_lookup")
     compared.find_element(By.CSS_SELECTOR, "a.why").click()
     wait(browser, ec.presence_of_element_located((By.ID, "task-1.1")))
     for task_no in ("1.1", "1.2"):

@@ -28,6 +28,7 @@ def test_a_comparison_shows_its_forced_lookups_and_who_skipped_the_conditionals(
     assert "coordinator compare_products made subtasks 1.1, 1.2, 1.3, 1.4" in view.tree.notes
     (coordinator,) = view.tree.tools
     assert coordinator.reason == "after_subtasks" and coordinator.gave_answer
+    assert view.ran == ["compare_products", "product_lookup"]
 
 
 def test_a_question_shows_the_suitability_verdicts_and_the_gatekeeper(service: Any) -> None:

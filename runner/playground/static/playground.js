@@ -16,5 +16,14 @@ function showTarget() {
   if (target) target.scrollIntoView({ block: "start" });
 }
 
+// Ctrl+Enter (or Cmd+Enter) in a message sends it, as Enter would in a one-line field.
+document.addEventListener("keydown", (event) => {
+  const field = event.target;
+  if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && field.form && field.tagName === "TEXTAREA" && field.id === "message") {
+    event.preventDefault();
+    field.form.requestSubmit();
+  }
+});
+
 document.addEventListener("DOMContentLoaded", drawGraphs);
 document.addEventListener("htmx:afterSettle", () => { drawGraphs(); showTarget(); });
