@@ -40,7 +40,7 @@ $(LLM_STAMP):
 demo: $(STAMP)
 	$(BIN)/python -m runner.demo
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/runner validate pipelines/
 	$(BIN)/runner test pipelines/
 	$(BIN)/python -m pytest
@@ -57,6 +57,14 @@ lint: $(STAMP)
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench
+
+# The playground's browser tests drive Debian's chromium through selenium; installed when
+# missing (CI runs as root on Debian).
+.PHONY: browser
+browser:
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; \
+	fi
 
 clean:
 	rm -rf $(VENV) $(LLM_VENV) build dist .pytest_cache

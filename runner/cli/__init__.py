@@ -20,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("explain", "Explain a pipeline, or why a session did what it did."),
     "schema": ("schema", "Print the pipeline JSON Schema (for editors)."),
     "serve": ("serve", "Serve pipelines over HTTP (native and OpenAI-compatible APIs)."),
+    "playground": ("playground", "Try a pipeline in the browser and keep conversations as tests."),
+    "keep": ("keep", "Keep a stored conversation as a runner test case."),
 }
 
 

@@ -72,6 +72,11 @@ from runner.cli.run import friendly_errors
     type=float,
     help="On shutdown, seconds to let rounds in flight finish (the rest resume on next call).",
 )
+@click.option(
+    "--playground",
+    is_flag=True,
+    help="Also serve the playground at /playground (no login: not with bearer tokens).",
+)
 @click.option("--log-level", default="info", show_default=True, help="uvicorn's log level.")
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def command(
@@ -89,6 +94,7 @@ def command(
     max_message_chars: int,
     lock_wait: float,
     drain_timeout: float,
+    playground: bool,
     log_level: str,
     debug: bool,
 ) -> None:
@@ -104,6 +110,11 @@ def command(
 
         tokens = load_tokens(token_file)
         refuse_open_binding(host, tokens, insecure)
+        if playground and tokens:
+            raise click.UsageError(
+                "the playground has no login of its own and is not served with bearer tokens: "
+                "serve it on 127.0.0.1 without tokens, or serve the API alone"
+            )
         settings = ServeSettings(
             paths=[str(p) for p in paths],
             state=state,
@@ -115,6 +126,7 @@ def command(
             lock_wait_s=lock_wait,
             drain_timeout_s=drain_timeout,
             tokens=tokens,
+            playground=playground,
         )
         import uvicorn
 

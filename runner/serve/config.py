@@ -30,6 +30,7 @@ class ServeSettings:
     lock_wait_s: float = 30.0
     drain_timeout_s: float = 30.0
     tokens: list[str] = field(default_factory=list)  # resolved by the command
+    playground: bool = False  # mount the playground at /playground (runner.playground)
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -53,11 +54,19 @@ def build_app(settings: ServeSettings) -> Starlette:
         allow_python=settings.allow_python,
         build_indexes=settings.build,
     )
+    extra_routes, public = [], []
+    if settings.playground:
+        from runner.playground.serving import playground_routes
+
+        routes, prefix = playground_routes(service, settings.tokens)
+        extra_routes, public = routes, [prefix]
     return create_app(
         service,
         tokens=settings.tokens,
         max_body_bytes=settings.max_body_bytes,
         drain_timeout_s=settings.drain_timeout_s,
+        extra_routes=extra_routes,
+        public_prefixes=public,
     )
 
 

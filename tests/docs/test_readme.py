@@ -43,7 +43,8 @@ def five_minutes() -> list[tuple[str, int]]:
             if status is not None:
                 commands[-1] = (commands[-1][0], int(status[1]))
             continue
-        if command.startswith("runner serve "):  # a server never ends: tests/serve runs it
+        # a server never ends: tests/serve and tests/playground run them
+        if command.startswith(("runner serve ", "runner playground ")):
             assert all((ROOT / path).exists() for path in shlex.split(command)[2:]), command
         elif command.startswith("runner "):
             commands.append((command, int(status[1]) if status else 0))

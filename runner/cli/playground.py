@@ -1,0 +1,69 @@
+"""`runner playground PIPELINE`: the playground on this machine, opened in the browser.
+
+The same app as `runner serve PIPELINE --playground`, bound to 127.0.0.1: the playground has no
+login of its own, so it never listens beyond this machine.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import webbrowser
+
+import click
+
+
+@click.command("playground")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--port", type=int, default=8000, show_default=True, help="0: any free port.")
+@click.option(
+    "--llm",
+    "llm_override",
+    metavar="PROVIDER[:MODEL]",
+    help="Override the pipelines' LLM: offline, scripted, replay, openai_like, ollama.",
+)
+@click.option(
+    "--state",
+    metavar="FILE|URL",
+    help="The session store (default: .runner/state.sqlite beside each pipeline).",
+)
+@click.option(
+    "--allow-python",
+    is_flag=True,
+    envvar="RUNNER_ALLOW_PYTHON",
+    help="Allow `python` tools to import and run their code (also RUNNER_ALLOW_PYTHON=1).",
+)
+@click.option("--open/--no-open", "open_browser", default=True, help="Open the browser.")
+def command(
+    paths: tuple[str, ...],
+    port: int,
+    llm_override: str | None,
+    state: str | None,
+    allow_python: bool,
+    open_browser: bool,
+) -> None:
+    """Try a pipeline in the browser: chat with it, see why each tool ran, keep the
+    conversation as a test.
+
+    PATHS are pipeline files or folders. Serves on http://127.0.0.1:PORT/playground/ until
+    Ctrl+C.
+    """
+    from runner.playground.serving import ServeError, serve_locally
+
+    def started(url: str) -> None:
+        click.echo(f"the playground is at {url} (Ctrl+C stops it)")
+        if open_browser:
+            threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+
+    try:
+        serve_locally(
+            list(paths),
+            port=port,
+            started=started,
+            state=state,
+            llm_override=llm_override,
+            allow_python=allow_python,
+        )
+    except ServeError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)

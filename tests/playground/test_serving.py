@@ -1,0 +1,47 @@
+"""`runner serve --playground` mounts the playground beside the API; never with tokens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from starlette.testclient import TestClient
+
+from runner.cli import main
+from runner.serve.config import ServeSettings, build_app
+
+
+def test_serve_with_the_flag_serves_the_playground_beside_the_api(support: Path) -> None:
+    app = build_app(ServeSettings(paths=[str(support)], playground=True))
+    try:
+        client = TestClient(app)
+        assert client.get("/playground/support/").status_code == 200
+        assert client.get("/v1/pipelines").status_code == 200
+    finally:
+        app.state.service.close()
+
+
+def test_serve_without_the_flag_has_no_playground(support: Path) -> None:
+    app = build_app(ServeSettings(paths=[str(support)]))
+    try:
+        assert TestClient(app).get("/playground/support/").status_code == 404
+    finally:
+        app.state.service.close()
+
+
+def test_serve_refuses_the_playground_with_bearer_tokens(
+    support: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUNNER_SERVE_TOKENS", "secret")
+    result = CliRunner().invoke(main, ["serve", str(support), "--playground"])
+    assert result.exit_code == 2
+    assert "no login of its own" in result.output
+
+
+def test_runner_playground_says_why_a_pipeline_does_not_open(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("version: 1\ndomain: x\ntools: []\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["playground", str(broken), "--no-open", "--port", "0"])
+    assert result.exit_code == 1
+    assert "broken.yaml" in result.output and "internal error" not in result.output
