@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.config.model import PythonOptions, ToolConfig
-from runner.engine.protocols import is_context_consumer
+from runner.engine.protocols import is_context_consumer, is_coordinator
 from runner.tools.base import ToolBuildError, place
 
 if TYPE_CHECKING:
@@ -98,6 +98,15 @@ def checked(tool: Any, config: ToolConfig, options: PythonOptions) -> Any:
             "env), which the orchestrator calls with the context buffer (C20c): implement it, "
             "or remove `consumes_context: true`"
         )
+    if _activated_after_subtasks(tool) and not is_context_consumer(tool):
+        # C20e makes it a consumer on the task it decomposed: the same refusal (C20c)
+        raise ToolBuildError(
+            f"{place(config)}: its class {options.reference} sets `activate_after_subtasks = "
+            "True`, so it runs on the task it decomposed with its subtasks' results (C20e), "
+            "but it has no method execute_with_prior_context(text, prior_context, env), which "
+            "the orchestrator calls with the context buffer (C20c): implement it, or set "
+            "`activate_after_subtasks = False`"
+        )
     # The name is the tool's identity in completion keys and the trace: the YAML's, always.
     if getattr(tool, "name", config.name) != config.name:
         raise ToolBuildError(
@@ -108,3 +117,7 @@ def checked(tool: Any, config: ToolConfig, options: PythonOptions) -> Any:
     if getattr(tool, "config", None) is None:
         tool.config = config
     return tool
+
+
+def _activated_after_subtasks(tool: Any) -> bool:
+    return is_coordinator(tool) and bool(getattr(tool, "activate_after_subtasks", False))

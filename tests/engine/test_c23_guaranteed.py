@@ -4,7 +4,10 @@ whose own result stands for its subtasks' results (C20e). Plain context is still
 
 from __future__ import annotations
 
+import asyncio
+
 from runner.config.model import AnswerConfig
+from runner.engine.protocols import ToolEnv
 from runner.engine.results import ToolResult
 from runner.engine.task import Task
 from runner.llm.types import Purpose
@@ -99,3 +102,56 @@ def test_c23_both_rules_at_once_drop_plain_context_only(world):
     assert guaranteed == ["1.1:prices"]
     assert len(plain) == 1 and not plain[0].startswith("1.2")
     assert PRICES in result.sources
+
+
+class _Finishing(FakeTool):
+    """Answers each task after its own delay, so a parallel group's later siblings finish
+    first; `replies` gives each task's result."""
+
+    def __init__(self, name: str, replies: dict[str, ToolResult], delays: dict[str, float]):
+        super().__init__(name, activation="coordinator_only")
+        self.replies, self.delays = replies, delays
+
+    async def execute(self, text: str, env: ToolEnv) -> ToolResult:  # type: ignore[override]
+        self._record(Call(self.name, "execute", env.task.task_no, text, env=env, task=env.task))
+        await asyncio.sleep(self.delays[env.task.task_no])
+        return self.replies[env.task.task_no]
+
+
+def test_c23_guaranteed_results_of_a_parallel_group_survive_the_coordinator_and_the_limit(world):
+    """Guaranteed results made concurrently, finishing in reverse order, under a coordinator
+    that stands for them and with room for one plain passage: every one reaches the answer,
+    in list order, with its sources; the subtasks' plain result does not (C7, C20e, C23)."""
+
+    def compose(call: Call) -> ToolResult:
+        return ToolResult.context("composed", (MANUAL,))
+
+    parts = [Task(f"1.{n}", f"part {n}", required_tool_names={"parts"}) for n in (1, 2, 3)]
+    split = coordinator(
+        "compare",
+        subtasks(*parts),
+        consumer=True,
+        after=True,
+        reply=compose,
+        activation="coordinator_only",
+    )
+    split.parallel_subtasks = True  # type: ignore[attr-defined]
+    replies = {
+        "1.1": ToolResult.guaranteed_context("price 12", (PRICES,)),
+        "1.2": ToolResult.context("3 in stock", (STOCK,)),
+        "1.3": ToolResult.guaranteed_context("page 7 says so", (NOTES,)),
+    }
+    parts_tool = _Finishing("parts", replies, {"1.1": 0.03, "1.2": 0.02, "1.3": 0.0})
+    w = world(
+        split,
+        parts_tool,
+        FakeTool("rag", ToolResult.context("page", (MANUAL,)), activation="always", priority=1),
+        answer=AnswerConfig(max_context_items=1),
+    )
+    result = w.run("compare")
+    assert [c.task_no for c in w.calls("parts")] == ["1.1", "1.2", "1.3"]
+    guaranteed, plain = handed_on(w)
+    assert guaranteed == ["1.1:parts", "1.3:parts"]
+    assert len(plain) == 1 and not plain[0].startswith("1.")
+    assert PRICES in result.sources and NOTES in result.sources
+    assert STOCK not in result.sources

@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from runner.app import Runtime
 from runner.config.model import ScriptRule
 from runner.engine.protocols import ToolEnv
 from runner.engine.results import SubtaskDecision, ToolResult
+from runner.engine.state import SessionState
 from runner.engine.task import Task
 from runner.llm.types import LLMRequest, Purpose
+from runner.trace import Trace
 
-from .kit import Call, FakeTool, World, coordinator, subtasks, suitable
+from .kit import Call, FakeTool, World, check_round, coordinator, subtasks, suitable
 
 TOOL_REPLY = ScriptRule(reply="spoken", purpose="tool")
 
@@ -200,3 +205,71 @@ def _deep_limits() -> Any:
     from runner.config.model import Limits
 
     return Limits(max_depth=6)
+
+
+MANUAL = {
+    "kettle.md": "# Kettle\n\nThe kettle light glows while the water heats.\n\n"
+    "# Descaling\n\nDescale the kettle every four weeks with citric acid.\n",
+    "toaster.md": "# Toaster\n\nThe toaster warranty lasts three years from purchase.\n",
+}
+
+
+def _deep_fallback_pipeline(tmp_path: Path) -> Path:
+    """A retrieval tool, a deep search with a neighbour search and a full search, and an LLM
+    gatekeeper that finds the root's context not enough (C27–C29)."""
+    (tmp_path / "manual").mkdir()
+    for name, text in MANUAL.items():
+        (tmp_path / "manual" / name).write_text(text, encoding="utf-8")
+    found = {"found": True, "answer": "Three years."}
+    pipeline = {
+        "version": 1,
+        "domain": "home",
+        "llm": {
+            "provider": "scripted",
+            "script": [
+                {"purpose": "gatekeeper", "reply": {"enough": False, "reason": "thin"}},
+                {"purpose": "missing_info", "reply": {"missing": ["toaster warranty"]}},
+                {"purpose": "read_page", "prompt": "three years", "reply": found},
+                {"purpose": "read_page", "reply": {"found": False, "answer": ""}},
+                {"purpose": "compose", "reply": "The toaster warranty is three years."},
+                {"purpose": "answer", "reply": "Three years."},
+            ],
+        },
+        "corpora": {"manual": {"path": "manual", "pages": {"max_words": 20}}},
+        "retrieval_tool": "rag",
+        "deep_fallback": {"coordinator": "deep"},
+        "tools": [
+            {"name": "rag", "kind": "retrieve", "corpus": "manual", "top_k": 1},
+            {"name": "search", "kind": "search", "corpus": "manual", "top_k": 2},
+            {"name": "near", "kind": "neighbor_search", "corpus": "manual"},
+            {
+                "name": "deep",
+                "kind": "deep_search",
+                "search_tool": "search",
+                "neighbor_search_tool": "near",
+            },
+        ],
+    }
+    path = tmp_path / "home.yaml"
+    path.write_text(yaml.safe_dump(pipeline, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_c28_the_deep_fallbacks_calls_are_charged_to_the_root_and_to_its_search_subtasks(
+    tmp_path: Path,
+) -> None:
+    """The gatekeeper, the missing-information call and the composition are made for the
+    root; each page a search subtask reads is read for that subtask, never for the root."""
+    trace = Trace()
+    with Runtime.open(_deep_fallback_pipeline(tmp_path)) as runtime:
+        state = SessionState.new("deep", runtime.pipeline)
+        result = asyncio.run(
+            runtime.orchestrator(trace=trace).run_round(state, "toaster warranty?")
+        )
+    check_round(result, state)
+    calls = [(e["task"], e["purpose"]) for e in trace.of("llm.call")]
+    on_root = [purpose for task, purpose in calls if task == "1"]
+    assert on_root == ["gatekeeper", "missing_info", "compose", "answer"]
+    reads = Counter(task for task, purpose in calls if purpose == "read_page")
+    assert set(reads) <= {"1.1.n", "1.1.s"} and reads["1.1.s"] >= 1
+    assert {task for task, _ in calls} == set(result.stats["by_task"])

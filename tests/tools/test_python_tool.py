@@ -60,6 +60,12 @@ class Reader:
 class Inert:
     def __init__(self, config, settings):
         pass
+
+class Composer(Splitter):
+    activate_after_subtasks = True
+
+class ReadingComposer(Composer, Reader):
+    pass
 """
 
 
@@ -145,6 +151,23 @@ def test_c20c_a_declared_consumer_without_execute_with_prior_context_fails_when_
 def test_c20c_a_declared_consumer_with_the_method_is_a_context_consumer(harness, plugin):
     h = harness(python_tool(f"{plugin}:Reader", consumes_context=True), allow_python=True)
     assert is_context_consumer(h.tools["echo"])
+
+
+def test_c20c_a_python_coordinator_activated_after_subtasks_without_the_method_fails_when_loaded(
+    harness, plugin
+):
+    with pytest.raises(ToolBuildError) as raised:
+        harness(python_tool(f"{plugin}:Composer"), allow_python=True)
+    message = str(raised.value)
+    assert f"its class {plugin}:Composer sets `activate_after_subtasks = True`" in message
+    assert "has no method execute_with_prior_context(" in message
+    assert "or set `activate_after_subtasks = False`" in message
+
+
+def test_c20e_a_python_coordinator_activated_after_subtasks_with_the_method_loads(harness, plugin):
+    h = harness(python_tool(f"{plugin}:ReadingComposer"), allow_python=True)
+    tool = h.tools["echo"]
+    assert is_coordinator(tool) and is_context_consumer(tool)
 
 
 def test_c20c_the_pipeline_does_not_open_with_a_consumer_that_cannot_take_the_buffer(
