@@ -76,11 +76,20 @@ def contained_documents(
         return
     root = resolved(folder)
     outside: list[PathOutsideFolder] = []
+    inside_parents: set[str] = set()
     for document in documents:
+        # A corpus may hold 100,000 files: resolve each folder once, and a file only when it is
+        # itself a link, which is all that can carry it elsewhere.
+        parent = str(document.parent)
+        if parent in inside_parents and not os.path.islink(document):
+            continue
         try:
             _inside(document, folder, root)
         except PathOutsideFolder as error:
             outside.append(error)
+            continue
+        if _inside_quietly(document.parent, folder, root):
+            inside_parents.add(parent)
     if outside:
         first, more = outside[0], len(outside) - 1
         others = f" (and {more} more)" if more else ""
@@ -92,6 +101,14 @@ def contained_documents(
             DOCUMENT_LINK_HINT,
             first.target,
         )
+
+
+def _inside_quietly(path: Path, folder: Path, root: Path) -> bool:
+    try:
+        _inside(path, folder, root)
+    except PathRefused:
+        return False
+    return True
 
 
 def usable(path: Path) -> Path:

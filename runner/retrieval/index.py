@@ -102,14 +102,14 @@ def open_corpus(
     corpus = _corpus(pipeline, name)
     source = corpus_folder(corpus, pipeline.folder)
     check_corpus_folder(source, name, pipeline.path)
+    target = index_folder(pipeline, name)
+    snapshot = _snapshot(corpus, source)
     contained_documents(
         name,
-        corpus_files(source, corpus.include),
+        (source / relative for relative in snapshot.relatives),
         pipeline.folder,
         follow_symlinks=corpus.follow_symlinks,
     )
-    target = index_folder(pipeline, name)
-    snapshot = _snapshot(corpus, source)
     reason = "forced" if force else _stale_reason(target, snapshot, source)
     if reason is None:
         pages = int((_read_manifest(target) or {}).get("pages", 0))
