@@ -4,8 +4,9 @@
 
 - YAML files `runner validate` must refuse (or accept) within 2 s and 500 MB: deep nesting, a
   50 MB list, a 9 MB list under the size limit, 750,000 keys, a billion laughs, a 9 MB line, a
-  NUL byte. Each is validated in a process of its own (the report rendered as `runner validate`
-  prints it), so its peak resident memory is its own.
+  NUL byte, and thousands of tools with a misspelt name each ("did you mean" over them all).
+  Each is validated in a process of its own (the report rendered as `runner validate` prints
+  it), so its peak resident memory is its own.
 - Templates and expressions that would exhaust the machine (`'a' * 10**9`, `[1] * 10**9`,
   `center`, `format` widths, nested `range` loops, the same in `relevant_if` / `for_each`),
   rendered in the one sandboxed environment: each must stop with a RenderBudgetError.
@@ -47,6 +48,7 @@ YAML_BOMBS: dict[str, Callable[[float], str]] = {
     "a billion laughs": lambda s: _laughs(),
     "a 9 MB line": lambda s: "domain: x" + "y" * int(9_000_000 * s) + "\ntools: []\n",
     "a NUL byte": lambda s: "domain: shop\ntools: [a\x00]\n",
+    "9,500 tools, 1,500 of them naming unknown tools": lambda s: _many_names(s),
 }
 
 TEMPLATE_BOMBS = {
@@ -66,6 +68,16 @@ TEMPLATE_BOMBS = {
     "`relevant_if: ([1] * 10**9) | length > 0`": ("evaluate", "([1] * 10**9) | length > 0"),
     "`for_each: 'a' * 10**9`": ("evaluate", "'a' * 10**9"),
 }
+
+
+def _many_names(scale: float) -> str:
+    tools = [f"  - {{name: t{i}, kind: prompt, prompt: hi}}\n" for i in range(int(8000 * scale))]
+    tools += [
+        f"  - {{name: c{i}, kind: prompt, prompt: hi, decompose: "
+        f"{{subtasks: [{{prompt: x, required_tools: [tx{i}]}}]}}}}\n"
+        for i in range(int(1500 * scale))
+    ]
+    return "domain: shop\ntools:\n" + "".join(tools)
 
 
 def _laughs() -> str:

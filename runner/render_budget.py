@@ -26,7 +26,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import TemplateRuntimeError, nodes, pass_eval_context
+from jinja2 import Template, TemplateRuntimeError, nodes, pass_eval_context
 from jinja2 import filters as jinja_filters
 from jinja2.sandbox import SandboxedEnvironment
 from jinja2.utils import generate_lorem_ipsum
@@ -98,12 +98,21 @@ def budgeted(limits: RenderLimits = LIMITS) -> Iterator[RenderBudget]:
         _ACTIVE.reset(token)
 
 
-def write_counted(chunks: Iterable[str]) -> str:
-    """The render's output, joined, with every chunk charged to the output budget."""
-    budget, parts = current(), []
-    for chunk in chunks:
-        budget.write(len(chunk))
-        parts.append(chunk)
+def render_counted(template: Template, variables: Mapping[str, Any]) -> str:
+    """Render a compiled template as Template.render does, charging what it writes to the
+    output budget as it goes (a render that writes too much stops there)."""
+    budget, parts, written = current(), [], 0
+    limit = budget.limits.max_output
+    context = template.new_context(dict(variables))
+    try:
+        for chunk in template.root_render_func(context):
+            written += len(chunk)
+            if written > limit:
+                budget.write(written)  # raises
+            parts.append(chunk)
+    except Exception:
+        template.environment.handle_exception()  # points the traceback into the template
+    budget.output = written
     return "".join(parts)
 
 
@@ -151,16 +160,6 @@ class BudgetedEnvironment(SandboxedEnvironment):
         tree.set_environment(self)
         return tree
 
-    # reached from compiled templates as `environment.<name>` (see _guard)
-    @staticmethod
-    def budget_loop(iterable: Any) -> Any:
-        return _Counted(iterable)
-
-    @staticmethod
-    def budget_concat(text: Any) -> Any:
-        current().build(len(text), "`~`")
-        return text
-
 
 def install(env: BudgetedEnvironment) -> None:
     """Replace the filters and globals that amplify with budgeted ones."""
@@ -174,11 +173,22 @@ def install(env: BudgetedEnvironment) -> None:
         slice=_slice,
     )
     env.globals.update(range=_range, lipsum=_lipsum)
+    # what _guard puts into every template; filters, because the compiled code calls them
+    # directly, without the sandbox's checks of a call
+    env.filters.update({_LOOP_FILTER: _Counted, _CONCAT_FILTER: _charged_concat})
+
+
+_LOOP_FILTER, _CONCAT_FILTER = "runner_budget_loop", "runner_budget_concat"
+
+
+def _charged_concat(text: Any) -> Any:
+    current().build(len(text), "`~`")
+    return text
 
 
 def _guard(node: nodes.Node) -> None:
     """Count every `for` loop's iterations and charge every `~`, by rewriting the syntax tree
-    before it is compiled (the compiled code calls the environment's budget_* methods)."""
+    before it is compiled: `for x in items` becomes `for x in items|runner_budget_loop`."""
     for field, value in node.iter_fields():
         if isinstance(value, nodes.Node):
             _guard(value)
@@ -189,17 +199,15 @@ def _guard(node: nodes.Node) -> None:
                     _guard(child)
             setattr(node, field, [_guarded(v) if isinstance(v, nodes.Node) else v for v in value])
     if isinstance(node, nodes.For):
-        node.iter = _budget_call("budget_loop", node.iter)
+        node.iter = _budget_filter(_LOOP_FILTER, node.iter)
 
 
 def _guarded(node: nodes.Node) -> nodes.Node:
-    return _budget_call("budget_concat", node) if isinstance(node, nodes.Concat) else node
+    return _budget_filter(_CONCAT_FILTER, node) if isinstance(node, nodes.Concat) else node
 
 
-def _budget_call(method: str, argument: nodes.Node) -> nodes.Call:
-    line = argument.lineno
-    target = nodes.EnvironmentAttribute(method, lineno=line)
-    return nodes.Call(target, [argument], [], None, None, lineno=line)
+def _budget_filter(name: str, argument: nodes.Node) -> nodes.Filter:
+    return nodes.Filter(argument, name, [], [], None, None, lineno=argument.lineno)
 
 
 class _Counted:

@@ -53,7 +53,7 @@ def render(source: str, variables: Mapping[str, Any]) -> str:
     """Render template text, within a fresh render budget. Compiled templates are cached by
     their text. Raises a jinja2 TemplateError (RenderBudgetError past the budget)."""
     with render_budget.budgeted(), _budget_errors():
-        return render_budget.write_counted(_compiled(source).generate(**variables))
+        return render_budget.render_counted(_compiled(source), variables)
 
 
 @cache

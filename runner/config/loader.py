@@ -216,7 +216,7 @@ def _syntax_diagnostic(path: Path, text: str, error: yaml.MarkedYAMLError) -> Di
             message += f" at line {error.context_mark.line + 1}"
         message += ")"
     hint = _syntax_hint(message, _char_at(text, mark))
-    line, col = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+    line, col = _mark_place(mark)
     return Diagnostic("Y001", message, path, line, col, hint=hint)
 
 

@@ -22,6 +22,7 @@ EXPECTED = {
     "a billion laughs": "Y003",
     "a 9 MB line": "S107",
     "a NUL byte": "Y012",
+    "9,500 tools, 1,500 of them naming unknown tools": "R102",
 }
 
 
