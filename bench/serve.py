@@ -230,10 +230,10 @@ async def conversation(
         if session is not None:
             body["session_id"] = session
         started = time.perf_counter()
-        response = await client.post(f"{url}/v1/pipelines/support/rounds", json=body)
+        async with client.post(f"{url}/v1/pipelines/support/rounds", json=body) as response:
+            status, result = response.status, await response.json()
         waited_ms = (time.perf_counter() - started) * 1000
-        result = response.json()
-        if response.status_code != 200:
+        if status != 200:
             raise RuntimeError(f"round {turn + 1} of conversation {number}: {result}")
         session = result["session"]
         rounds.append(round_row(result, expected, waited_ms))
@@ -267,12 +267,13 @@ def with_critical(rounds: list[dict[str, Any]], critical: dict[str, float]) -> N
 async def load(
     urls: Sequence[str], conversations: int, pacing: Pacing | None = None
 ) -> dict[str, Any]:
-    import httpx
+    # aiohttp rather than httpx for the load: its client costs a few times less CPU a request,
+    # and the load generator shares the machine with the workers it measures
+    import aiohttp
 
-    limits = httpx.Limits(
-        max_connections=conversations * 2, max_keepalive_connections=conversations
-    )
-    async with httpx.AsyncClient(timeout=300, limits=limits) as client:
+    connector = aiohttp.TCPConnector(limit=0)
+    timeout = aiohttp.ClientTimeout(total=300)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as client:
         started = time.perf_counter()
         done = await asyncio.gather(
             *(conversation(client, urls, n, pacing) for n in range(conversations))
@@ -280,7 +281,8 @@ async def load(
         elapsed = time.perf_counter() - started
         critical: dict[str, float] = {}
         for url in urls:
-            critical.update((await client.get(f"{url}/bench/critical")).json())
+            async with client.get(f"{url}/bench/critical") as response:
+                critical.update(await response.json())
     rounds = [r for each in done for r in each]
     with_critical(rounds, critical)
     return {
@@ -442,6 +444,12 @@ def section(results: dict[str, Any]) -> str:
             "",
             TABLE_HEAD,
             rows,
+            "",
+            "What limits the figures: the 2 CPUs are shared — by the workers, PostgreSQL, the "
+            "load generator and, on this machine, other work (the load average above) — and a "
+            "worker's round is a few milliseconds of CPU in one event loop, so a round waits "
+            "for the CPU work of the rounds beside it. The CPU per round, not the latency, is "
+            "the figure to size a deployment by (docs/serve.md, Scaling out).",
         ]
     )
 

@@ -24,9 +24,6 @@ from runner.serve.http import (
     DEFAULT_MAX_BODY_BYTES,
     check_token,
     error_response,
-    optional_text,
-    read_json,
-    request_id_of,
 )
 
 if TYPE_CHECKING:
@@ -141,4 +138,4 @@ async def _internal_error(_request: Request, exc: Exception) -> Response:
     return error_response(as_service_error(exc))
 
 
-__all__ = ["create_app", "optional_text", "read_json", "request_id_of"]
+__all__ = ["create_app"]

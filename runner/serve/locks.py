@@ -9,9 +9,9 @@ share one bound: past it the request is refused as Busy (HTTP 409) rather than q
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from runner.serve.errors import Busy
 
@@ -23,8 +23,9 @@ LAST_POLL_S = 0.1
 
 
 class KeyLocks:
-    def __init__(self, wait_s: float) -> None:
+    def __init__(self, wait_s: float, io: Callable[..., Awaitable[Any]]) -> None:
         self.wait_s = wait_s
+        self._io = io  # runs a blocking store call off the event loop
         self._local: dict[str, asyncio.Lock] = {}
         self._waiters: dict[str, int] = {}
 
@@ -42,18 +43,18 @@ class KeyLocks:
             except asyncio.TimeoutError:
                 raise self._busy(what) from None
             try:
-                held = await asyncio.to_thread(store.try_lock, key)
+                held = await self._io(store.try_lock, key)
                 poll = FIRST_POLL_S
                 while held is None:
                     if loop.time() >= deadline:
                         raise self._busy(what)
                     await asyncio.sleep(poll)
                     poll = min(poll * 2, LAST_POLL_S)
-                    held = await asyncio.to_thread(store.try_lock, key)
+                    held = await self._io(store.try_lock, key)
                 try:
                     yield
                 finally:
-                    await asyncio.to_thread(held.release)
+                    await self._io(held.release)
             finally:
                 local.release()
         finally:

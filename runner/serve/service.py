@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ class Limits:
     max_message_chars: int = 8_000
     lock_wait_s: float = 30.0  # how long a request waits for its session before a 409
     max_request_id_chars: int = 200
+    store_threads: int = 32  # blocking store calls in flight at once, off the event loop
 
 
 @dataclass
@@ -48,7 +50,10 @@ class Service:
     observers: list[RoundObserver] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._locks = KeyLocks(self.limits.lock_wait_s)
+        self._store_calls = ThreadPoolExecutor(
+            max_workers=self.limits.store_threads, thread_name_prefix="runner-store"
+        )
+        self._locks = KeyLocks(self.limits.lock_wait_s, self._off_loop)
         self._in_flight = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -130,7 +135,7 @@ class Service:
             async with self._round_slot(), self._hold(store, key, what):
                 # under the lock: a send of this request still running is waited for, not run
                 # a second time beside it
-                stored = await asyncio.to_thread(
+                stored = await self._off_loop(
                     self._replayed, store, request_id, message, session_id
                 )
                 if stored is not None:
@@ -149,9 +154,7 @@ class Service:
         request_id: str | None,
     ) -> dict[str, Any]:
         started = time.perf_counter()
-        # the store is called off the event loop: a wait for the database is then a wait for
-        # this round only, not for every round this worker serves
-        conversation = await asyncio.to_thread(runtime.conversation, store, session_id)
+        conversation = await self._off_loop(runtime.conversation, store, session_id)
         conversation.background_saves = True
         result = await conversation.say(message, request_id=request_id)
         data = result.to_json()
@@ -161,6 +164,11 @@ class Service:
         for observe in self.observers:
             observe(domain, data, events, elapsed)
         return data
+
+    async def _off_loop(self, call: Callable[..., Any], *args: Any) -> Any:
+        """A blocking store call on the service's store threads: a wait for the database is
+        a wait for this round only, not for every round the worker serves."""
+        return await asyncio.get_running_loop().run_in_executor(self._store_calls, call, *args)
 
     def _replayed(
         self, store: Store, request_id: str | None, message: str, session_id: str | None
@@ -311,6 +319,7 @@ class Service:
         return True
 
     def close(self) -> None:
+        self._store_calls.shutdown(wait=True)
         for store in _distinct(self.stores.values()):
             store.close()
         for runtime in self.runtimes.values():

@@ -126,12 +126,30 @@ class Store(ABC):
     def sessions(self) -> list[SessionInfo]:
         """Every stored session, the most recently updated first."""
 
-    @abstractmethod
-    def _round_rows(self, session_id: str) -> list[RoundRecord]: ...
+    # the concrete store's SQL dialect: the rounds table's name and the parameter mark
+    _rounds_table: str
+    _mark: str
 
     @abstractmethod
+    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows of a query (raises StoreUnavailableError when the store cannot answer)."""
+
+    def _round_rows(self, session_id: str) -> list[RoundRecord]:
+        rows = self._read(
+            f"SELECT {_ROUND_COLUMNS} FROM {self._rounds_table} "
+            f"WHERE session_id = {self._mark} ORDER BY round",
+            (session_id,),
+        )
+        return [_round_record(*row) for row in rows]
+
     def committed(self, request_id: str) -> CommittedRound | None:
         """The round committed with this request id, if any."""
+        rows = self._read(
+            f"SELECT session_id, {_ROUND_COLUMNS} FROM {self._rounds_table} "
+            f"WHERE request_id = {self._mark}",
+            (request_id,),
+        )
+        return CommittedRound(rows[0][0], _round_record(*rows[0][1:])) if rows else None
 
     @abstractmethod
     def delete(self, session_id: str) -> bool: ...
@@ -271,6 +289,23 @@ class Store(ABC):
             f"no session {session_id!r} in {self.location}; list the stored sessions with "
             "`runner explain --sessions`, or pass --state to name another store"
         )
+
+
+_ROUND_COLUMNS = "round, message, outcome, result, trace, at, request_id"
+
+
+def _round_record(
+    number: int,
+    message: str,
+    outcome: str,
+    result: str,
+    trace: str,
+    at: float,
+    request_id: str | None,
+) -> RoundRecord:
+    return RoundRecord(
+        number, message, outcome, json.loads(result), json.loads(trace), at, request_id
+    )
 
 
 def session_status(data: Mapping[str, Any]) -> str:

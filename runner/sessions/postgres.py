@@ -15,13 +15,11 @@ Tables are prefixed `runner_`, so the store can share a database with other appl
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 from runner.sessions.base import (
-    CommittedRound,
     RoundRecord,
     SessionError,
     SessionInfo,
@@ -89,7 +87,10 @@ _WITH_ROUND = (
 class PostgresStore(Store):
     """Sessions in a PostgreSQL database, through a connection pool."""
 
-    def __init__(self, url: str, *, pool_size: int = 10, timeout_s: float = 10.0) -> None:
+    _rounds_table = "runner_rounds"
+    _mark = "%s"
+
+    def __init__(self, url: str, *, pool_size: int = 16, timeout_s: float = 10.0) -> None:
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
@@ -174,33 +175,15 @@ class PostgresStore(Store):
         return expected_version + 1
 
     def sessions(self) -> list[SessionInfo]:
-        rows = self._query(
+        rows = self._read(
             "SELECT id, pipeline_path, version, state, created, updated FROM runner_sessions "
             "ORDER BY updated DESC, id"
         )
         return [self._info(*row) for row in rows]
 
     def _row(self, session_id: str) -> tuple[str, int] | None:
-        rows = self._query(
-            "SELECT state, version FROM runner_sessions WHERE id = %s", (session_id,)
-        )
+        rows = self._read("SELECT state, version FROM runner_sessions WHERE id = %s", (session_id,))
         return (rows[0][0], rows[0][1]) if rows else None
-
-    def _round_rows(self, session_id: str) -> list[RoundRecord]:
-        rows = self._query(
-            "SELECT round, message, outcome, result, trace, at, request_id FROM runner_rounds "
-            "WHERE session_id = %s ORDER BY round",
-            (session_id,),
-        )
-        return [_record(*row) for row in rows]
-
-    def committed(self, request_id: str) -> CommittedRound | None:
-        rows = self._query(
-            "SELECT session_id, round, message, outcome, result, trace, at, request_id "
-            "FROM runner_rounds WHERE request_id = %s",
-            (request_id,),
-        )
-        return CommittedRound(rows[0][0], _record(*rows[0][1:])) if rows else None
 
     def delete(self, session_id: str) -> bool:
         try:
@@ -249,7 +232,7 @@ class PostgresStore(Store):
             except self._psycopg.OperationalError:
                 self._drop_lock_connection()
 
-    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         try:
             with self._pool.connection() as conn:
                 return conn.execute(sql, params).fetchall()
@@ -319,20 +302,6 @@ def _lock_number(key: str) -> int:
 def pg_text(text: str) -> str:
     """PostgreSQL text cannot hold NUL; the JSON columns keep it escaped, this one replaces it."""
     return text.replace("\x00", "\ufffd")
-
-
-def _record(
-    number: int,
-    message: str,
-    outcome: str,
-    result: str,
-    trace: str,
-    at: float,
-    request_id: str | None,
-) -> RoundRecord:
-    return RoundRecord(
-        number, message, outcome, json.loads(result), json.loads(trace), at, request_id
-    )
 
 
 def _without_password(url: str) -> str:

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.sessions.base import (
-    CommittedRound,
     RoundRecord,
     SessionError,
     SessionInfo,
@@ -79,6 +78,9 @@ _UPGRADES = {
 
 class SQLiteStore(Store):
     """Sessions in one SQLite file."""
+
+    _rounds_table = "rounds"
+    _mark = "?"
 
     def __init__(self, path: Path, *, timeout_s: float = 10.0) -> None:
         self.path = Path(path)
@@ -179,22 +181,6 @@ class SQLiteStore(Store):
         rows = self._read("SELECT state, version FROM sessions WHERE id = ?", (session_id,))
         return rows[0] if rows else None
 
-    def _round_rows(self, session_id: str) -> list[RoundRecord]:
-        rows = self._read(
-            "SELECT round, message, outcome, result, trace, at, request_id FROM rounds "
-            "WHERE session_id = ? ORDER BY round",
-            (session_id,),
-        )
-        return [_record(*row) for row in rows]
-
-    def committed(self, request_id: str) -> CommittedRound | None:
-        rows = self._read(
-            "SELECT session_id, round, message, outcome, result, trace, at, request_id "
-            "FROM rounds WHERE request_id = ?",
-            (request_id,),
-        )
-        return CommittedRound(rows[0][0], _record(*rows[0][1:])) if rows else None
-
     def delete(self, session_id: str) -> bool:
         with self._guard, self._transaction() as db:
             return bool(db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount)
@@ -279,22 +265,6 @@ class SQLiteStore(Store):
         if "locked" in text or "busy" in text:
             return "Another process keeps the store busy: wait for it"
         return f"Check that {self.path} is on a working, writable disk"
-
-
-def _record(
-    number: int,
-    message: str,
-    outcome: str,
-    result: str,
-    trace: str,
-    at: float,
-    request_id: str | None,
-) -> RoundRecord:
-    import json
-
-    return RoundRecord(
-        number, message, outcome, json.loads(result), json.loads(trace), at, request_id
-    )
 
 
 def _is_unavailable(exc: sqlite3.DatabaseError) -> bool:
