@@ -67,3 +67,17 @@ def test_several_pipelines_are_listed_and_a_session_opens_under_its_own(
         assert wrong.headers["location"] == f"/playground/shop/?session={result['session']}"
     finally:
         app.state.service.close()
+
+
+def test_runner_playground_on_a_port_in_use_says_how_to_choose_another(support: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(
+            main, ["playground", str(support), "--no-open", "--port", str(port)]
+        )
+    assert result.exit_code == 1
+    assert f"could not listen on 127.0.0.1:{port}" in result.output and "--port 0" in result.output
