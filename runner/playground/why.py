@@ -257,7 +257,9 @@ def _add_retrieval(tool: ToolView, event: Event | None) -> None:
 
 def _annotate(view: TaskView, event: Event) -> None:
     kind = event.get("event")
-    if kind == "coordinator.run":
+    if kind == "task.start" and event.get("resumed"):
+        view.notes.append("resumed: the tools that finished before are not run again")
+    elif kind == "coordinator.run":
         _coordinator_note(view, event)
     elif kind == "coordinator.skip" and event.get("reason") != "applied":
         reason = SKIP_REASONS.get(str(event.get("reason")), str(event.get("reason")))

@@ -56,6 +56,7 @@ def test_the_answer_to_a_question_is_a_round_of_its_own_kind(service: Any) -> No
     view = round_view(*stored(service, ask(service, "It is a KT-700", first["session"])))
     assert view.kind.startswith("the answer to the pending question")
     assert any("ran again with the answer 'It is a KT-700'" in n for n in view.tree.notes)
+    assert "resumed: the tools that finished before are not run again" in view.tree.notes
 
 
 def test_the_timeline_places_each_call_where_it_ran_by_purpose() -> None:
