@@ -168,7 +168,7 @@ class Playground:
         return page("source.html", domain=domain, source=shown, quote=quote, back=back)
 
     async def keep(self, request: Request) -> Response:
-        case = self._case(request, None)
+        case = self._case(request)
         if not isinstance(case, keep.KeptCase):
             return case
         domain, session = request.path_params["domain"], request.path_params["session"]
@@ -179,7 +179,7 @@ class Playground:
         if refused is not None:
             return refused
         form = await read_form(request)
-        case = self._case(request, None)
+        case = self._case(request)
         if not isinstance(case, keep.KeptCase):
             return case
         domain, session = request.path_params["domain"], request.path_params["session"]
@@ -212,7 +212,7 @@ class Playground:
         case = keep.written_case(path, name)
         if case is None:
             return problem(f"{health.display_path(path)} has no case named {name!r}", 404, domain)
-        report = await asyncio.to_thread(health.run_case_file, path)
+        report = await asyncio.to_thread(health.run_case_file, path, name)
         return page(
             "kept.html",
             domain=domain,
@@ -223,7 +223,7 @@ class Playground:
             report=report,
         )
 
-    def _case(self, request: Request, name: str | None) -> keep.KeptCase | Response:
+    def _case(self, request: Request) -> keep.KeptCase | Response:
         domain = request.path_params["domain"]
         session = request.path_params["session"]
         try:
@@ -234,7 +234,6 @@ class Playground:
                 rounds,
                 pipeline_path=runtime.pipeline.path,
                 provider=provider_name(runtime),
-                name=name,
             )
         except ServiceError as exc:
             return problem(exc.message, exc.status, domain)
