@@ -13,7 +13,16 @@ import sys
 import time
 
 # cheap and independent first; each writes bench/results/<name>.json and its README section
-BENCHMARKS = ("startup", "bombs", "retrieval", "faq", "index_open", "multipart", "overhead", "serve")
+BENCHMARKS = (
+    "startup",
+    "bombs",
+    "retrieval",
+    "faq",
+    "index_open",
+    "multipart",
+    "overhead",
+    "serve",
+)
 # run only when named: they need an environment `make bench` does not build (`realmodel`: the
 # model server's .venv-llm, from `make test-llm`)
 ON_REQUEST = ("realmodel",)

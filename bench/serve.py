@@ -444,6 +444,12 @@ def section(results: dict[str, Any]) -> str:
             "",
             TABLE_HEAD,
             rows,
+            "",
+            "What limits the figures: the 2 CPUs are shared — by the workers, PostgreSQL, the "
+            "load generator and, on this machine, other work (the load average above) — and a "
+            "worker's round is a few milliseconds of CPU in one event loop, so a round waits "
+            "for the CPU work of the rounds beside it. The CPU per round, not the latency, is "
+            "the figure to size a deployment by (docs/serve.md, Scaling out).",
         ]
     )
 

@@ -192,6 +192,37 @@ def faq_rows(results: Mapping[str, Any]) -> list[Row]:
     ]
 
 
+def serve_rows(results: Mapping[str, Any]) -> list[Row]:
+    targets = results["targets"]
+    runs = {(r["setup"], r["arrivals"]): r for r in results["runs"]}
+    scaled = runs[("2 workers, PostgreSQL", "paced")]
+    alone = runs[("1 worker, SQLite", "paced")]
+    bare = runs[("in process, no HTTP (SQLite)", "paced")]
+    lost = sum(r["lost"] for r in results["runs"])
+    duplicated = sum(r["duplicated"] for r in results["runs"])
+    return [
+        [
+            f"serve: overhead p50 / p99 over the LLM path, 2 workers + PostgreSQL, "
+            f"{results['conversations']} conversations",
+            f"{scaled['overhead_ms_p50']} / {scaled['overhead_ms_p99']} ms",
+            f"1 worker + SQLite {alone['overhead_ms_p50']} / {alone['overhead_ms_p99']} ms; "
+            f"no HTTP {bare['overhead_ms_p50']} / {bare['overhead_ms_p99']} ms",
+            f"≤ {targets['p50_overhead_ms']:g} / {targets['p99_overhead_ms']:g} ms",
+            _met(
+                scaled["overhead_ms_p50"] <= targets["p50_overhead_ms"]
+                and scaled["overhead_ms_p99"] <= targets["p99_overhead_ms"]
+            ),
+        ],
+        [
+            "serve: sessions lost / duplicated, every setup",
+            f"{lost} / {duplicated}",
+            "",
+            "0 / 0",
+            _met(lost == 0 and duplicated == 0),
+        ],
+    ]
+
+
 def index_open_rows(results: Mapping[str, Any]) -> list[Row]:
     rows = []
     for size, figures in results["sizes"].items():
@@ -227,6 +258,7 @@ SOURCES: dict[str, Callable[[Mapping[str, Any]], list[Row]]] = {
     "retrieval": retrieval_rows,
     "faq": faq_rows,
     "index_open": index_open_rows,
+    "serve": serve_rows,
 }
 
 

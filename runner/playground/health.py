@@ -87,10 +87,10 @@ class FileRun:
     text: str  # `runner test`'s report
 
 
-def run_case_file(path: Path) -> FileRun:
-    """`runner test PATH`, in process."""
+def run_case_file(path: Path, case: str | None = None) -> FileRun:
+    """`runner test PATH [-k CASE]`, in process."""
     from runner.testing import format_reports, run_files
 
-    reports = run_files([path])
+    reports = run_files([path], select=case)
     cases = [CaseResult(case.case.name, case.passed) for file in reports for case in file.cases]
     return FileRun(all(file.passed for file in reports), cases, format_reports(reports, "text"))

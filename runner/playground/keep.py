@@ -88,19 +88,24 @@ def keep(
     if not rounds:
         raise KeepError("the conversation has no rounds yet: ask a question first")
     path = test_file or pipeline_path.parent / DEFAULT_FILE
+    notes = [
+        f"round {number} was degraded (something failed and it went on without it): the case "
+        "expects that; fix the pipeline rather than keep a failure you do not want"
+        for number, kept in enumerate(rounds, start=1)
+        if kept.result.get("degraded")
+    ]
     if cassette is not None and provider not in REPRODUCIBLE:
         case = _case(rounds, name)
         relative = Path(os.path.relpath(cassette.resolve(), path.parent.resolve())).as_posix()
         case = {"name": case["name"], "llm": {"cassette": relative}, "turns": case["turns"]}
-        note = f"the {provider} model's replies come from the cassette {relative}"
-        return KeptCase(str(case["name"]), case, path, [note])
+        notes.append(f"the {provider} model's replies come from the cassette {relative}")
+        return KeptCase(str(case["name"]), case, path, notes)
     real_model = provider not in REPRODUCIBLE
     case = _case(rounds, name)
     script: list[dict[str, Any]] = []
     if real_model:
         for number, kept in enumerate(rounds, start=1):
             script.extend(script_rules(recorded_replies(kept, number, provider)))
-    notes = []
     if real_model:
         case = {"name": case["name"], "llm": {"script": script}, "turns": case["turns"]}
         notes.append(
@@ -192,6 +197,8 @@ def expectations(result: Mapping[str, Any]) -> dict[str, Any]:
         expect["sources"] = sources
     elif result.get("outcome") == "answer":
         expect["no_sources"] = True
+    if result.get("degraded"):  # kept as it happened; `runner test` fails it unless expected
+        expect["degraded"] = True
     by_purpose = (result.get("stats") or {}).get("by_purpose") or {}
     calls = {purpose: int(numbers.get("calls", 0)) for purpose, numbers in by_purpose.items()}
     calls["total"] = sum(calls.values())

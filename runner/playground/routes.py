@@ -32,6 +32,7 @@ from runner.playground.citations import SourceNotFoundError, cited_segments, quo
 from runner.playground.pages import PREFIX, STATIC, render, url
 from runner.playground.recording import ReplyLog, install, provider_name, recording
 from runner.playground.why import round_view
+from runner.serve.errors import ServiceError
 
 if TYPE_CHECKING:
     from runner.serve.service import Service
@@ -80,27 +81,27 @@ class Playground:
         return await self._chat(domain, session)
 
     async def _chat(
-        self, domain: str, session: str | None, error: str | None = None, draft: str = ""
+        self, domain: str, session: str | None, error: ServiceError | None = None, draft: str = ""
     ) -> Response:
-        from runner.serve.errors import ServiceError
-
         try:
             pipeline = self.service.runtime(domain).pipeline
             summary = self.service.session(session) if session else None
+            owner = summary.get("domain") if summary else None
+            if owner not in (None, domain):  # a session of another served pipeline
+                return RedirectResponse(url(owner, "", session=session), 303)
+            numbers = [r["round"] for r in summary["rounds"]] if summary else []
+            rounds = [self._round(domain, session, number) for number in numbers]
         except ServiceError as exc:
             return problem(exc.message, exc.status, domain)
-        rounds = (
-            [self._round(domain, session, r["round"]) for r in summary["rounds"]] if summary else []
-        )
         return page(
             "chat.html",
-            status=400 if error else 200,
+            status=error.status if error else 200,
             domain=domain,
             pipeline=pipeline,
             session=session,
             summary=summary,
             rounds=rounds,
-            error=error,
+            error=error.message if error else None,
             draft=draft,
         )
 
@@ -116,8 +117,6 @@ class Playground:
         }
 
     async def say(self, request: Request) -> Response:
-        from runner.serve.errors import ServiceError
-
         domain = request.path_params["domain"]
         refused = cross_site(request)
         if refused is not None:
@@ -129,15 +128,13 @@ class Playground:
             with recording() as replies:
                 result = await self.service.run_round(domain, message, session_id=session)
         except ServiceError as exc:
-            return await self._chat(domain, session, error=exc.message, draft=message)
+            return await self._chat(domain, session, error=exc, draft=message)
         if self.recorded.get(domain):
             self.replies.add(result["session"], result["round"], replies)
         target = url(domain, "", session=result["session"]) + f"#round-{result['round']}"
         return RedirectResponse(target, 303)
 
     async def why(self, request: Request) -> Response:
-        from runner.serve.errors import ServiceError
-
         domain = request.path_params["domain"]
         session = request.path_params["session"]
         try:
@@ -148,8 +145,6 @@ class Playground:
         return page("why.html", domain=domain, session=session, round=shown)
 
     async def source(self, request: Request) -> Response:
-        from runner.serve.errors import ServiceError
-
         domain = request.path_params["domain"]
         query = request.query_params
         document = query.get("document") or ""
@@ -173,7 +168,7 @@ class Playground:
         return page("source.html", domain=domain, source=shown, quote=quote, back=back)
 
     async def keep(self, request: Request) -> Response:
-        case = self._case(request, None)
+        case = self._case(request)
         if not isinstance(case, keep.KeptCase):
             return case
         domain, session = request.path_params["domain"], request.path_params["session"]
@@ -184,7 +179,7 @@ class Playground:
         if refused is not None:
             return refused
         form = await read_form(request)
-        case = self._case(request, None)
+        case = self._case(request)
         if not isinstance(case, keep.KeptCase):
             return case
         domain, session = request.path_params["domain"], request.path_params["session"]
@@ -208,8 +203,6 @@ class Playground:
     async def kept(self, request: Request) -> Response:
         """The case just kept, as the test file holds it, and the file run as `runner test`
         runs it."""
-        from runner.serve.errors import ServiceError
-
         domain, session = request.path_params["domain"], request.path_params["session"]
         name = request.query_params.get("name", "")
         try:
@@ -219,7 +212,7 @@ class Playground:
         case = keep.written_case(path, name)
         if case is None:
             return problem(f"{health.display_path(path)} has no case named {name!r}", 404, domain)
-        report = await asyncio.to_thread(health.run_case_file, path)
+        report = await asyncio.to_thread(health.run_case_file, path, name)
         return page(
             "kept.html",
             domain=domain,
@@ -230,9 +223,7 @@ class Playground:
             report=report,
         )
 
-    def _case(self, request: Request, name: str | None) -> keep.KeptCase | Response:
-        from runner.serve.errors import ServiceError
-
+    def _case(self, request: Request) -> keep.KeptCase | Response:
         domain = request.path_params["domain"]
         session = request.path_params["session"]
         try:
@@ -243,7 +234,6 @@ class Playground:
                 rounds,
                 pipeline_path=runtime.pipeline.path,
                 provider=provider_name(runtime),
-                name=name,
             )
         except ServiceError as exc:
             return problem(exc.message, exc.status, domain)
@@ -260,8 +250,6 @@ class Playground:
         )
 
     async def health(self, request: Request) -> Response:
-        from runner.serve.errors import ServiceError
-
         domain = request.path_params["domain"]
         try:
             pipeline = self.service.runtime(domain).pipeline

@@ -83,4 +83,13 @@ def serve_locally(
                 bound = self.servers[0].sockets[0].getsockname()[1]
                 started(f"http://{LOCAL_HOST}:{bound}{PREFIX}/")
 
-    Server(uvicorn.Config(app, host=LOCAL_HOST, port=port, log_level="warning")).run()
+    server = Server(uvicorn.Config(app, host=LOCAL_HOST, port=port, log_level="warning"))
+    try:
+        server.run()
+    except SystemExit:  # uvicorn's way of saying it could not start (it logged why)
+        if server.started:
+            raise
+        raise ServeError(
+            f"could not listen on {LOCAL_HOST}:{port} (in use?): choose another port with "
+            "--port, or --port 0 for any free one"
+        ) from None

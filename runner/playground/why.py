@@ -134,7 +134,7 @@ class RoundView:
     outcome: str
     tree: TaskView | None
     timeline: Timeline
-    notes: list[str]  # round-level: the deep fallback's decision, round warnings
+    notes: list[str]  # the round's own warnings the result does not list
 
     @property
     def ran(self) -> list[str]:
@@ -149,8 +149,12 @@ def round_view(result: Mapping[str, Any], trace: Sequence[Event]) -> RoundView:
     terminal = {e.get("key") for e in trace if e.get("event") == "terminal"}
     tasks = result.get("tasks")
     tree = _task_view(tasks, by_task, terminal) if tasks else None
-    notes = [str(e.get("message")) for e in by_task.get(None, []) if e.get("event") == "warning"]
-    notes += [str(w) for w in result.get("warnings") or []]
+    shown = {str(w) for w in result.get("warnings") or []}  # the page shows those with the result
+    notes = [
+        str(e.get("message"))
+        for e in by_task.get(None, [])
+        if e.get("event") == "warning" and str(e.get("message")) not in shown
+    ]
     return RoundView(
         round=int(result.get("round") or start.get("round") or 0),
         kind=ROUND_KINDS.get(str(start.get("kind", "")), str(start.get("kind", ""))),
@@ -253,7 +257,9 @@ def _add_retrieval(tool: ToolView, event: Event | None) -> None:
 
 def _annotate(view: TaskView, event: Event) -> None:
     kind = event.get("event")
-    if kind == "coordinator.run":
+    if kind == "task.start" and event.get("resumed"):
+        view.notes.append("resumed: the tools that finished before are not run again")
+    elif kind == "coordinator.run":
         _coordinator_note(view, event)
     elif kind == "coordinator.skip" and event.get("reason") != "applied":
         reason = SKIP_REASONS.get(str(event.get("reason")), str(event.get("reason")))

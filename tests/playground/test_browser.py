@@ -75,6 +75,11 @@ def test_a_question_shows_the_answer_with_a_clickable_source(browser: Any, playg
     shoot(browser, "source")
     assert marked[0].text in round_1_text(browser)
 
+    browser.find_element(By.CSS_SELECTOR, "#round-1 a.why").click()
+    tree = wait(browser, ec.presence_of_element_located((By.ID, "task-1"))).text
+    assert "handbook_rag" in tree and "troubleshooter yes" in tree and "gatekeeper" in tree
+    shoot(browser, "why-question")
+
 
 def round_1_text(driver: Any) -> str:
     """The first round's answer, read back through the page's back link."""

@@ -123,3 +123,14 @@ def test_a_real_model_conversation_without_recorded_replies_cannot_be_kept(tmp_p
 def test_an_empty_conversation_cannot_be_kept(tmp_path: Path) -> None:
     with pytest.raises(keep.KeepError, match="no rounds yet"):
         keep.keep([], pipeline_path=tmp_path / "p.yaml", provider="offline")
+
+
+def test_a_degraded_round_is_kept_as_expected_to_degrade_and_said_so(tmp_path: Path) -> None:
+    degraded = {"outcome": "answer", "degraded": True, "sources": [], "stats": {}}
+    kept = keep.keep(
+        [keep.KeptRound("What does it cost?", degraded)],
+        pipeline_path=tmp_path / "p.yaml",
+        provider="offline",
+    )
+    assert kept.case["turns"][0]["expect"]["degraded"] is True
+    assert any("round 1 was degraded" in note for note in kept.notes)

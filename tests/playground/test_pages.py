@@ -197,3 +197,21 @@ def test_a_form_from_the_playground_itself_is_taken(client: TestClient) -> None:
         headers={"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"},
     )
     assert response.status_code == 303
+
+
+def test_a_degraded_round_says_so_above_its_warnings() -> None:
+    from runner.playground.pages import render
+    from runner.playground.why import round_view
+
+    result, trace = retrieval_round([])
+    result.update(degraded=True, warnings=["tool lookup failed on task 1: table file not found"])
+    shown = {
+        "number": 1,
+        "message": "q",
+        "result": result,
+        "segments": [],
+        "view": round_view(result, trace),
+    }
+    page = render("why.html", domain="support", session="s1", round=shown)
+    assert 'class="degraded" role="alert"' in page
+    assert "Warning: tool lookup failed on task 1" in page

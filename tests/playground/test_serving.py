@@ -45,3 +45,39 @@ def test_runner_playground_says_why_a_pipeline_does_not_open(tmp_path: Path) -> 
     result = CliRunner().invoke(main, ["playground", str(broken), "--no-open", "--port", "0"])
     assert result.exit_code == 1
     assert "broken.yaml" in result.output and "internal error" not in result.output
+
+
+def test_several_pipelines_are_listed_and_a_session_opens_under_its_own(
+    support: Path, tmp_path: Path
+) -> None:
+    import asyncio
+    import shutil
+
+    shop = tmp_path / "shop"
+    shutil.copytree(Path(__file__).parents[1] / "cli" / "fixtures" / "shop", shop)
+    app = build_app(ServeSettings(paths=[str(support), str(shop)], playground=True))
+    try:
+        client = TestClient(app, follow_redirects=False)
+        index = client.get("/playground/").text
+        assert 'href="/playground/support/"' in index and 'href="/playground/shop/"' in index
+        service = app.state.service
+        result = asyncio.run(service.run_round("shop", "Compare the KD-450 and the KW-620"))
+        wrong = client.get("/playground/support/", params={"session": result["session"]})
+        assert wrong.status_code == 303
+        assert wrong.headers["location"] == f"/playground/shop/?session={result['session']}"
+    finally:
+        app.state.service.close()
+
+
+def test_runner_playground_on_a_port_in_use_says_how_to_choose_another(support: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(
+            main, ["playground", str(support), "--no-open", "--port", str(port)]
+        )
+    assert result.exit_code == 1
+    assert f"could not listen on 127.0.0.1:{port}" in result.output and "--port 0" in result.output

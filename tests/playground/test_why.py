@@ -56,6 +56,7 @@ def test_the_answer_to_a_question_is_a_round_of_its_own_kind(service: Any) -> No
     view = round_view(*stored(service, ask(service, "It is a KT-700", first["session"])))
     assert view.kind.startswith("the answer to the pending question")
     assert any("ran again with the answer 'It is a KT-700'" in n for n in view.tree.notes)
+    assert "resumed: the tools that finished before are not run again" in view.tree.notes
 
 
 def test_the_timeline_places_each_call_where_it_ran_by_purpose() -> None:
@@ -204,4 +205,4 @@ def test_a_failed_tool_and_a_warning_are_problems_of_their_task() -> None:
     assert view.tree is not None
     assert view.tree.tools[0].error == "table file not found"
     assert view.tree.problems == ["lookup failed: table file not found", "context cut to 8 items"]
-    assert view.notes == ["the pipeline file changed"]
+    assert view.notes == []  # the result's warnings are shown with the result, once

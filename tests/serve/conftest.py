@@ -28,7 +28,7 @@ def shop(tmp_path: Path) -> Path:
 def service(shop: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Service]:
     monkeypatch.delenv("RUNNER_STATE", raising=False)
     monkeypatch.delenv("RUNNER_LLM", raising=False)
-    opened = Service.open([shop.parent], limits=Limits(max_message_chars=200, lock_wait_s=2))
+    opened = Service.open([shop.parent], limits=Limits(max_message_chars=200, lock_wait_s=1))
     yield opened
     opened.close()
 

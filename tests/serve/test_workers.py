@@ -26,14 +26,15 @@ def database(postgres_server) -> str:
 
 
 def start_worker(folder: Path, database: str) -> ServeProcess:
-    return ServeProcess(
-        [folder], "--allow-python", "--state", database, "--lock-wait", "20"
-    ).wait_ready()
+    """A worker starting (wait for it with `wait_ready`)."""
+    return ServeProcess([folder], "--allow-python", "--state", database, "--lock-wait", "20")
 
 
 @pytest.fixture(scope="module")
 def workers(folder, database):
     pair = [start_worker(folder, database), start_worker(folder, database)]
+    for worker in pair:  # they start side by side
+        worker.wait_ready()
     yield pair
     for worker in pair:
         worker.stop()
@@ -95,7 +96,7 @@ def test_a_worker_killed_mid_round_leaves_a_round_the_other_worker_resumes(
     workers, folder, database
 ):
     _, survivor = workers
-    victim = start_worker(folder, database)
+    victim = start_worker(folder, database).wait_ready()
     session = say(survivor, "desk", "warm up")["session"]
     with Held(folder) as held:
         doomed = threading.Thread(

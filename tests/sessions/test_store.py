@@ -432,3 +432,12 @@ def test_a_postgresql_writer_killed_inside_a_save_leaves_the_previous_state(post
         assert subprocess.run([sys.executable, "-c", child], check=False).returncode == 9
         loaded, version = store.load("s1")
         assert (version, loaded.to_json()) == (1, state.to_json())
+
+
+def test_a_session_is_recognised_on_another_machine_by_name_and_content(store, pipeline, tmp_path):
+    store.save(busy_state(pipeline), 0)  # stored by a worker that keeps the file elsewhere
+    moved = replace(pipeline, path=tmp_path / "elsewhere" / "pipeline.yaml")
+    assert store.open("s1", moved).warnings == []
+    edited = replace(moved, content_hash="hash-2")
+    with pytest.raises(SessionError, match="belongs to pipeline"):
+        store.open("s1", edited)
