@@ -7,6 +7,8 @@ A page is navigation when most of its lines are entries rather than prose. An en
 (list markers, section numbers, dot leaders and page numbers taken off) that is
 - the title of a heading somewhere in the corpus (a TOC repeats the corpus's headings), or
 - a bare reference: one token that names a file or a path (`faq/general`, `intro.html`), or
+- nothing but a link (`[Installing](install.html)`, how the HTML reader writes a line that is
+  one link: site maps and link lists), or
 - a heading of the page itself.
 The page needs at least `MIN_ENTRIES` entries, and entries must make up at least
 `ENTRY_SHARE` of its lines and of its words: a section that mentions two other sections by
@@ -27,7 +29,11 @@ MIN_ENTRIES = 4
 ENTRY_SHARE = 0.6
 
 _MARKER = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•·]\s+|\d+(?:\.\d+)*[.)]?\s+|[A-Za-z][.)]\s+)?")
-_TRAILER = re.compile(r"(?:\s*\.{2,}\s*\d*|\s+\[?(?:p\.|page)?\s*\d+\]?|\s*:)\s*$", re.IGNORECASE)
+_TRAILER = re.compile(
+    r"(?:\s*\.{2,}\s*\d*|\s+\[?(?:p\.|page)?\s*\d+\]?|\s*\[[^\[\]]*\d[^\[\]]*\]|\s*:)\s*$",
+    re.IGNORECASE,
+)
+_LINK_ONLY = re.compile(r"^\[(?P<text>[^\[\]]+)\]\([^()\s]*\)$")  # `[Installing](install.html)`
 _SECTION_NUMBER = re.compile(r"^(?:[A-Z]\.|\d+\.)(?:\d+\.)*\s+")
 _REFERENCE = re.compile(r"^[\w.-]+(?:/[\w.#-]+)+$|^[\w-]+\.(?:html?|md|rst|txt|pdf)(?:#[\w-]*)?$")
 _SPACES = re.compile(r"\s+")
@@ -36,9 +42,12 @@ _NEUTRAL = re.compile(r"^\s*(?:[!-/:-@\[-`{-~]{3,}|\.\. [\w-]+::.*|:[\w-]+:.*|\.
 
 
 def entry_key(line: str) -> str:
-    """A line or a heading as an entry compares: no marker, number, leader or page number; lower
-    case, single spaces."""
+    """A line or a heading as an entry compares: no marker, number, leader or page number (nor a
+    bracketed page reference, `[toc p. 23]`), a link by its text; lower case, single spaces."""
     text = _MARKER.sub("", line.strip(), count=1)
+    link = _LINK_ONLY.match(text)
+    if link is not None:
+        text = link["text"]
     text = _TRAILER.sub("", text)
     text = _SECTION_NUMBER.sub("", text)
     return _SPACES.sub(" ", text).strip().lower()
@@ -55,7 +64,8 @@ def is_navigation(page: Page, corpus_headings: set[str]) -> bool:
         counted += 1
         size = len(line.split())
         words += size
-        if key in corpus_headings or _REFERENCE.match(key) or key in own:
+        link = _LINK_ONLY.match(_MARKER.sub("", line.strip(), count=1))
+        if key in corpus_headings or _REFERENCE.match(key) or key in own or link is not None:
             entries += 1
             entry_words += size
     if entries < MIN_ENTRIES:

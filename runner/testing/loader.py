@@ -429,6 +429,9 @@ class _Builder:
                     for k, completion in enumerate(expect.get(key, ())):
                         path: KeyPath = ("cases", c, "turns", t, "expect", key, k)
                         yield path, completion.rpartition(":")[2]
+                for k, retrieved in enumerate(expect.get("retrieved", ())):
+                    where: KeyPath = ("cases", c, "turns", t, "expect", "retrieved", k, "tool")
+                    yield where, retrieved["tool"]
 
 
 def _texts(value: str | list[str] | None) -> tuple[str, ...]:

@@ -77,3 +77,32 @@ def test_navigation_pages_stay_in_the_index(tmp_path: Path) -> None:
     index = open_corpus(pipeline(tmp_path, "exclude"), "docs")
     assert index.page("contents.md#1") is not None
     assert index.page("contents.md#1").navigation
+
+
+def test_toc_lines_with_bracketed_page_references_are_entries() -> None:
+    toc = "# Index\n\n" + "\n".join(f"{title} [toc p. {n}]" for n, title in enumerate(SECTIONS, 3))
+    assert marked({"index.md": toc, "router.md": "# Router\n\n" + BODY})["index.md#1"] is True
+
+
+def test_an_html_site_map_of_links_is_navigation(tmp_path: Path) -> None:
+    from runner.retrieval.navigation import mark_navigation
+    from runner.retrieval.pages import paginate, read_document
+
+    links = "".join(f'<li><a href="p{i}.html">Product line {i} overview</a></li>' for i in range(8))
+    (tmp_path / "sitemap.html").write_text(f"<h1>Site map</h1><ul>{links}</ul>", "utf-8")
+    pages = paginate(read_document(tmp_path, tmp_path / "sitemap.html"), 250)
+    assert pages[0].text.splitlines()[2] == "- [Product line 0 overview](p0.html)"
+    assert [page.navigation for page in mark_navigation(pages)] == [True]
+
+
+def test_a_list_with_a_link_inside_prose_is_not_navigation(tmp_path: Path) -> None:
+    from runner.retrieval.navigation import mark_navigation
+    from runner.retrieval.pages import paginate, read_document
+
+    items = "".join(
+        f'<li>Step {i}: turn the dial, then read <a href="s{i}.html">the note</a> twice.</li>'
+        for i in range(8)
+    )
+    (tmp_path / "steps.html").write_text(f"<h1>Steps</h1><ol>{items}</ol>", "utf-8")
+    pages = paginate(read_document(tmp_path, tmp_path / "steps.html"), 250)
+    assert [page.navigation for page in mark_navigation(pages)] == [False]

@@ -174,3 +174,17 @@ def test_exclude_globs_leave_files_out(tmp_path: Path) -> None:
 def test_an_exclude_glob_with_double_star_matches_at_the_top(tmp_path: Path) -> None:
     (tmp_path / "index.html").write_text("<h1>x</h1>", encoding="utf-8")
     assert corpus_files(tmp_path, ("**/*.html",), exclude=("**/index.html",)) == []
+
+
+def test_an_html_corpus_is_indexed_and_searched_by_section(tmp_path: Path) -> None:
+    from runner.retrieval import open_corpus
+
+    from .conftest import folder_pipeline
+
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "faq.html").write_text(FAQ_HTML, encoding="utf-8")
+    index = open_corpus(folder_pipeline(tmp_path, folder, include=("**/*.html",)), "docs")
+    [best, *_] = index.search("What does a widget cost?", top_k=3)
+    assert (best.page.document, best.page.heading) == ("faq.html", "What does a widget cost?")
+    assert index.search("tracking copyright", top_k=3) == []  # script and footer not indexed

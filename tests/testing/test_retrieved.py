@@ -66,3 +66,40 @@ def test_a_tool_that_ran_no_retrieval_fails_naming_those_that_did() -> None:
 
 def test_a_domain_prefixed_tool_name_matches() -> None:
     assert retrieved(RetrievedExpect("support.handbook_rag", "descaling.md")) == []
+
+
+def test_t107_a_misspelt_retrieval_tool_is_refused_before_anything_runs(write) -> None:
+    from .test_loader import problems
+
+    path = write(
+        """
+cases:
+  - name: typo
+    turns:
+      - message: Hello
+        expect:
+          retrieved: [{tool: prise, document: products.csv}]
+"""
+    )
+    [(code, line, message)] = problems(path)
+    assert (code, line) == ("T107", 7)
+    assert "did you mean `price`?" in message
+
+
+def test_a_retrieved_expectation_is_read_from_the_case_file(write) -> None:
+    from runner.testing import load_case_file
+    from runner.testing.loader import cached_pipeline_loader
+
+    path = write(
+        """
+cases:
+  - name: pinned
+    turns:
+      - message: Hello
+        expect:
+          retrieved: [{tool: price, document: products.csv, page: 2, top: 3}]
+"""
+    )
+    case_file, _ = load_case_file(path, cached_pipeline_loader())
+    expect = case_file.cases[0].turns[0].expect
+    assert expect.retrieved == (RetrievedExpect("price", "products.csv", 2, 3),)

@@ -12,7 +12,9 @@ below only has to produce what pages need: headings and paragraph blocks.
   permalink anchors after headings (`headerlink`);
 - the text is written as Markdown, which pages and the offline provider read: headings as `#`
   lines, `pre` one block with its line breaks, a list one block with an item a line (`- item`,
-  `1. item`), a table one block of Markdown rows (`| cell | cell |`);
+  `1. item`), a table one block of Markdown rows (`| cell | cell |`), a line that is nothing but
+  a link as a Markdown link (`- [Installing](install.html)`: what tables of contents and site
+  maps are made of; navigation detection counts such lines); other links as their text;
 - entities are decoded by the parser and the text is normalised (NBSP to a space, …).
 """
 
@@ -76,6 +78,13 @@ _PARAGRAPHS = frozenset(
 )
 _LISTS = frozenset({"ul", "ol", "menu"})
 _SPACES = re.compile(r"\s+")
+# a link's text and target inside a line being gathered, between private-use characters
+_OPEN, _HREF, _CLOSE = "\ue000", "\ue001", "\ue002"
+_LINK = re.compile(f"{_OPEN}(?P<text>[^{_OPEN}{_CLOSE}]*?){_HREF}(?P<href>[^{_CLOSE}]*){_CLOSE}")
+_LINK_LINE = re.compile(
+    rf"^(?P<marker>\s*(?:[-*]|\d+\.)?\s*){_OPEN}(?P<text>[^{_OPEN}{_CLOSE}]*?\w[^{_OPEN}{_CLOSE}]*?)"
+    rf"{_HREF}(?P<href>[^{_CLOSE}]*){_CLOSE}$"
+)
 
 
 def _squash(text: str) -> str:
@@ -90,6 +99,7 @@ class _Walk:
     lines: list[str] = field(default_factory=list)
     inline: list[str] = field(default_factory=list)
     lists: list[list[int]] = field(default_factory=list)  # open lists: [items so far, ordered]
+    links: list[tuple[int, str]] = field(default_factory=list)  # open <a href>: (inline at, href)
 
     def text(self, text: str | None) -> None:
         if text:
@@ -98,7 +108,12 @@ class _Walk:
     def end_line(self) -> None:
         line = _squash("".join(self.inline))
         self.inline = []
-        if line:
+        whole = _LINK_LINE.match(line)
+        if whole is not None:  # a line that is one link: a TOC or site-map entry, kept as one
+            line = f"{whole['marker']}[{whole['text'].strip()}]({whole['href']})"
+        else:
+            line = _LINK.sub(lambda link: link["text"], line)
+        if line.strip():
             self.lines.append(line)
 
     def end_paragraph(self) -> None:
@@ -143,6 +158,8 @@ class _Walk:
             self.end_line()
         elif tag in _PARAGRAPHS:
             self.end_line() if self.lists else self.end_paragraph()
+        elif tag == "a" and element.get("href"):
+            self.links.append((len(self.inline), element.get("href", "")))
         self.text(element.text)
         return False
 
@@ -160,7 +177,12 @@ class _Walk:
 
     def end(self, element: lxml.html.HtmlElement) -> None:
         tag = element.tag
-        if tag in _LISTS:
+        if tag == "a" and element.get("href") and self.links:
+            # the link's text, marked so that end_line can tell a line that is only a link
+            at, href = self.links.pop()
+            text = "".join(self.inline[at:])
+            self.inline[at:] = [f"{_OPEN}{text}{_HREF}{href.replace(_CLOSE, '')}{_CLOSE}"]
+        elif tag in _LISTS:
             self.lists.pop()
             self.end_line() if self.lists else self.end_paragraph()
         elif tag == "li":
