@@ -75,6 +75,19 @@ def test_a_read_that_says_what_missing_means_is_not_warned(
     assert warnings(write_pipeline, relevant_if=relevant_if) == []
 
 
+def test_a_template_loop_over_a_parameter_is_not_warned_like_for_each(
+    write_pipeline: Callable[..., Path],
+) -> None:
+    """A loop over a missing list makes no items, in a template as in `for_each`; what the
+    loop body does with other parameters is still checked."""
+    found = warnings(
+        write_pipeline,
+        relevant_if="params.model is defined",
+        prompt="Specs of {% for p in params.products %}{{ p }}{{ params.size }}{% endfor %}?",
+    )
+    assert [message.split("`")[1] for _, _, message in found] == ["params.size"]
+
+
 def test_subtask_templates_and_loops_are_checked_too(write_pipeline: Callable[..., Path]) -> None:
     found = warnings(
         write_pipeline,

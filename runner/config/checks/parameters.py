@@ -6,9 +6,10 @@ missing from a reply. At run time a missing parameter reads as undefined: false,
 length 0 (runner/tools/declarative.py), so `params.products | length >= 2` is simply false. That
 is usually what the author means, but not always, so validation says where it can happen. A read
 that already says what a missing value means is left alone: one under `| default(...)`, tested
-with `is defined` / `is undefined`, or used as a truth value (`params.x`, `not params.x`, an
-`{% if %}` test). The rest of the block runs only once `relevant_if` held, so the parameters
-that rule reads count as checked there.
+with `is defined` / `is undefined`, used as a truth value (`params.x`, `not params.x`, an
+`{% if %}` test), or looped over (`for_each: params.x`, `{% for p in params.x %}`). The rest
+of the block runs only once `relevant_if` held, so the parameters that rule reads count as
+checked there.
 """
 
 from __future__ import annotations
@@ -151,8 +152,21 @@ def _children(node: nodes.Node) -> Iterator[tuple[nodes.Node, bool]]:
         guards.add(id(node.node))
     if isinstance(node, (nodes.Not, nodes.Or)):  # used as truth values
         guards |= {id(child) for child in node.iter_child_nodes()}
+    if isinstance(node, nodes.For):  # a loop over it: no items when it is missing, as for_each
+        guards.add(id(node.iter))
+    if _counts_a_loop(node):  # the render budget wraps a loop's iterable (runner.render_budget)
+        guards.add(id(node.args[0]))  # type: ignore[attr-defined]
     for child in node.iter_child_nodes():
         yield child, id(child) in guards
+
+
+def _counts_a_loop(node: nodes.Node) -> bool:
+    return (
+        isinstance(node, nodes.Call)
+        and isinstance(node.node, nodes.EnvironmentAttribute)
+        and node.node.name == "budget_loop"
+        and len(node.args) == 1
+    )
 
 
 def _parameter_name(node: nodes.Node) -> str | None:
