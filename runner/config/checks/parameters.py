@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jinja2 import TemplateSyntaxError, nodes
+from jinja2.parser import Parser
 
 from runner.config.checks.context import Checks
 from runner.config.checks.extraction import parameter_schema, required_parameters
@@ -91,7 +92,9 @@ def _places(
 def _parameter_reads(source: str, is_expression: bool) -> list[tuple[str, int]]:
     """(name, line) of each unguarded `params.<name>` / `params['<name>']` read, first use."""
     try:
-        tree = parse_expression(source) if is_expression else environment().parse(source)
+        # the template as written: Parser, not environment().parse, which adds the render
+        # budget's own nodes around loops and `~`
+        tree = parse_expression(source) if is_expression else Parser(environment(), source).parse()
     except TemplateSyntaxError:
         return []  # R109 / R111 reported it
     reads: dict[str, int] = {}
@@ -154,19 +157,8 @@ def _children(node: nodes.Node) -> Iterator[tuple[nodes.Node, bool]]:
         guards |= {id(child) for child in node.iter_child_nodes()}
     if isinstance(node, nodes.For):  # a loop over it: no items when it is missing, as for_each
         guards.add(id(node.iter))
-    if _counts_a_loop(node):  # the render budget wraps a loop's iterable (runner.render_budget)
-        guards.add(id(node.args[0]))  # type: ignore[attr-defined]
     for child in node.iter_child_nodes():
         yield child, id(child) in guards
-
-
-def _counts_a_loop(node: nodes.Node) -> bool:
-    return (
-        isinstance(node, nodes.Call)
-        and isinstance(node.node, nodes.EnvironmentAttribute)
-        and node.node.name == "budget_loop"
-        and len(node.args) == 1
-    )
 
 
 def _parameter_name(node: nodes.Node) -> str | None:
