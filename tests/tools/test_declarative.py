@@ -251,7 +251,7 @@ def test_c26_the_wrapped_tools_direct_call_functions_stay_reachable(harness, tmp
     assert h.tools["products"].rows_for("a") == [{"model": "A"}]
 
 
-def test_a_parameter_the_reply_left_out_makes_relevant_if_false_not_an_error(harness):
+def test_c1_a_parameter_the_reply_left_out_makes_relevant_if_false_not_an_error(harness):
     h = harness(coordinator(per_product(), relevant_if="params.products | length >= 2"))
     h.prompts.extract_replies["compare"] = {}  # the schema does not require `products`
     the_task = task("hello there")
