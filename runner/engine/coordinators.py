@@ -1,7 +1,8 @@
 """The coordinator step (C8–C12): every coordinator of the domain, by priority, on a task.
 
 A coordinator gets the task and returns that same task, changed in place or not at all (C1,
-C2); anything else, or an error, restores the task and the next coordinator still runs (C10).
+C2); anything else — a task of the tree put among its subtasks too — or an error, restores the
+task and the next coordinator still runs (C10).
 The orchestrator then fills in what it owns on the subtasks made: number, depth (C4), owner
 (C18), prompt_context (C20a) and the applied names (C11–C12).
 """
@@ -88,6 +89,9 @@ class CoordinatorStep(Channels):
             returned = await resolve(self.tools[name].decompose(task, env))  # type: ignore[attr-defined]
             if returned is not task:
                 raise CoordinatorContractError(_contract_broken(name, returned))
+            repeated = _repeated_task(self._root)
+            if repeated is not None:
+                raise CoordinatorContractError(_placed_twice(name, task, repeated))
         except Exception as exc:
             snapshot.restore()
             error = f"{type(exc).__name__}: {exc}"
@@ -184,4 +188,29 @@ def _contract_broken(name: str, returned: object) -> str:
     return (
         f"coordinator {name!r} returned {what}; C1/C2: return the task it was given — unchanged "
         "when it is not relevant, otherwise changed in place (task_prompt, sub_tasks)"
+    )
+
+
+def _repeated_task(root: Task) -> Task | None:
+    """The first task object the tree reaches twice, else None. It stops there: a task put
+    among its own descendants makes a cycle, and a walk of that tree never ends."""
+    seen: set[int] = set()
+    nodes = [root]
+    for node in nodes:
+        if id(node) in seen:
+            return node
+        seen.add(id(node))
+        nodes.extend(node.sub_tasks)
+    return None
+
+
+def _placed_twice(name: str, task: Task, repeated: Task) -> str:
+    """C2/C4: the subtasks a coordinator makes are new tasks; a task already in the tree (the
+    task itself, an ancestor, a sibling) made a subtask would be in two places, or its own
+    descendant."""
+    which = "the task itself" if repeated is task else f"task {repeated.task_no or '?'}"
+    return (
+        f"coordinator {name!r} put {which} among the subtasks of task {task.task_no}, so it "
+        "would be in the tree twice; C2/C4: a subtask is a new Task object — make one per "
+        "subtask, never reuse a task of the tree"
     )

@@ -176,11 +176,17 @@ def _too_many_questions(
 ) -> str:
     """C24's error: what the limit counts (questions on one task, by any of its tools), who
     asked them, and what the user can do."""
+    again = "ask the whole question again with every detail in one message"
+    if not asked:  # a limit of 0: no task may ask at all
+        return (
+            f"tool {name!r} asked a clarifying question on task {task.task_no}, but this "
+            f"pipeline allows none (limits.max_clarification_rounds: {limit}): {question} — "
+            f"{again}"
+        )
     plural = "question" if len(asked) == 1 else "questions"
     askers = ", ".join(dict.fromkeys(repr(c.tool) for c in asked))
     return (
         f"task {task.task_no} has already asked {len(asked)} clarifying {plural} (by {askers}), "
         f"the most one task may ask (limits.max_clarification_rounds: {limit}); tool {name!r} "
-        f"asked one more: {question} — ask the whole question again with every detail in one "
-        "message"
+        f"asked one more: {question} — {again}"
     )

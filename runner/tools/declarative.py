@@ -20,7 +20,7 @@ runs on the decomposed task once its subtasks close (C20e).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import Any
 
 import jinja2
@@ -173,12 +173,13 @@ class DeclarativeCoordinator:
             instruction=self.config.description or self.config.instruction,
             template=extraction.template,
         )
-        return Params(params or {})
+        properties = extraction.schema.get("properties")
+        return Params(params or {}, declared=properties if isinstance(properties, Mapping) else ())
 
     def _relevant(self, variables: Mapping[str, Any]) -> bool:
         if self.plan.relevant_if is None:
             params = variables["params"]
-            return any(not is_missing(value) for value in params.values())
+            return any(not is_missing(value) for value in dict.values(params))
         return bool(evaluate(self.config, "relevant_if", self.plan.relevant_if, variables))
 
     def _subtasks(self, parent: Task, params: Mapping[str, Any]) -> list[Task]:
@@ -250,7 +251,21 @@ class Params(dict[str, Any]):
     """Extracted parameters as a decomposition's expressions and templates read them. One the
     reply left out (the schema did not require it) reads as undefined: false, empty, of length
     0, `is defined` false. So `params.products | length >= 2` is false, not an error that
-    discards the coordinator; `runner validate` warns where that can happen (R126)."""
+    discards the coordinator; `runner validate` warns where that can happen (R126).
+
+    `declared` are the schema's property names. Such a parameter is read as the parameter even
+    when it is named like a method of a mapping (`items`, `values`, `keys`, `get`): templates
+    look attributes up before keys, so `params.items` would otherwise be the method, given or
+    not. Code reads a Params through `dict`'s own methods (`dict.values(params)`)."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None, declared: Iterable[str] = ()):
+        super().__init__(values or {})
+        self._declared = frozenset(declared) | frozenset(self)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name[:1] != "_" and name in dict.__getattribute__(self, "_declared"):
+            return self[name]
+        return dict.__getattribute__(self, name)
 
     def __missing__(self, name: str) -> jinja2.ChainableUndefined:
         return jinja2.ChainableUndefined(name=name)

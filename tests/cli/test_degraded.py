@@ -135,3 +135,55 @@ def test_the_task_tree_shows_a_coordinator_not_activated_after_its_failed_decomp
     assert "compare — not activated (its decomposition failed), failed  (1:compare)" in (
         result.stdout
     )
+
+
+ROUTER_PLUGIN = '''
+from runner.engine.results import ToolResult
+from runner.engine.task import Task
+
+
+class Router:
+    """Sends each part of the question to a tool by name, one of them misspelt."""
+
+    def __init__(self, config, settings):
+        self.config = config
+
+    def execute(self, text, env):
+        return ToolResult.context("")
+
+    def decompose(self, task, env):
+        task.sub_tasks += [
+            Task("", "price of X", required_tool_names={"quote"}),
+            Task("", "stock of X", required_tool_names={"stok", "shop.stokc"}),
+        ]
+        return task
+'''
+
+ROUTER = """
+  - name: router
+    kind: python
+    class: router_plugin:Router
+    path: plugins
+    activation: coordinator_only
+"""
+
+
+def test_c13_a_python_coordinator_forcing_only_unknown_tools_fails_that_task_and_strict_exits_1(
+    cli, tmp_path, llm_server: FakeLLMServer, monkeypatch
+):
+    """[decided] forced activation with nothing to run fails the task; the round goes on (the
+    other subtask is quoted, the answer written) and is degraded."""
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "router_plugin.py").write_text(ROUTER_PLUGIN, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path / "plugins"))
+    monkeypatch.delitem(__import__("sys").modules, "router_plugin", raising=False)
+    llm_server.script(reply("12 EUR."), reply("X costs 12 EUR."), reply("The answer."))
+    path = pipeline(tmp_path, llm_server, ROUTER)
+    result = cli("run", path, "price and stock of X?", "--allow-python", "--strict", "--json")
+    assert result.exit_code == 1, result.output
+    data = result_json(result)
+    assert data["degraded"] is True and data["stats"]["failed"]["tasks"] == 1
+    [failed] = [w for w in data["warnings"] if w.startswith("task 1.2:")]
+    assert "'shop.stokc', 'stok'" in failed and "the task failed (C13–C15)" in failed
+    statuses = {t["task_no"]: t["status"] for t in data["tasks"]["children"]}
+    assert statuses == {"1.1": "done", "1.2": "failed"}

@@ -46,7 +46,7 @@ def warnings(
     return [(d.line, d.col, d.message) for d in report.warnings if d.code == "R126"]
 
 
-def test_a_relevance_rule_reading_an_unrequired_parameter_is_warned_where_it_reads_it(
+def test_r126_a_relevance_rule_reading_an_unrequired_parameter_is_warned_where_it_reads_it(
     write_pipeline: Callable[..., Path],
 ) -> None:
     [(line, col, message)] = warnings(write_pipeline)
@@ -55,7 +55,7 @@ def test_a_relevance_rule_reading_an_unrequired_parameter_is_warned_where_it_rea
     assert "it then reads as undefined (false, empty, length 0)" in message
 
 
-def test_a_required_parameter_is_not_warned(write_pipeline: Callable[..., Path]) -> None:
+def test_r126_a_required_parameter_is_not_warned(write_pipeline: Callable[..., Path]) -> None:
     assert warnings(write_pipeline, required="[products]") == []
 
 
@@ -69,13 +69,28 @@ def test_a_required_parameter_is_not_warned(write_pipeline: Callable[..., Path])
         "'x' if params.products else 'y'",
     ],
 )
-def test_a_read_that_says_what_missing_means_is_not_warned(
+def test_r126_a_read_that_says_what_missing_means_is_not_warned(
     write_pipeline: Callable[..., Path], relevant_if: str
 ) -> None:
     assert warnings(write_pipeline, relevant_if=relevant_if) == []
 
 
-def test_subtask_templates_and_loops_are_checked_too(write_pipeline: Callable[..., Path]) -> None:
+def test_r126_a_template_loop_over_a_parameter_is_not_warned_like_for_each(
+    write_pipeline: Callable[..., Path],
+) -> None:
+    """A loop over a missing list makes no items, in a template as in `for_each`; what the
+    loop body does with other parameters is still checked."""
+    found = warnings(
+        write_pipeline,
+        relevant_if="params.model is defined",
+        prompt="Specs of {% for p in params.products %}{{ p }}{{ params.size }}{% endfor %}?",
+    )
+    assert [message.split("`")[1] for _, _, message in found] == ["params.size"]
+
+
+def test_r126_subtask_templates_and_loops_are_checked_too(
+    write_pipeline: Callable[..., Path],
+) -> None:
     found = warnings(
         write_pipeline,
         relevant_if="params.products",
@@ -88,14 +103,14 @@ def test_subtask_templates_and_loops_are_checked_too(write_pipeline: Callable[..
     ]
 
 
-def test_what_the_relevance_rule_reads_counts_as_checked_in_the_rest_of_the_block(
+def test_r126_what_the_relevance_rule_reads_counts_as_checked_in_the_rest_of_the_block(
     write_pipeline: Callable[..., Path],
 ) -> None:
     found = warnings(write_pipeline, prompt="Specs of {{ item }} ({{ params.products | length }})")
     assert [line for line, _, _ in found] == [14]  # relevant_if only, not the subtask prompt
 
 
-def test_a_decomposition_without_extract_reads_parameters_that_never_exist(
+def test_r126_a_decomposition_without_extract_reads_parameters_that_never_exist(
     write_pipeline: Callable[..., Path],
 ) -> None:
     text = """\

@@ -4,6 +4,7 @@ them points there, never at the specification they came from (it is not part of 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,18 @@ def test_nothing_shipped_points_outside_the_project(pointer: str) -> None:
         if pointer in text:
             offending.append(str(path.relative_to(ROOT)))
     assert offending == []
+
+
+RULES = [
+    *(f"C{n}" for n in range(1, 34)),
+    "C15a",
+    *(f"C20{letter}" for letter in "abcde"),
+]
+
+
+def test_every_rule_c1_to_c33_is_stated_in_docs_orchestration_md() -> None:
+    """Every reference to a rule points at docs/orchestration.md, so each one must be there."""
+    text = (ROOT / "docs" / "orchestration.md").read_text(encoding="utf-8")
+    stated = {rule for rule in RULES if re.search(rf"\b{rule}(?![0-9a-e])", text)}
+    assert [rule for rule in RULES if rule not in stated] == []
+    assert set(re.findall(r"\bC\d+[a-e]?", text)) <= set(RULES)  # and no rule that is not one

@@ -109,6 +109,20 @@ def test_c24_the_limit_counts_the_questions_of_one_task_by_any_tool_and_the_erro
     assert "again after" not in result.error
 
 
+def test_c24_with_a_limit_of_zero_the_error_says_no_question_is_allowed(world):
+    w = world(
+        FakeTool("first", asks("Which brand?"), activation="always"),
+        limits=Limits(max_clarification_rounds=0),
+    )
+    result = w.run("q")
+    assert result.outcome == "error"
+    assert result.error.startswith(
+        "tool 'first' asked a clarifying question on task 1, but this pipeline allows none "
+        "(limits.max_clarification_rounds: 0): Which brand?"
+    )
+    assert "already asked" not in result.error and "one more" not in result.error
+
+
 def test_c24_a_tool_that_asked_but_cannot_continue_fails_with_the_method_it_lacks(world):
     class Forgetful(FakeTool):
         execute_with_clarification = None  # type: ignore[assignment]

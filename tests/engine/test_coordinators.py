@@ -82,6 +82,45 @@ def test_c1_a_coordinator_returning_none_is_the_same_contract_error_as_a_copy(wo
     assert "silent" in root.applied_coordinator_names  # C11: it had its chance
 
 
+def test_c2_a_coordinator_that_puts_the_task_below_itself_is_an_error_and_is_undone(world):
+    """A task among its own descendants would make the tree endless: the round must not hang."""
+
+    def below_itself(task: Task, env) -> None:
+        task.sub_tasks.append(Task(f"{task.task_no}.1", "a real subtask"))
+        task.sub_tasks[0].sub_tasks.append(task)
+
+    w = world(
+        coordinator("looping", below_itself, activation="coordinator_only"),
+        FakeTool("tool", activation="always"),
+    )
+    result = w.run("original")
+    root = task_of(w, "1")
+    assert root.sub_tasks == []  # C10: restored
+    [error] = w.events("coordinator.error")
+    assert "put the task itself among the subtasks of task 1" in error["error"]
+    assert error["restored"] is True
+    assert result.degraded and w.ran() == [("1", "tool")]
+
+
+def test_c2_a_coordinator_that_reuses_a_task_of_the_tree_as_a_subtask_is_an_error(world):
+    first = coordinator("first", subtasks(("1.1", "made by first")), priority=10)
+
+    def reuse(task: Task, env) -> None:
+        task.sub_tasks.append(task.sub_tasks[0])  # the same object in two places
+
+    w = world(
+        first,
+        coordinator("reuser", reuse, priority=20, activation="coordinator_only"),
+        FakeTool("tool", activation="always"),
+    )
+    w.run("original")
+    assert [t.task_no for t in task_of(w, "1").sub_tasks] == ["1.1"]  # as `first` left it
+    [error] = w.events("coordinator.error")
+    assert error["coordinator"] == "reuser"
+    assert "put task 1.1 among the subtasks of task 1" in error["error"]
+    assert "a subtask is a new Task object" in error["error"]
+
+
 def test_c4_subtask_numbers_depth_and_own_prompts(world):
     w = world(
         coordinator(

@@ -146,6 +146,36 @@ def test_a_conditional_decision_is_charged_to_the_subtask_it_decides(world):
     assert charged(w, "tool") == {"1.1": 2, "1.2": 3 + 1}
 
 
+class AskingTalker(Talker):
+    """Asks first; continues the clarification in a later round with its calls (C24)."""
+
+    def execute(self, text: str, env: ToolEnv) -> ToolResult:  # type: ignore[override]
+        self._record(Call(self.name, "execute", env.task.task_no, text, env=env, task=env.task))
+        return ToolResult.clarification("Which one?")
+
+    async def execute_with_clarification(  # type: ignore[override]
+        self, text: str, clarification: Any, env: ToolEnv
+    ) -> ToolResult:
+        return await Talker.execute(self, text, env)
+
+
+def test_c24_calls_continuing_a_clarification_are_charged_to_the_task_that_asked(world):
+    split = coordinator(
+        "split", subtasks(forced("1.1"), forced("1.2")), activation="coordinator_only"
+    )
+    w = world(
+        split,
+        AskingTalker("talker", activation="coordinator_only"),
+        script=[TOOL_REPLY],
+    )
+    assert w.run("q").outcome == "clarification"  # 1.1 asks
+    assert w.run("the first").outcome == "clarification"  # 1.1 continues, 1.2 asks
+    assert charged(w, "tool") == {"1.1": calls_for("1.1")}
+    w.run("the second")
+    assert charged(w, "tool") == {"1.2": calls_for("1.2")}
+    assert charged(w, "answer") == {"1": 1}
+
+
 def test_stats_count_the_calls_by_the_task_they_were_made_for(world):
     w = two_forced_subtasks_then_a_suitability_call(world)
     result = w.run("q")

@@ -251,7 +251,7 @@ def test_c26_the_wrapped_tools_direct_call_functions_stay_reachable(harness, tmp
     assert h.tools["products"].rows_for("a") == [{"model": "A"}]
 
 
-def test_a_parameter_the_reply_left_out_makes_relevant_if_false_not_an_error(harness):
+def test_c1_a_parameter_the_reply_left_out_makes_relevant_if_false_not_an_error(harness):
     h = harness(coordinator(per_product(), relevant_if="params.products | length >= 2"))
     h.prompts.extract_replies["compare"] = {}  # the schema does not require `products`
     the_task = task("hello there")
@@ -274,3 +274,35 @@ def test_a_parameter_the_reply_left_out_reads_as_undefined_in_templates_and_loop
     decompose(h, the_task)
     assert [sub.task_prompt for sub in the_task.sub_tasks] == ["Price of []?"]  # no items
     assert the_task.task_prompt == "how much is it?\n()"
+
+
+ITEMS_SCHEMA = {
+    "type": "object",
+    "properties": {"items": {"type": "array", "items": {"type": "string"}}, "keys": {}},
+}
+
+
+def items_coordinator() -> ToolConfig:
+    return coordinator(
+        SubtaskTemplate(for_each="params['items']", prompt=inline("Specs of {{ item }}")),
+        extract=Extraction(schema=ITEMS_SCHEMA),
+        relevant_if="params.items | default([]) | length >= 2",
+        append_prompt=inline("({{ params.items | join(', ') }}; {{ params.keys }})"),
+    )
+
+
+def test_a_parameter_named_like_a_mapping_method_reads_as_the_parameter(harness):
+    h = harness(items_coordinator())
+    h.prompts.extract_replies["compare"] = {"items": ["A", "B"], "keys": "K"}
+    the_task = task("compare A and B")
+    decompose(h, the_task)
+    assert [sub.task_prompt for sub in the_task.sub_tasks] == ["Specs of A", "Specs of B"]
+    assert the_task.task_prompt == "compare A and B\n(A, B; K)"
+
+
+def test_a_parameter_named_like_a_mapping_method_the_reply_left_out_is_undefined(harness):
+    h = harness(items_coordinator())
+    h.prompts.extract_replies["compare"] = {}
+    the_task = task("hello there")
+    assert decompose(h, the_task) is the_task
+    assert the_task.sub_tasks == []  # not relevant: `params.items` is undefined, not the method

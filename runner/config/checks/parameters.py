@@ -6,9 +6,10 @@ missing from a reply. At run time a missing parameter reads as undefined: false,
 length 0 (runner/tools/declarative.py), so `params.products | length >= 2` is simply false. That
 is usually what the author means, but not always, so validation says where it can happen. A read
 that already says what a missing value means is left alone: one under `| default(...)`, tested
-with `is defined` / `is undefined`, or used as a truth value (`params.x`, `not params.x`, an
-`{% if %}` test). The rest of the block runs only once `relevant_if` held, so the parameters
-that rule reads count as checked there.
+with `is defined` / `is undefined`, used as a truth value (`params.x`, `not params.x`, an
+`{% if %}` test), or looped over (`for_each: params.x`, `{% for p in params.x %}`). The rest
+of the block runs only once `relevant_if` held, so the parameters that rule reads count as
+checked there.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jinja2 import TemplateSyntaxError, nodes
+from jinja2.parser import Parser
 
 from runner.config.checks.context import Checks
 from runner.config.checks.extraction import parameter_schema, required_parameters
@@ -90,7 +92,9 @@ def _places(
 def _parameter_reads(source: str, is_expression: bool) -> list[tuple[str, int]]:
     """(name, line) of each unguarded `params.<name>` / `params['<name>']` read, first use."""
     try:
-        tree = parse_expression(source) if is_expression else environment().parse(source)
+        # the template as written: Parser, not environment().parse, which adds the render
+        # budget's own nodes around loops and `~`
+        tree = parse_expression(source) if is_expression else Parser(environment(), source).parse()
     except TemplateSyntaxError:
         return []  # R109 / R111 reported it
     reads: dict[str, int] = {}
@@ -151,6 +155,8 @@ def _children(node: nodes.Node) -> Iterator[tuple[nodes.Node, bool]]:
         guards.add(id(node.node))
     if isinstance(node, (nodes.Not, nodes.Or)):  # used as truth values
         guards |= {id(child) for child in node.iter_child_nodes()}
+    if isinstance(node, nodes.For):  # a loop over it: no items when it is missing, as for_each
+        guards.add(id(node.iter))
     for child in node.iter_child_nodes():
         yield child, id(child) in guards
 
