@@ -108,6 +108,7 @@ def worker(port: int, state: str, latency_s: float) -> None:
         host="127.0.0.1",
         port=port,
         log_level="warning",
+        access_log=False,
         backlog=4096,
         timeout_keep_alive=300,  # the load generator keeps its connections between rounds
     )
@@ -192,8 +193,8 @@ class Pacing:
     `think_s` before each later round (seeded, so every setup gets the same schedule). Without
     it every conversation starts at once and all rounds move in lock-step, the worst case."""
 
-    ramp_s: float = 1.0
-    think_s: float = 1.0
+    ramp_s: float = 5.0
+    think_s: float = 5.0
     seed: int = 14
 
     def wait_s(self, number: int, turn: int) -> float:

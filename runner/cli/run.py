@@ -9,6 +9,7 @@ The options, the error handling and the human output here are shared with `runne
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
     from runner.app import Conversation, Runtime
     from runner.engine.outcome import RoundResult
+    from runner.sessions import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -210,10 +212,23 @@ def conversation(options: RunOptions) -> Iterator[Conversation]:
 
     runtime = open_runtime(options, Runtime)
     try:
-        with open_store(options.state, runtime.pipeline) as store:
+        with open_store(options.state, runtime.pipeline) as store, session_lock(store, options):
             yield runtime.conversation(store, options.session)
     finally:
         runtime.close()
+
+
+def session_lock(store: Store, options: RunOptions) -> contextlib.AbstractContextManager[None]:
+    """The session's lock (or the request id's, for a new session), so that a round on a
+    session a `runner serve` worker is busy with waits for it instead of interleaving."""
+    from runner.sessions import holding
+
+    if options.session is not None:
+        return holding(store, options.session, f"session {options.session!r}")
+    if options.request_id is not None:
+        key = f"request:{options.request_id}"
+        return holding(store, key, f"request id {options.request_id!r}")
+    return contextlib.nullcontext()
 
 
 def committed_result(

@@ -12,6 +12,7 @@ from runner.sessions.base import (
     DuplicateRequestError,
     OpenSession,
     RoundRecord,
+    SessionBusyError,
     SessionConflictError,
     SessionError,
     SessionInfo,
@@ -20,6 +21,7 @@ from runner.sessions.base import (
     SessionWriter,
     Store,
     StoreUnavailableError,
+    holding,
     new_session_id,
 )
 from runner.sessions.open import STATE_ENV, is_postgres_url, open_store
@@ -37,6 +39,7 @@ __all__ = [
     "OpenSession",
     "RoundRecord",
     "SQLiteStore",
+    "SessionBusyError",
     "SessionConflictError",
     "SessionError",
     "SessionInfo",
@@ -46,6 +49,7 @@ __all__ = [
     "SessionWriter",
     "Store",
     "StoreUnavailableError",
+    "holding",
     "is_postgres_url",
     "new_session_id",
     "open_store",

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +43,10 @@ class SessionConflictError(SessionError):
 class StoreUnavailableError(SessionError):
     """The store cannot be written or reached (a full disk, a read-only file, a database that is
     down). Nothing already stored is lost: every save is one transaction."""
+
+
+class SessionBusyError(SessionError):
+    """Another process holds the session's lock (a round in flight) past the wait."""
 
 
 class DuplicateRequestError(SessionError):
@@ -317,6 +323,29 @@ def session_status(data: Mapping[str, Any]) -> str:
     if pending and pending.get("answer") is None:
         return "waiting"
     return "idle"
+
+
+@contextmanager
+def holding(store: Store, key: str, what: str, wait_s: float = 30.0) -> Iterator[None]:
+    """Hold the store's lock on `key` for the block, waiting up to `wait_s` for another
+    process (a `runner serve` worker, another command) to let it go; SessionBusyError past it.
+    For the command line; the service waits without blocking its event loop (serve.locks)."""
+    deadline = time.monotonic() + wait_s
+    pause = 0.01
+    held = store.try_lock(key)
+    while held is None:
+        if time.monotonic() >= deadline:
+            raise SessionBusyError(
+                f"{what} is busy with another request (waited {wait_s:g} s); run the command "
+                "again when that one has finished"
+            )
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+        held = store.try_lock(key)
+    try:
+        yield
+    finally:
+        held.release()
 
 
 def new_session_id() -> str:

@@ -199,19 +199,23 @@ class PostgresStore(Store):
         number = _lock_number(key)
         with self._lock_guard:
             try:
-                held = (
-                    self._locks().execute("SELECT pg_try_advisory_lock(%s)", (number,)).fetchone()
-                )
+                held = self._try_advisory_lock(number)
             except self._psycopg.OperationalError:
                 # the lock connection broke (the server restarted): every lock it held is
                 # gone with it, so take a new connection and try once more
                 self._drop_lock_connection()
-                held = (
-                    self._locks().execute("SELECT pg_try_advisory_lock(%s)", (number,)).fetchone()
-                )
-        return _AdvisoryLock(self, number) if held and held[0] else None
+                try:
+                    held = self._try_advisory_lock(number)
+                except Exception as exc:
+                    self._drop_lock_connection()
+                    raise self._translate(f"lock {key!r}", exc) from exc
+        return _AdvisoryLock(self, number) if held else None
 
     # --- internals -----------------------------------------------------------------------
+
+    def _try_advisory_lock(self, number: int) -> bool:
+        row = self._locks().execute("SELECT pg_try_advisory_lock(%s)", (number,)).fetchone()
+        return bool(row and row[0])
 
     def _locks(self) -> psycopg.Connection[Any]:
         if self._lock_connection is None or self._lock_connection.closed:

@@ -21,7 +21,7 @@ def test_a_tiny_load_on_one_sqlite_worker_loses_and_duplicates_nothing(tmp_path)
             "machine": {"cpus": 2, "load_average_1min": 1.0},
             "conversations": 2,
             "latency_s": 0.01,
-            "pacing": {"ramp_s": 1.0, "think_s": 1.0},
+            "pacing": {"ramp_s": 5.0, "think_s": 5.0},
             "runs": [result],
             "targets": serve.TARGETS,
         }

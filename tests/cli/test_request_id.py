@@ -94,3 +94,21 @@ def test_runner_state_names_the_store_when_state_is_not_given(cli, shop, postgre
     listed = cli("explain", "--sessions")
     assert "s1" in listed.stdout, listed.output
     assert json.loads(cli("run", shop, "kw-620", "--session", "s1", "--json").stdout)["round"] == 2
+
+
+def test_a_run_on_a_session_another_process_holds_waits_for_it(cli, shop):
+    import threading
+    import time
+
+    from runner.sessions import open_store
+
+    assert cli("run", shop, ASK, "--session", "s1").exit_code == 3
+    with open_store(str(shop.parent / ".runner" / "state.sqlite")) as store:
+        held = store.try_lock("s1")  # a runner serve worker in the middle of a round on s1
+        assert held is not None
+        threading.Timer(0.3, held.release).start()
+        started = time.monotonic()
+        answered = cli("run", shop, "the kw-620", "--session", "s1")
+        assert time.monotonic() - started >= 0.3
+    assert answered.exit_code == 0, answered.output
+    assert "The KW-620 costs 449 EUR." in answered.stdout

@@ -238,3 +238,13 @@ def test_an_unknown_model_is_a_404_the_client_raises(openai_client):
         openai_client.chat.completions.create(
             model="gpt-4", messages=[{"role": "user", "content": "hi"}]
         )
+
+
+def test_a_request_id_and_an_idempotency_key_that_differ_are_refused(http):
+    response = http.post(
+        "/v1/pipelines/shop/rounds",
+        json={"message": ASK, "request_id": "a"},
+        headers={"Idempotency-Key": "b"},
+    )
+    assert response.status_code == 400
+    assert "differ" in response.json()["error"]["message"]

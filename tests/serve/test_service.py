@@ -137,3 +137,30 @@ def test_a_draining_service_refuses_new_rounds(service):
     with pytest.raises(Unavailable, match="shutting down"):
         asyncio.run(service.run_round("shop", COMPARE))
     assert service.readiness()["ready"] is False
+
+
+def test_rounds_running_at_once_count_only_their_own_llm_calls(tmp_path, monkeypatch):
+    import threading
+
+    from runner.serve.service import Service
+
+    from .conftest import Held, copy_pipelines
+
+    monkeypatch.delenv("RUNNER_STATE", raising=False)
+    folder = copy_pipelines(tmp_path)
+    service = Service.open([folder], allow_python=True)
+    try:
+
+        async def both(held: Held) -> tuple[dict, dict]:
+            slow = asyncio.ensure_future(service.run_round("desk", "held"))
+            await asyncio.to_thread(held.wait_until_held)
+            quick = await service.run_round("desk", "quick one")  # one runtime, both rounds
+            threading.Timer(0.05, held.__exit__).start()
+            return await slow, quick
+
+        with Held(folder) as held:
+            slow, quick = asyncio.run(both(held))
+        # each its own answer call, none of the other's (one LLM client serves both)
+        assert (slow["stats"]["llm_calls"], quick["stats"]["llm_calls"]) == (1, 1)
+    finally:
+        service.close()
