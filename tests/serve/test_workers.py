@@ -106,6 +106,9 @@ def test_a_worker_killed_mid_round_leaves_a_round_the_other_worker_resumes(
         )
         doomed.start()
         held.wait_until_held()
+        # the service saves checkpoints on a thread while the round goes on: kill only once the
+        # first step's checkpoint is stored, so what is tested is resuming from it
+        wait_for_checkpoint(database, session, prompt="cut off", done="first")
         before = held.runs()
         victim.kill()
     doomed.join(30)
@@ -117,6 +120,25 @@ def test_a_worker_killed_mid_round_leaves_a_round_the_other_worker_resumes(
     assert runs[len(before) :] == ["second cut off"]
     summary = httpx.get(f"{survivor.url}/v1/sessions/{session}").json()
     assert [(r["round"], r["request_id"]) for r in summary["rounds"]] == [(1, None), (2, "k1")]
+
+
+def wait_for_checkpoint(database: str, session: str, *, prompt: str, done: str) -> None:
+    import json
+    import time
+
+    import psycopg
+
+    deadline = time.monotonic() + 20
+    with psycopg.connect(database, autocommit=True) as connection:
+        while time.monotonic() < deadline:
+            row = connection.execute(
+                "SELECT state FROM runner_sessions WHERE id = %s", (session,)
+            ).fetchone()
+            root = json.loads(row[0])["root"] if row else {}
+            if root.get("task_prompt") == prompt and root["tool_status"].get(done) == "done":
+                return
+            time.sleep(0.02)
+    raise AssertionError(f"the checkpoint after `{done}` was never stored")
 
 
 def _ignore_errors(call) -> None:
