@@ -185,7 +185,24 @@ refuses (it knows `json_object` with a schema, not `json_schema`): runner steps 
 says so in the trace (`notice`); `llm.structured: json_object` avoids that request with this
 server. What a 135M model does not do, constrained or not: extract the two model numbers of a
 comparison (it replies `{{"products": []}}`), so the coordinator's forced lookups never start;
-the answer's wording is not judged here."""
+the answer's wording is not judged here.{_deep_search_note(modes)}"""
+
+
+def _deep_search_note(modes: list[dict[str, Any]]) -> str:
+    """Whether the deep search ran at all: the gatekeeper decides, not the question."""
+    constrained = [m for m in modes if m["mode"] != "prompt"]
+    ran = any(
+        reply[0] == "missing_info"
+        for mode in constrained
+        for round_ in mode.get("per_round", ())
+        for reply in round_["replies"]
+    )
+    if ran or not constrained:
+        return ""
+    return (
+        " Constrained, the gatekeeper found the first pages enough on every question, so the "
+        "deep search itself did not run in these rounds."
+    )
 
 
 def _server_version() -> str:

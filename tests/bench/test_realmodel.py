@@ -40,6 +40,7 @@ ROUNDS = [
         "prompt_tokens": 50,
         "completion_tokens": 10,
         "seconds": 4.0,
+        "replies": [["gatekeeper", "ok", "json_object"]],
     },
     {
         "outcome": "error",
@@ -47,6 +48,7 @@ ROUNDS = [
         "prompt_tokens": 0,
         "completion_tokens": 0,
         "seconds": 2.0,
+        "replies": [],
     },
 ]
 
@@ -76,3 +78,4 @@ def test_the_section_shows_every_mode() -> None:
     }
     text = realmodel.section(results)
     assert "| `json_schema` | 67% | suitability 1/1, gatekeeper 1/2 | 1 of 2 |" in text
+    assert "the deep search itself did not run" in text  # no missing_info call in any round
