@@ -10,8 +10,9 @@ to date and rebuilds one that is missing or stale:
 - fast check: the manifest's file list (relative path, size, mtime) equals the folder's;
 - when it differs: the sha256 of the files' contents decides (a `touch` or a fresh checkout
   rebuilds nothing), and the manifest is refreshed;
-- the page settings (`max_words`, `include`, `exclude`) and the manifest format are part of the
-  key.
+- the page settings (`max_words`) and the manifest format are part of the key; `include` and
+  `exclude` are not: the files they select are (a changed glob that selects the same files, or
+  a manifest written before the default `include` read every format, rebuilds nothing).
 
 A rebuild writes into a temporary folder and swaps it in, so an interrupted build never leaves
 a half-written index behind.
@@ -137,12 +138,7 @@ def _snapshot(corpus: Corpus, source: Path) -> _Snapshot:
     entries = corpus_entries(source, corpus.include, corpus.exclude)
     files = {relative: [status.st_size, status.st_mtime_ns] for relative, status in entries}
     relatives = [relative for relative, _ in entries]
-    settings = {
-        "format": MANIFEST_FORMAT,
-        "max_words": corpus.max_words,
-        "include": list(corpus.include),
-        "exclude": list(corpus.exclude),
-    }
+    settings = {"format": MANIFEST_FORMAT, "max_words": corpus.max_words}
     return _Snapshot(settings, files, relatives)
 
 
@@ -159,7 +155,8 @@ def _stale_reason(target: Path, snapshot: _Snapshot, source: Path) -> str | None
     complete = (target / PAGES_FILE).is_file() and (target / "bm25" / "params.index.json").is_file()
     if manifest is None or not complete:
         return "missing"
-    if manifest.get("settings") != snapshot.settings:
+    stored = manifest.get("settings") or {}
+    if {key: stored.get(key) for key in snapshot.settings} != snapshot.settings:
         return "stale (page settings changed)"
     if manifest.get("files") == snapshot.files:
         return None

@@ -4,6 +4,7 @@ shares (runner.retrieval.readers)."""
 from __future__ import annotations
 
 import builtins
+import importlib
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,44 @@ def test_an_html_corpus_is_indexed_and_searched_by_section(tmp_path: Path) -> No
     [best, *_] = index.search("What does a widget cost?", top_k=3)
     assert (best.page.document, best.page.heading) == ("faq.html", "What does a widget cost?")
     assert index.search("tracking copyright", top_k=3) == []  # script and footer not indexed
+
+
+def test_a_folder_of_html_and_pdf_is_read_without_an_include(tmp_path: Path) -> None:
+    from runner.retrieval import open_corpus
+
+    from .conftest import folder_pipeline
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "faq.html").write_text(FAQ_HTML, encoding="utf-8")
+    (folder / "manual.pdf").write_bytes(make_pdf([["Descaling", "Descale the kettle monthly."]]))
+    (folder / "logo.png").write_bytes(b"\x89PNG")  # not a document: left out
+    index = open_corpus(folder_pipeline(tmp_path, folder), "docs")  # the default include
+    assert sorted({page.document for page in index.pages()}) == ["faq.html", "manual.pdf"]
+    assert index.search("descale kettle", top_k=1)[0].page.document == "manual.pdf"
+
+
+def test_a_default_corpus_with_html_and_no_html_extra_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runner.retrieval import open_corpus
+
+    from .conftest import folder_pipeline
+
+    real_import = importlib.import_module
+
+    def without_lxml(module: str) -> object:
+        if module == "lxml":
+            raise ImportError("No module named 'lxml'")
+        return real_import(module)
+
+    monkeypatch.setattr("importlib.import_module", without_lxml)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "guide.md").write_text("# Guide\n\nText.\n", encoding="utf-8")
+    (folder / "faq.html").write_text(FAQ_HTML, encoding="utf-8")
+    with pytest.raises(ReaderMissingError) as raised:
+        open_corpus(folder_pipeline(tmp_path, folder), "docs")
+    message = str(raised.value)
+    assert message.startswith("faq.html: reading HTML documents needs runner's `html` extra")
+    assert "pip install 'runner[html]'" in message and "`exclude:`" in message

@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from runner.config.corpus_files import document_format
 from runner.text import normalize
+
+__all__ = ["Block", "CorpusError", "Document", "Reader", "ReaderMissingError", "document_format"]
 
 
 class CorpusError(ValueError):
@@ -62,33 +65,11 @@ class Reader(Protocol):
     def read(self, path: str, raw: bytes) -> Document: ...
 
 
-_FORMATS = {
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".rst": "rst",
-    ".txt": "text",
-    ".html": "html",
-    ".htm": "html",
-    ".xhtml": "html",
-    ".pdf": "pdf",
-}
 # the extra that brings each format's library, and the module that reads it
 _EXTRAS = {
     "html": ("lxml", "runner.retrieval.readers.html"),
     "pdf": ("pypdf", "runner.retrieval.readers.pdf"),
 }
-DOCUMENT_SUFFIXES = (".rst.txt", *_FORMATS)
-
-
-def document_format(path: str) -> str | None:
-    """The format a file is read as, or None for a file that is not a corpus document.
-
-    `.rst.txt` (how Sphinx ships its sources, like the pydocs corpus) counts as reStructuredText.
-    """
-    lower = path.lower()
-    if lower.endswith(".rst.txt"):
-        return "rst"
-    return _FORMATS.get(Path(lower).suffix)
 
 
 def reader_for(fmt: str, path: str) -> Reader:
