@@ -51,7 +51,8 @@ if TYPE_CHECKING:
     from runner.config.model import Corpus, Pipeline
 
 MANIFEST_FILE = "manifest.json"
-MANIFEST_FORMAT = 4  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings
+MANIFEST_FORMAT = 5  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
+# 5: PDF headings from the outline
 
 # progress(stage, done, total): stage is "read" (files; ("read", 0, n) announces a build), then
 # "index" and "save" (0 of 1, then 1 of 1). Only a build reports; loading is silent.

@@ -244,8 +244,17 @@ def paginate(document: Document, max_words: int) -> list[Page]:
     have no pages."""
     if document.fixed_pages is not None:
         title = document.title or _default_title(document.path)
+        paths = dict(document.page_paths)
         return [
-            Page(page_id(document.path, number), document.path, number, title, "", text)
+            Page(
+                page_id(document.path, number),
+                document.path,
+                number,
+                title,
+                paths[number][-1] if paths.get(number) else "",
+                text,
+                paths.get(number, ()),
+            )
             for number, text in document.fixed_pages
         ]
     builder = _PageBuilder(document.path, _default_title(document.path), max_words)

@@ -137,6 +137,38 @@ def test_a_pdf_without_a_title_is_titled_by_its_file_name(tmp_path: Path) -> Non
     assert pages[0].title == "notes"
 
 
+def _outlined_pages(tmp_path: Path) -> list:
+    pdf = make_pdf(
+        [["Welcome."], ["Bolt it down."], ["Use a wrench.", "Servicing", "Oil it."], ["More oil."]],
+        outline=[(1, "Pump Manual", 1), (2, "Installing", 2), (3, "Tools", 3), (2, "Servicing", 3)],
+    )
+    (tmp_path / "pump.pdf").write_bytes(pdf)
+    return paginate(read_document(tmp_path, tmp_path / "pump.pdf"), max_words=250)
+
+
+def test_a_pdf_page_takes_its_heading_path_from_the_outline(tmp_path: Path) -> None:
+    pages = _outlined_pages(tmp_path)
+    assert [(p.page, p.heading, p.path) for p in pages[:2]] == [
+        (1, "Pump Manual", ("Pump Manual",)),
+        (2, "Installing", ("Pump Manual", "Installing")),
+    ]
+
+
+def test_a_pdf_page_with_two_bookmarks_is_named_after_the_first(tmp_path: Path) -> None:
+    assert _outlined_pages(tmp_path)[2].path == ("Pump Manual", "Installing", "Tools")
+
+
+def test_a_pdf_page_no_bookmark_points_at_continues_the_section_before(tmp_path: Path) -> None:
+    page = _outlined_pages(tmp_path)[3]
+    assert (page.heading, page.path) == ("Servicing", ("Pump Manual", "Servicing"))
+
+
+def test_a_pdf_without_an_outline_has_no_headings(tmp_path: Path) -> None:
+    (tmp_path / "notes.pdf").write_bytes(make_pdf([["Some text here."]]))
+    page = paginate(read_document(tmp_path, tmp_path / "notes.pdf"), max_words=250)[0]
+    assert (page.heading, page.path) == ("", ())
+
+
 def test_a_broken_pdf_names_the_file(tmp_path: Path) -> None:
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not a pdf")
     with pytest.raises(CorpusError, match=r"broken\.pdf: not readable as PDF"):

@@ -52,6 +52,8 @@ class Document:
     title: str = ""  # a title the format declares (HTML <title>, PDF metadata), else ""
     read_blocks: tuple[Block, ...] | None = None  # blocks a reader made (HTML)
     fixed_pages: tuple[tuple[int, str], ...] | None = None  # (page number, text) (PDF)
+    # a fixed page's heading path, outermost first (a PDF's outline); pages not named: none
+    page_paths: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
     def blocks(self) -> list[Block]:
         if self.read_blocks is not None:

@@ -5,12 +5,19 @@ text extraction keeps the reading order of ordinary documents. A PDF's page is a
 page N of the PDF is page N of the document, so a citation sends the reader to the page their
 viewer shows. Pages without text (scans, blank pages) are skipped; the others keep their
 numbers. The PDF's own title (its metadata) is the document's title when it has one.
+
+Headings come from the PDF's outline (its bookmarks), when it has one: a page's heading is the
+first bookmark that points at it, else the last one before it (the section goes on), and its
+heading path that bookmark's ancestors and itself. A PDF without an outline has no headings:
+the text of a PDF page does not say which of its lines are headings.
 """
 
 from __future__ import annotations
 
 import io
 import logging
+from collections.abc import Iterator
+from typing import Any
 
 import pypdf
 from pypdf.errors import PyPdfError
@@ -35,9 +42,57 @@ class PdfReader:
                 if text:
                     pages.append((number, text))
             title = (reader.metadata.title if reader.metadata else None) or ""
+            paths = _page_paths(reader, [number for number, _ in pages])
         except (PyPdfError, ValueError, KeyError, TypeError) as error:
             raise CorpusError(f"{path}: not readable as PDF ({error})") from None
-        return Document(path, "", "pdf", normalize(str(title)).strip(), fixed_pages=tuple(pages))
+        return Document(
+            path,
+            "",
+            "pdf",
+            normalize(str(title)).strip(),
+            fixed_pages=tuple(pages),
+            page_paths=paths,
+        )
+
+
+def _bookmarks(
+    reader: pypdf.PdfReader, items: list[Any], above: tuple[str, ...] = ()
+) -> Iterator[tuple[int, tuple[str, ...]]]:
+    """(1-based page, heading path) of every bookmark that points at a page, in outline order.
+    pypdf gives the outline as a list in which a nested list holds the children of the
+    bookmark before it."""
+    path = above
+    for item in items:
+        if isinstance(item, list):
+            yield from _bookmarks(reader, item, path)
+            continue
+        title = normalize(str(item.title or "")).strip()
+        path = (*above, title) if title else above
+        page = reader.get_destination_page_number(item)
+        if title and page is not None and page >= 0:
+            yield page + 1, path
+
+
+def _page_paths(
+    reader: pypdf.PdfReader, numbers: list[int]
+) -> tuple[tuple[int, tuple[str, ...]], ...]:
+    """The heading path of each of these pages, from the outline (see the module's notes)."""
+    try:
+        marks = sorted(_bookmarks(reader, reader.outline), key=lambda mark: mark[0])
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError):
+        return ()  # a broken outline costs the headings, never the text
+    first_on: dict[int, tuple[str, ...]] = {}
+    for page, path in marks:
+        first_on.setdefault(page, path)
+    found, current, at = [], (), 0
+    for number in numbers:
+        while at < len(marks) and marks[at][0] <= number:  # the last one on or before it
+            current = marks[at][1]
+            at += 1
+        path = first_on.get(number, current)
+        if path:
+            found.append((number, path))
+    return tuple(found)
 
 
 READER = PdfReader()
