@@ -93,7 +93,7 @@ def test_html_headings_are_written_as_markdown_headings(tmp_path: Path) -> None:
 def test_html_lists_and_code_blocks_are_kept_as_text(tmp_path: Path) -> None:
     text = html_pages(tmp_path)[0].text
     assert "1. Unplug it.\n2. Plug it in again." in text
-    assert "widget --reset\nwidget --status" in text
+    assert "```\nwidget --reset\nwidget --status\n```" in text  # fenced, as in Markdown
 
 
 def test_html_tables_are_kept_a_row_a_line(tmp_path: Path) -> None:
@@ -139,7 +139,12 @@ def test_a_pdf_without_a_title_is_titled_by_its_file_name(tmp_path: Path) -> Non
 
 def _outlined_pages(tmp_path: Path) -> list:
     pdf = make_pdf(
-        [["Welcome."], ["Bolt it down."], ["Use a wrench.", "Servicing", "Oil it."], ["More oil."]],
+        [
+            ["Welcome."],
+            ["Bolt it down."],
+            ["Tools", "Use a wrench.", "Servicing", "Oil it."],
+            ["Oil."],
+        ],
         outline=[(1, "Pump Manual", 1), (2, "Installing", 2), (3, "Tools", 3), (2, "Servicing", 3)],
     )
     (tmp_path / "pump.pdf").write_bytes(pdf)
@@ -161,6 +166,11 @@ def test_a_pdf_page_with_two_bookmarks_is_named_after_the_first(tmp_path: Path) 
 def test_a_pdf_page_no_bookmark_points_at_continues_the_section_before(tmp_path: Path) -> None:
     page = _outlined_pages(tmp_path)[3]
     assert (page.heading, page.path) == ("Servicing", ("Pump Manual", "Servicing"))
+
+
+def test_a_pdf_line_that_is_a_bookmark_title_is_written_as_a_heading(tmp_path: Path) -> None:
+    page = _outlined_pages(tmp_path)[2]
+    assert page.text.splitlines() == ["### Tools", "Use a wrench.", "## Servicing", "Oil it."]
 
 
 def test_a_pdf_without_an_outline_has_no_headings(tmp_path: Path) -> None:

@@ -11,10 +11,11 @@ below only has to produce what pages need: headings and paragraph blocks.
   generators mark by class (`navheader`, `navfooter`, `breadcrumb`, `sidebar`, …) and the
   permalink anchors after headings (`headerlink`);
 - the text is written as Markdown, which pages and the offline provider read: headings as `#`
-  lines, `pre` one block with its line breaks, a list one block with an item a line (`- item`,
-  `1. item`), a table one block of Markdown rows (`| cell | cell |`), a line that is nothing but
-  a link as a Markdown link (`- [Installing](install.html)`: what tables of contents and site
-  maps are made of; navigation detection counts such lines); other links as their text;
+  lines, `pre` one fenced code block with its line breaks, a list one block with an item a line
+  (`- item`, `1. item`), a table one block of Markdown rows (`| cell | cell |`), a line that is
+  nothing but a link as a Markdown link (`- [Installing](install.html)`: what tables of
+  contents and site maps are made of; navigation detection counts such lines); other links as
+  their text;
 - entities are decoded by the parser and the text is normalised (NBSP to a space, …).
 """
 
@@ -137,8 +138,9 @@ class _Walk:
         if tag == "pre":
             self.end_paragraph()
             code = element.text_content().strip("\n")
-            if code.strip():
-                self.blocks.append(Block(code))
+            if code.strip():  # fenced, as in Markdown: code is never read as sentences
+                fence = "````" if "```" in code else "```"
+                self.blocks.append(Block(f"{fence}\n{code}\n{fence}"))
             return True
         if tag == "table":
             self.end_paragraph()

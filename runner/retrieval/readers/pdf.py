@@ -36,13 +36,14 @@ class PdfReader:
                     f"{path}: the PDF is encrypted; decrypt it (e.g. qpdf --decrypt) or leave "
                     "it out with the corpus's `exclude:`"
                 )
+            marks = _outline(reader)
             pages = []
             for number, page in enumerate(reader.pages, 1):
                 text = normalize(page.extract_text() or "").strip()
                 if text:
-                    pages.append((number, text))
+                    pages.append((number, _heading_lines(text, marks.get(number, []))))
             title = (reader.metadata.title if reader.metadata else None) or ""
-            paths = _page_paths(reader, [number for number, _ in pages])
+            paths = _page_paths(marks, [number for number, _ in pages])
         except (PyPdfError, ValueError, KeyError, TypeError) as error:
             raise CorpusError(f"{path}: not readable as PDF ({error})") from None
         return Document(
@@ -73,26 +74,48 @@ def _bookmarks(
             yield page + 1, path
 
 
-def _page_paths(
-    reader: pypdf.PdfReader, numbers: list[int]
-) -> tuple[tuple[int, tuple[str, ...]], ...]:
-    """The heading path of each of these pages, from the outline (see the module's notes)."""
+Outline = dict[int, list[tuple[str, ...]]]  # page -> the heading paths pointing at it, in order
+
+
+def _outline(reader: pypdf.PdfReader) -> Outline:
+    marks: Outline = {}
     try:
-        marks = sorted(_bookmarks(reader, reader.outline), key=lambda mark: mark[0])
+        for page, path in _bookmarks(reader, reader.outline):
+            marks.setdefault(page, []).append(path)
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError):
-        return ()  # a broken outline costs the headings, never the text
-    first_on: dict[int, tuple[str, ...]] = {}
-    for page, path in marks:
-        first_on.setdefault(page, path)
-    found, current, at = [], (), 0
+        return {}  # a broken outline costs the headings, never the text
+    return marks
+
+
+def _page_paths(marks: Outline, numbers: list[int]) -> tuple[tuple[int, tuple[str, ...]], ...]:
+    """The heading path of each of these pages, from the outline (see the module's notes)."""
+    found: list[tuple[int, tuple[str, ...]]] = []
+    current: tuple[str, ...] = ()
+    pointed = sorted(marks)
+    at = 0
     for number in numbers:
-        while at < len(marks) and marks[at][0] <= number:  # the last one on or before it
-            current = marks[at][1]
+        while at < len(pointed) and pointed[at] <= number:  # the last one on or before it
+            current = marks[pointed[at]][-1]
             at += 1
-        path = first_on.get(number, current)
+        path = marks[number][0] if number in marks else current
         if path:
             found.append((number, path))
     return tuple(found)
+
+
+def _heading_lines(text: str, paths: list[tuple[str, ...]]) -> str:
+    """A line that is the title of a bookmark pointing at this page is written as a Markdown
+    heading (`## Cleaning the filter`), as the HTML reader writes headings: the offline
+    provider then never quotes it as a sentence of the answer."""
+    if not paths:
+        return text
+    levels = {" ".join(path[-1].split()).casefold(): len(path) for path in paths}
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        level = levels.pop(" ".join(line.split()).casefold(), None)
+        if level is not None:
+            lines[number] = f"{'#' * min(level, 6)} {line.strip()}"
+    return "\n".join(lines)
 
 
 READER = PdfReader()
