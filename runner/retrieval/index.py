@@ -189,7 +189,10 @@ def _build(
     paths = snapshot.paths(source)
     report("read", 0, len(paths))  # a build starts: callers may say so
     for done, path in enumerate(paths, 1):
-        documents.append(read_document(source, path))
+        try:
+            documents.append(read_document(source, path))
+        except CorpusError as error:  # the file is named relative to the corpus: say which
+            raise type(error)(f"corpus {corpus.name!r} ({corpus.path}): {error}") from None
         report("read", done, len(paths))
     pages = paginate_all(documents, corpus.max_words)  # navigation pages marked
     if not pages:

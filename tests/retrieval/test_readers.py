@@ -270,5 +270,5 @@ def test_a_default_corpus_with_html_and_no_html_extra_says_what_to_install(
     with pytest.raises(ReaderMissingError) as raised:
         open_corpus(folder_pipeline(tmp_path, folder), "docs")
     message = str(raised.value)
-    assert message.startswith("faq.html: reading HTML documents needs runner's `html` extra")
+    assert message.startswith(f"corpus 'docs' ({folder}): faq.html: reading HTML documents needs")
     assert "pip install 'runner[html]'" in message and "`exclude:`" in message
