@@ -96,6 +96,15 @@ def test_html_lists_and_code_blocks_are_kept_as_text(tmp_path: Path) -> None:
     assert "```\nwidget --reset\nwidget --status\n```" in text  # fenced, as in Markdown
 
 
+def test_html_list_items_holding_paragraphs_and_nested_lists_keep_their_markers(tmp_path: Path):
+    html = (
+        "<h1>Steps</h1><ul><li><p>Unplug the widget.</p></li>"
+        "<li>Open the lid<ul><li>gently</li></ul></li><li></li></ul><p>Then wait.</p>"
+    )
+    text = html_pages(tmp_path, html)[0].text
+    assert text == "# Steps\n\n- Unplug the widget.\n- Open the lid\n  - gently\n\nThen wait."
+
+
 def test_html_tables_are_kept_a_row_a_line(tmp_path: Path) -> None:
     text = html_pages(tmp_path)[1].text
     assert "| Model | Price |\n|---|---|\n| W-100 | €25 |" in text

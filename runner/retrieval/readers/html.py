@@ -83,7 +83,7 @@ _SPACES = re.compile(r"\s+")
 _OPEN, _HREF, _CLOSE = "\ue000", "\ue001", "\ue002"
 _LINK = re.compile(f"{_OPEN}(?P<text>[^{_OPEN}{_CLOSE}]*?){_HREF}(?P<href>[^{_CLOSE}]*){_CLOSE}")
 _LINK_LINE = re.compile(
-    rf"^(?P<marker>\s*(?:[-*]|\d+\.)?\s*){_OPEN}(?P<text>[^{_OPEN}{_CLOSE}]*?\w[^{_OPEN}{_CLOSE}]*?)"
+    rf"^{_OPEN}(?P<text>[^{_OPEN}{_CLOSE}]*?\w[^{_OPEN}{_CLOSE}]*?)"
     rf"{_HREF}(?P<href>[^{_CLOSE}]*){_CLOSE}$"
 )
 
@@ -101,6 +101,7 @@ class _Walk:
     inline: list[str] = field(default_factory=list)
     lists: list[list[int]] = field(default_factory=list)  # open lists: [items so far, ordered]
     links: list[tuple[int, str]] = field(default_factory=list)  # open <a href>: (inline at, href)
+    marker: str = ""  # the open list item's `- ` / `2. `, indented by depth, until its first line
 
     def text(self, text: str | None) -> None:
         if text:
@@ -109,13 +110,16 @@ class _Walk:
     def end_line(self) -> None:
         line = _squash("".join(self.inline))
         self.inline = []
+        if not line:  # (an item's marker waits for its text: `<li><p>…`)
+            return
         whole = _LINK_LINE.match(line)
         if whole is not None:  # a line that is one link: a TOC or site-map entry, kept as one
-            line = f"{whole['marker']}[{whole['text'].strip()}]({whole['href']})"
+            line = f"[{whole['text'].strip()}]({whole['href']})"
         else:
             line = _LINK.sub(lambda link: link["text"], line)
         if line.strip():
-            self.lines.append(line)
+            self.lines.append(self.marker + line)
+            self.marker = ""
 
     def end_paragraph(self) -> None:
         self.end_line()
@@ -155,7 +159,7 @@ class _Walk:
                 self.lists[-1][0] += 1
                 count, ordered = self.lists[-1]
                 indent = "  " * (len(self.lists) - 1)
-                self.inline.append(f"{indent}{count}. " if ordered else f"{indent}- ")
+                self.marker = f"{indent}{count}. " if ordered else f"{indent}- "
         elif tag == "br":
             self.end_line()
         elif tag in _PARAGRAPHS:
@@ -187,8 +191,10 @@ class _Walk:
         elif tag in _LISTS:
             self.lists.pop()
             self.end_line() if self.lists else self.end_paragraph()
+            self.marker = ""
         elif tag == "li":
             self.end_line()
+            self.marker = ""  # an item without text leaves no marker behind
         elif tag in _PARAGRAPHS:
             self.end_line() if self.lists else self.end_paragraph()
 
