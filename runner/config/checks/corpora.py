@@ -76,7 +76,7 @@ def _no_documents(
         )
     return (
         f"corpus `{name}` has no documents: nothing in {path} matches {patterns}",
-        "add documents or change `include`",
+        "add documents or change `include`; runner reads .md, .rst, .txt, .html and .pdf files",
     )
 
 
