@@ -140,6 +140,15 @@ def test_pdf_pages_are_the_pdf_pages_numbered_as_in_the_pdf(tmp_path: Path) -> N
     assert pages[1].node_id == "pump.pdf#3"
 
 
+def test_a_word_hyphenated_at_a_pdf_line_end_is_one_word_again(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        [["Ask the manu-", "facturer for a replacement XR-", "200 or a Pre-", "Mium pump."]]
+    )
+    (tmp_path / "pump.pdf").write_bytes(pdf)
+    text = paginate(read_document(tmp_path, tmp_path / "pump.pdf"), max_words=250)[0].text
+    assert text == "Ask the manufacturer for a replacement XR-\n200 or a Pre-\nMium pump."
+
+
 def test_a_pdf_without_a_title_is_titled_by_its_file_name(tmp_path: Path) -> None:
     (tmp_path / "notes.pdf").write_bytes(make_pdf([["Some text here."]]))
     pages = paginate(read_document(tmp_path, tmp_path / "notes.pdf"), max_words=250)

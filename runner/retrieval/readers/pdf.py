@@ -6,6 +6,8 @@ page N of the PDF is page N of the document, so a citation sends the reader to t
 viewer shows. Pages without text (scans, blank pages) are skipped; the others keep their
 numbers. The PDF's own title (its metadata) is the document's title when it has one.
 
+A word hyphenated at a line's end is joined again (between lower-case letters).
+
 Headings come from the PDF's outline (its bookmarks), when it has one: a page's heading is the
 first bookmark that points at it, else the last one before it (the section goes on), and its
 heading path that bookmark's ancestors and itself. A PDF without an outline has no headings:
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,7 +42,7 @@ class PdfReader:
             marks = _outline(reader)
             pages = []
             for number, page in enumerate(reader.pages, 1):
-                text = normalize(page.extract_text() or "").strip()
+                text = _joined(normalize(page.extract_text() or "").strip())
                 if text:
                     pages.append((number, _heading_lines(text, marks.get(number, []))))
             title = (reader.metadata.title if reader.metadata else None) or ""
@@ -72,6 +75,18 @@ def _bookmarks(
         page = reader.get_destination_page_number(item)
         if title and page is not None and page >= 0:
             yield page + 1, path
+
+
+# a word hyphenated at the end of a line of justified text: `manu-` / `facturer`
+_LINE_BREAK_HYPHEN = re.compile(r"(?<=[^\W\d_A-Z]{2})-\n(?=[^\W\d_A-Z])")
+
+
+def _joined(text: str) -> str:
+    """A word the PDF's typesetting broke over two lines is one word again (`manufacturer`, not
+    `manu-` and `facturer`, which no search would find). Only between lower-case letters, so
+    `XR-` / `200` or a line ending in a dash before a capital stay as they are; a compound that
+    happened to break at its own hyphen (`well-` / `known`) loses it."""
+    return _LINE_BREAK_HYPHEN.sub("", text)
 
 
 Outline = dict[int, list[tuple[str, ...]]]  # page -> the heading paths pointing at it, in order
