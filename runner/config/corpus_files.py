@@ -71,14 +71,18 @@ def corpus_entries(
 def excluded(relative: str | PurePosixPath | Path, exclude: Sequence[str]) -> bool:
     """Whether a path relative to the corpus folder matches an `exclude` glob, with the meaning
     `include` globs have: anchored at the folder, `*` within one name, `**` any number of
-    folders (`drafts/**` is everything below drafts/, `**/toc.html` a toc.html anywhere)."""
+    folders (`drafts/**` is everything below drafts/, `**/toc.html` a toc.html anywhere); a
+    glob that ends with `/` names a folder, and means everything below it."""
     posix = relative if isinstance(relative, str) else PurePosixPath(relative).as_posix()
     return any(_glob_regex(pattern).match(posix) for pattern in exclude)
 
 
 @lru_cache(maxsize=256)
 def _glob_regex(pattern: str) -> re.Pattern[str]:
-    parts = [part for part in pattern.replace("\\", "/").split("/") if part not in ("", ".")]
+    pattern = pattern.replace("\\", "/")
+    if pattern.endswith("/"):  # a folder: everything below it
+        pattern += "**"
+    parts = [part for part in pattern.split("/") if part not in ("", ".")]
     regex = ""
     for number, part in enumerate(parts):
         last = number == len(parts) - 1

@@ -32,6 +32,8 @@ def test_the_default_include_lists_every_format_runner_reads(tmp_path: Path) -> 
         ("drafts/**", "drafts/next.md", True),
         ("drafts/**", "drafts/2024/next.md", True),  # `**` spans folders, as in `include`
         ("drafts/**", "manual/drafts/next.md", False),  # anchored at the corpus folder
+        ("drafts/", "drafts/2024/next.md", True),  # a folder: everything below it
+        ("**/drafts/", "manual/drafts/next.md", True),
         ("drafts/*.md", "manual/drafts/next.md", False),
         ("*.md", "sub/a.md", False),  # `*` stays within one name
         ("**/genindex.html", "genindex.html", True),  # `**/` also matches at the top
