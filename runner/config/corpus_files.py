@@ -53,7 +53,7 @@ def corpus_entries(
     root = str(folder)
     found: dict[str, os.stat_result] = {}
     for pattern in include:
-        for relative in glob.glob(pattern, root_dir=root, recursive=True):
+        for relative in glob.glob(folder_glob(pattern), root_dir=root, recursive=True):
             relative = relative.replace(os.sep, "/")
             if relative in found or document_format(relative.rsplit("/", 1)[-1]) is None:
                 continue
@@ -68,6 +68,12 @@ def corpus_entries(
     return sorted(found.items())
 
 
+def folder_glob(pattern: str) -> str:
+    """A glob with forward slashes; one that ends with `/` names a folder: everything below it."""
+    pattern = pattern.replace("\\", "/")
+    return pattern + "**" if pattern.endswith("/") else pattern
+
+
 def excluded(relative: str | PurePosixPath | Path, exclude: Sequence[str]) -> bool:
     """Whether a path relative to the corpus folder matches an `exclude` glob, with the meaning
     `include` globs have: anchored at the folder, `*` within one name, `**` any number of
@@ -79,10 +85,7 @@ def excluded(relative: str | PurePosixPath | Path, exclude: Sequence[str]) -> bo
 
 @lru_cache(maxsize=256)
 def _glob_regex(pattern: str) -> re.Pattern[str]:
-    pattern = pattern.replace("\\", "/")
-    if pattern.endswith("/"):  # a folder: everything below it
-        pattern += "**"
-    parts = [part for part in pattern.split("/") if part not in ("", ".")]
+    parts = [part for part in folder_glob(pattern).split("/") if part not in ("", ".")]
     regex = ""
     for number, part in enumerate(parts):
         last = number == len(parts) - 1

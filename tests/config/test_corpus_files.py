@@ -49,7 +49,25 @@ def test_an_exclude_glob_matches_as_an_include_glob_would(pattern, path, expecte
     assert excluded(path, [pattern]) is expected
 
 
+def test_an_include_glob_ending_in_a_slash_reads_the_folder(tmp_path: Path) -> None:
+    _files(tmp_path, "guide.md", "manual/a.md", "manual/deep/b.pdf")
+    assert _listed(tmp_path, include=("manual/",)) == ["manual/a.md", "manual/deep/b.pdf"]
+
+
 def test_exclude_leaves_out_what_include_matched(tmp_path: Path) -> None:
     _files(tmp_path, "guide.md", "drafts/2024/next.md", "site/genindex.html", "site/faq.html")
     listed = _listed(tmp_path, exclude=("drafts/**", "**/genindex.html"))
     assert listed == ["guide.md", "site/faq.html"]
+
+
+def test_validation_counts_the_documents_below_a_double_star_include(tmp_path: Path) -> None:
+    from runner.config import validate_file
+
+    _files(tmp_path, "docs/manual/a.md")
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text(
+        "domain: d\ncorpora:\n  docs: {path: docs, include: ['manual/**']}\ntools:\n"
+        "  - {name: rag, kind: retrieve, corpus: docs}\n",
+        encoding="utf-8",
+    )
+    assert [d.code for d in validate_file(pipeline).diagnostics] == []  # no R122

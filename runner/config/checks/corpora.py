@@ -4,13 +4,14 @@ and tools that name a declared corpus (R106)."""
 
 from __future__ import annotations
 
+import glob
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner.config.checks.context import Checks
 from runner.config.checks.paths import existing_path, inside_folder
-from runner.config.corpus_files import DEFAULT_INCLUDE, document_format, excluded
+from runner.config.corpus_files import DEFAULT_INCLUDE, document_format, excluded, folder_glob
 from runner.config.humanize import suggestion_suffix
 from runner.config.paths import PathOutsideFolder, PathUnusable, contained_documents
 
@@ -98,7 +99,9 @@ def corpus_documents(checks: Checks, name: str, folder: Path, include: Sequence[
             checks.mark_broken(where)
             continue
         try:
-            matches = [path for path in folder.glob(pattern) if path.is_file()]
+            # glob.glob, as the index lists the corpus (Path.glob reads `docs/**` as folders only)
+            found_here = glob.glob(folder_glob(pattern), root_dir=folder, recursive=True)
+            matches = [folder / name for name in found_here if (folder / name).is_file()]
         except OSError as error:
             checks.emit(
                 "R125",
