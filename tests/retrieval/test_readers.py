@@ -80,15 +80,16 @@ def test_html_navigation_header_footer_and_scripts_are_dropped(tmp_path: Path) -
         assert dropped not in text
 
 
-def test_an_articles_own_header_keeps_its_title(tmp_path: Path) -> None:
+def test_an_articles_own_header_keeps_its_title_the_sites_frame_goes(tmp_path: Path) -> None:
     html = (
         "<header><h1>Acme Blog</h1></header><article><header><h1>Descaling a kettle</h1>"
         "</header><p>Use vinegar once a month.</p><footer>Filed under care.</footer></article>"
-        "<footer>Copyright Acme.</footer>"
+        "<aside>Popular posts: toasters</aside><footer>Copyright Acme.</footer>"
     )
     [page] = html_pages(tmp_path, html)
     assert page.heading == "Descaling a kettle"
-    assert "Acme Blog" not in page.text and "Copyright" not in page.text
+    for dropped in ("Acme Blog", "Popular posts", "Copyright"):
+        assert dropped not in page.text
 
 
 def test_html_entities_and_nbsp_become_plain_text(tmp_path: Path) -> None:

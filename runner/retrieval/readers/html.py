@@ -6,8 +6,8 @@ for the same files — past the whole indexing budget — and html2text is GPL-l
 below only has to produce what pages need: headings and paragraph blocks.
 
 - `h1`–`h6` become headings (their level is kept, for heading paths);
-- navigation is dropped: `nav`, the page's `header` and `footer` (not an article's or a
-  section's own, which hold its title and notes), `script`, `style`, `noscript`, `template`,
+- navigation is dropped: `nav`, the page's `header`, `footer` and `aside` (not an article's or
+  a section's own, which hold its title and notes), `script`, `style`, `noscript`, `template`,
   anything with role navigation/banner/contentinfo, the navigation bars documentation
   generators mark by class (`navheader`, `navfooter`, `breadcrumb`, `sidebar`, …) and the
   permalink anchors after headings (`headerlink`);
@@ -32,10 +32,11 @@ from runner.retrieval.readers import Block, CorpusError, Document
 from runner.text import normalize
 
 _DROPPED_TAGS = ("script", "style", "noscript", "template", "nav", "iframe")
-# a page's header and footer are the site's banner and footer; inside an article or a section
-# they are its own (HTML's rule, which ARIA follows): `<article><header><h1>Title` keeps its title
-_SECTIONING = "ancestor::article or ancestor::section or ancestor::main or ancestor::aside"
-_FRAME_TAGS = ("header", "footer")
+# a page's header and footer are the site's banner and footer, an aside beside the content its
+# sidebar; inside an article or a section they are its own (HTML's rule, which ARIA follows):
+# `<article><header><h1>Title` keeps its title, a note in an `<aside>` in the text stays
+_SECTIONING = "ancestor::article or ancestor::section or ancestor::main"
+_FRAME_TAGS = ("header", "footer", "aside")
 _DROPPED_ROLES = ("navigation", "banner", "contentinfo", "search")
 _DROPPED_CLASSES = (
     "navheader",
