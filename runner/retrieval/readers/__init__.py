@@ -8,8 +8,8 @@ The interface every format shares is `Reader.read(path, raw) -> Document`:
 | markdown | `.md`, `.markdown` | ATX and setext headings, fenced code kept whole | — |
 | rst | `.rst`, `.rst.txt` | underlined (and overlined) titles | — |
 | text | `.txt` | the same title convention as reST, else paragraphs | — |
-| html | `.html`, `.htm`, `.xhtml` | lxml: h1–h6 headings, navigation dropped | extra `html` |
-| pdf | `.pdf` | pypdf: one page per PDF page, numbered as in the PDF | extra `pdf` |
+| html | `.html`, `.htm`, `.xhtml` | lxml: h1–h6 headings, the site's frame dropped | extra `html` |
+| pdf | `.pdf` | pypdf: a page per PDF page, numbered as in it; outline headings | extra `pdf` |
 
 Every reader's text leaves in runner's normal form (`runner.text.normalize`), so what is indexed
 and what is matched against it compare equal whatever spaces or ligatures the source used.
