@@ -42,7 +42,8 @@ domain: pydocs
 llm: {{provider: offline}}
 prompt_types: {{default: question, classify: rule, types: {{question: A question about Python.}}}}
 corpora:
-  pydocs: {{path: {corpus}, include: ["**/*.rst.txt"], pages: {{max_words: 250}}}}
+  pydocs:  # a link to the Python docs, hence follow_symlinks
+    {{path: {corpus}, follow_symlinks: true, include: ["**/*.rst.txt"], pages: {{max_words: 250}}}}
 retrieval_tool: docs_rag
 deep_fallback:
   coordinator: deep_search

@@ -28,13 +28,17 @@ _TRANSLATION.update(
     }
 )
 _TRANSLATION.update({ord("\u2028"): "\n", ord("\u2029"): "\n\n", ord("\r"): "\n"})
+# the hyphen and the non-breaking hyphen (web pages keep `K‑200` on one line with it) are the
+# ASCII hyphen-minus, so that a model number matches however it was typeset
+_TRANSLATION.update({ord("\u2010"): "-", ord("\u2011"): "-"})
 
 
 def normalize(text: str) -> str:
     """Text in runner's one normal form, which every page and every message is put in before it
     is indexed or matched: Unicode NFKC (ligatures, full-width forms and compatibility spaces
     become their plain characters), any other odd space a plain space, soft hyphens and
-    zero-width characters dropped, line and paragraph separators (and CR) as line breaks.
+    zero-width characters dropped, the Unicode hyphens (U+2010, the non-breaking U+2011) as
+    `-`, line and paragraph separators (and CR) as line breaks.
     Plain ASCII without CR is returned as it is (the common case costs one scan)."""
     if text.isascii() and "\r" not in text:
         return text

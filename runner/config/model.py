@@ -17,6 +17,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from runner.config.corpus_files import DEFAULT_INCLUDE
+
 
 @dataclass(frozen=True)
 class Where:
@@ -320,7 +322,7 @@ class Embedding:
 class Corpus:
     name: str
     path: Path
-    include: tuple[str, ...] = ("**/*.md", "**/*.txt", "**/*.rst")
+    include: tuple[str, ...] = DEFAULT_INCLUDE  # every file of a format runner reads
     max_words: int = 250
     exclude: tuple[str, ...] = ()  # globs of files left out, though `include` matches them
     navigation: str = "exclude"  # navigation pages (TOCs, indexes): exclude | keep in answers

@@ -43,6 +43,7 @@ from runner.engine.state import SessionState
 from runner.engine.subtasks import SubtaskWalk
 from runner.engine.task import ContextBuffer, Task, TaskStatus
 from runner.llm.accounting import CHARGED_TASK, Accounting, CallRecord
+from runner.text import content_words, normalize
 from runner.trace import Trace
 
 if TYPE_CHECKING:
@@ -95,6 +96,10 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
         return self.state.root
 
     def _begin(self, message: str | None) -> str:
+        """Start the round. The message is kept as sent (history, trace, request-id replays
+        compare it), and enters the engine in runner's normal form (`runner.text.normalize`):
+        the root task and a clarification's answer, so that prompt-type and activation rules,
+        lookups, scripted rules and prompts all see the text the pages were indexed in."""
         state = self.state
         if state.interrupted:
             kind = "resume"
@@ -108,14 +113,13 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
         elif state.waiting:
             kind = "answer"
             assert state.pending is not None
-            state.pending = replace(state.pending, answer=message or "")
+            state.pending = replace(state.pending, answer=normalize(message or ""))
             state.rounds += 1
         else:
             kind = "fresh"
             state.rounds += 1
-            from runner.text import content_words
-
-            state.root = Task("1", message or "", important_words=content_words(message or ""))
+            text = normalize(message or "")
+            state.root = Task("1", text, important_words=content_words(text))
             state.buffer = ContextBuffer()
             state.pending = None
             state.clarifications = []  # clarification rounds are counted per question tree

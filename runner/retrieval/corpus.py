@@ -62,6 +62,14 @@ class CorpusIndex:
         """Every page in corpus order (documents by path, pages by number): the full scan."""
         return self._store.all()
 
+    def answer_pages(self) -> list[Page]:
+        """The pages a search may return, in corpus order (a search's full scan reads them):
+        every page but the navigation pages, unless the corpus keeps them."""
+        pages = self._store.all()
+        if self.keep_navigation or not self._store.navigation_count():
+            return pages
+        return [page for page in pages if not page.navigation]
+
     def page(self, node_id: str) -> Page | None:
         found = self._store.by_id(node_id)
         return found[1] if found is not None else None

@@ -10,8 +10,9 @@ to date and rebuilds one that is missing or stale:
 - fast check: the manifest's file list (relative path, size, mtime) equals the folder's;
 - when it differs: the sha256 of the files' contents decides (a `touch` or a fresh checkout
   rebuilds nothing), and the manifest is refreshed;
-- the page settings (`max_words`, `include`, `exclude`) and the manifest format are part of the
-  key.
+- the page settings (`max_words`) and the manifest format are part of the key; `include` and
+  `exclude` are not: the files they select are (a changed glob that selects the same files, or
+  a manifest written before the default `include` read every format, rebuilds nothing).
 
 A rebuild writes into a temporary folder and swaps it in, so an interrupted build never leaves
 a half-written index behind.
@@ -50,7 +51,8 @@ if TYPE_CHECKING:
     from runner.config.model import Corpus, Pipeline
 
 MANIFEST_FILE = "manifest.json"
-MANIFEST_FORMAT = 4  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings
+MANIFEST_FORMAT = 5  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
+# 5: PDF headings from the outline
 
 # progress(stage, done, total): stage is "read" (files; ("read", 0, n) announces a build), then
 # "index" and "save" (0 of 1, then 1 of 1). Only a build reports; loading is silent.
@@ -137,12 +139,7 @@ def _snapshot(corpus: Corpus, source: Path) -> _Snapshot:
     entries = corpus_entries(source, corpus.include, corpus.exclude)
     files = {relative: [status.st_size, status.st_mtime_ns] for relative, status in entries}
     relatives = [relative for relative, _ in entries]
-    settings = {
-        "format": MANIFEST_FORMAT,
-        "max_words": corpus.max_words,
-        "include": list(corpus.include),
-        "exclude": list(corpus.exclude),
-    }
+    settings = {"format": MANIFEST_FORMAT, "max_words": corpus.max_words}
     return _Snapshot(settings, files, relatives)
 
 
@@ -159,7 +156,8 @@ def _stale_reason(target: Path, snapshot: _Snapshot, source: Path) -> str | None
     complete = (target / PAGES_FILE).is_file() and (target / "bm25" / "params.index.json").is_file()
     if manifest is None or not complete:
         return "missing"
-    if manifest.get("settings") != snapshot.settings:
+    stored = manifest.get("settings") or {}
+    if {key: stored.get(key) for key in snapshot.settings} != snapshot.settings:
         return "stale (page settings changed)"
     if manifest.get("files") == snapshot.files:
         return None
@@ -191,7 +189,10 @@ def _build(
     paths = snapshot.paths(source)
     report("read", 0, len(paths))  # a build starts: callers may say so
     for done, path in enumerate(paths, 1):
-        documents.append(read_document(source, path))
+        try:
+            documents.append(read_document(source, path))
+        except CorpusError as error:  # the file is named relative to the corpus: say which
+            raise type(error)(f"corpus {corpus.name!r} ({corpus.path}): {error}") from None
         report("read", done, len(paths))
     pages = paginate_all(documents, corpus.max_words)  # navigation pages marked
     if not pages:

@@ -9,6 +9,9 @@ A page is navigation when most of its lines are entries rather than prose. An en
 - a bare reference: one token that names a file or a path (`faq/general`, `intro.html`), or
 - nothing but a link (`[Installing](install.html)`, how the HTML reader writes a line that is
   one link: site maps and link lists), or
+- a line that ends by naming a page: dot leaders and a number (`Installing ....... 12`) or a
+  page reference (`p. 23`, `page 23`, `[toc p. 23]`) — a TOC of a manual whose sections are
+  not all in the corpus, or an index — or
 - a heading of the page itself.
 The page needs at least `MIN_ENTRIES` entries, and entries must make up at least
 `ENTRY_SHARE` of its lines and of its words: a section that mentions two other sections by
@@ -36,6 +39,7 @@ _TRAILER = re.compile(
 _LINK_ONLY = re.compile(r"^\[(?P<text>[^\[\]]+)\]\([^()\s]*\)$")  # `[Installing](install.html)`
 _SECTION_NUMBER = re.compile(r"^(?:[A-Z]\.|\d+\.)(?:\d+\.)*\s+")
 _REFERENCE = re.compile(r"^[\w.-]+(?:/[\w.#-]+)+$|^[\w-]+\.(?:html?|md|rst|txt|pdf)(?:#[\w-]*)?$")
+_PAGE_NAMED = re.compile(r"(?:\.{3,}|…+)\s*\d+\s*$|\b(?:p|pp|page)\.?\s*\d+\]?\s*$", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 # lines that are neither entries nor prose: adornments, reST directives and their options
 _NEUTRAL = re.compile(r"^\s*(?:[!-/:-@\[-`{-~]{3,}|\.\. [\w-]+::.*|:[\w-]+:.*|\.\.)\s*$")
@@ -65,7 +69,8 @@ def is_navigation(page: Page, corpus_headings: set[str]) -> bool:
         size = len(line.split())
         words += size
         link = _LINK_ONLY.match(_MARKER.sub("", line.strip(), count=1))
-        if key in corpus_headings or _REFERENCE.match(key) or key in own or link is not None:
+        named = key in corpus_headings or key in own or _REFERENCE.match(key)
+        if named or link is not None or _PAGE_NAMED.search(line):
             entries += 1
             entry_words += size
     if entries < MIN_ENTRIES:

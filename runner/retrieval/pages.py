@@ -25,15 +25,13 @@ How a document is cut, and why (pages follow the document's sections):
 
 from __future__ import annotations
 
-import glob
-import os
 import re
-import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runner.config.corpus_files import corpus_entries, excluded
 from runner.retrieval.readers import (
     Block,
     CorpusError,
@@ -54,7 +52,9 @@ __all__ = [
     "Document",
     "Page",
     "ReaderMissingError",
+    "corpus_entries",
     "document_format",
+    "excluded",
     "read_document",
 ]
 
@@ -91,49 +91,6 @@ def corpus_files(folder: Path, include: Sequence[str], exclude: Sequence[str] = 
     """The corpus's documents: files that match an `include` glob and no `exclude` glob (both
     relative to the folder), sorted by relative path; hidden files and folders are left out."""
     return [folder / relative for relative, _ in corpus_entries(folder, include, exclude)]
-
-
-def corpus_entries(
-    folder: Path, include: Sequence[str], exclude: Sequence[str] = ()
-) -> list[tuple[str, os.stat_result]]:
-    """(relative posix path, stat) of every corpus document, sorted by path. String globbing
-    (`glob.glob` with `root_dir`) and one stat a file: opening an index of 6,000 files checks
-    them in a few dozen milliseconds, where pathlib took ten times that."""
-    root = str(folder)
-    found: dict[str, os.stat_result] = {}
-    for pattern in include:
-        for relative in glob.glob(pattern, root_dir=root, recursive=True):
-            relative = relative.replace(os.sep, "/")
-            if relative in found or document_format(relative.rsplit("/", 1)[-1]) is None:
-                continue
-            try:
-                status = os.stat(os.path.join(root, relative))
-            except OSError:
-                continue
-            if stat.S_ISREG(status.st_mode):
-                found[relative] = status
-    if exclude:
-        found = {
-            relative: status
-            for relative, status in found.items()
-            if not excluded(PurePosixPath(relative), exclude)
-        }
-    return sorted(found.items())
-
-
-def excluded(relative: PurePosixPath | Path, exclude: Sequence[str]) -> bool:
-    """Whether a relative path matches an `exclude` glob (`**` spans folders, as in `include`)."""
-    posix = PurePosixPath(relative.as_posix())
-    return any(posix.match(pattern) or _glob_match(posix, pattern) for pattern in exclude)
-
-
-def _glob_match(path: PurePosixPath, pattern: str) -> bool:
-    """`**/x` also matches `x` at the top (Path.glob's meaning, which PurePath.match lacks)."""
-    while pattern.startswith("**/"):
-        pattern = pattern[3:]
-        if path.match(pattern) and len(PurePosixPath(pattern).parts) == len(path.parts):
-            return True
-    return False
 
 
 def check_corpus_folder(folder: Path, corpus_name: str, pipeline_path: Path | None) -> None:
@@ -287,8 +244,17 @@ def paginate(document: Document, max_words: int) -> list[Page]:
     have no pages."""
     if document.fixed_pages is not None:
         title = document.title or _default_title(document.path)
+        paths = dict(document.page_paths)
         return [
-            Page(page_id(document.path, number), document.path, number, title, "", text)
+            Page(
+                page_id(document.path, number),
+                document.path,
+                number,
+                title,
+                paths[number][-1] if paths.get(number) else "",
+                text,
+                paths.get(number, ()),
+            )
             for number, text in document.fixed_pages
         ]
     builder = _PageBuilder(document.path, _default_title(document.path), max_words)

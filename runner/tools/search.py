@@ -78,7 +78,7 @@ class SearchTool(BuiltinTool):
             plain = ToolResult.context(pages_context(top), tuple(p.source for p in top))
             return with_pages(plain, top, candidates=candidates, read=0)
         full_scan = not top and limit is None  # C31: only ever without a limit
-        to_read = self.index.pages() if full_scan else top
+        to_read = self.index.answer_pages() if full_scan else top
         answers = await read_pages(
             call.env.prompts, question, to_read, tool=self.name, template=self.options.read_template
         )

@@ -66,6 +66,18 @@ def test_the_answer_never_quotes_the_question_back() -> None:
     assert text.startswith("Hold the reset button for ten seconds.")
 
 
+def test_a_table_of_contents_line_that_repeats_the_question_is_never_quoted() -> None:
+    """Even where a TOC reaches the answer (a corpus that keeps navigation pages): its line,
+    with the page reference after it, is still the question."""
+    toc = Passage(
+        "- How can I remove duplicate elements from a list or array? [toc p. 23]\n"
+        "- How do I iterate over a sequence in reverse order? [toc p. 23]",
+        (Source("toc.md", 1),),
+    )
+    text = answer("How can I remove duplicate elements from a list or array?", toc)
+    assert "remove duplicate" not in text
+
+
 def test_a_section_headed_by_the_question_is_quoted_from_its_start_in_order() -> None:
     text = answer("How do I reset the widget?", FAQ)
     assert "The light blinks twice when it is done. Your settings are kept." in text

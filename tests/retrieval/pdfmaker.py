@@ -9,14 +9,20 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def make_pdf(pages: Sequence[Sequence[str]], title: str | None = None) -> bytes:
+def make_pdf(
+    pages: Sequence[Sequence[str]],
+    title: str | None = None,
+    outline: Sequence[tuple[int, str, int]] = (),
+) -> bytes:
     """A valid PDF with one page per item, each a list of text lines (an empty list: a page
-    without text)."""
+    without text). `outline`: bookmarks as (level from 1, title, 1-based page) in order."""
     count = len(pages)
     font = 3 + 2 * count  # object numbers: 1 catalog, 2 pages, then page + content pairs, font
     info = font + 1
+    outlines = info + 1 if outline else None  # then the outline root and its items
+    catalog = f" /Outlines {outlines} 0 R" if outline else ""
     objects: list[bytes] = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Catalog /Pages 2 0 R{catalog} >>".encode(),
         (
             "<< /Type /Pages /Kids ["
             + " ".join(f"{3 + 2 * i} 0 R" for i in range(count))
@@ -37,6 +43,8 @@ def make_pdf(pages: Sequence[Sequence[str]], title: str | None = None) -> bytes:
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
     objects.append(f"<< /Title ({_escape(title or '')}) >>".encode("latin-1"))
+    if outlines is not None:
+        objects += _outline_objects(outline, outlines)
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, 1):
@@ -49,3 +57,36 @@ def make_pdf(pages: Sequence[Sequence[str]], title: str | None = None) -> bytes:
     trailer += f" /Info {info} 0 R >>" if title else " >>"
     out += trailer.encode() + b"\nstartxref\n%d\n%%%%EOF\n" % xref
     return bytes(out)
+
+
+def _outline_objects(outline: Sequence[tuple[int, str, int]], root: int) -> list[bytes]:
+    """The outline root (object `root`) and one object per bookmark after it, linked as the PDF
+    format wants: parent, first/last child, previous/next sibling, a destination page."""
+    parents: list[int] = []  # for each bookmark, its parent's object number
+    stack = [(0, root)]  # (level, object) of the open ancestors
+    for number, (level, _, _) in enumerate(outline, root + 1):
+        while stack[-1][0] >= level:
+            stack.pop()
+        parents.append(stack[-1][1])
+        stack.append((level, number))
+    numbers = range(root + 1, root + 1 + len(outline))
+    children: dict[int, list[int]] = {}
+    for number, parent in zip(numbers, parents, strict=True):
+        children.setdefault(parent, []).append(number)
+
+    def links(number: int) -> str:
+        kids = children.get(number, [])
+        return f" /First {kids[0]} 0 R /Last {kids[-1]} 0 R /Count {len(kids)}" if kids else ""
+
+    objects = [f"<< /Type /Outlines{links(root)} >>".encode()]
+    for number, parent, (_, text, page) in zip(numbers, parents, outline, strict=True):
+        siblings = children[parent]
+        at = siblings.index(number)
+        near = f" /Prev {siblings[at - 1]} 0 R" if at else ""
+        near += f" /Next {siblings[at + 1]} 0 R" if at + 1 < len(siblings) else ""
+        destination = f"[{1 + 2 * page} 0 R /Fit]"  # page objects: 3, 5, 7, …
+        objects.append(
+            f"<< /Title ({_escape(text)}) /Parent {parent} 0 R{near}{links(number)} "
+            f"/Dest {destination} >>".encode("latin-1")
+        )
+    return objects

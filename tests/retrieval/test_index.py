@@ -93,6 +93,35 @@ def test_changed_page_size_rebuilds(pipeline) -> None:
         assert len(" ".join(body).split()) <= 15
 
 
+def _with_globs(pipeline, **globs):
+    corpus = replace(pipeline.corpora["manuals"], **globs)
+    return replace(pipeline, corpora={"manuals": corpus})
+
+
+def test_other_globs_that_select_the_same_files_rebuild_nothing(pipeline) -> None:
+    open_corpus(pipeline, "manuals")  # the default include
+    same = _with_globs(pipeline, include=("*.md", "*.rst", "*.txt"), exclude=("**/*.pdf",))
+    assert open_corpus(same, "manuals").status.rebuilt is False
+
+
+def test_globs_that_select_other_files_rebuild(pipeline) -> None:
+    before = len(open_corpus(pipeline, "manuals"))
+    fewer = _with_globs(pipeline, exclude=("notes.txt",))
+    index = open_corpus(fewer, "manuals")
+    assert index.status.reason == "stale (corpus changed)"
+    assert len(index) == before - 1
+
+
+def test_a_manifest_that_recorded_the_globs_opens_without_a_rebuild(pipeline) -> None:
+    """Manifests written before `include` and `exclude` left the key kept them in settings."""
+    open_corpus(pipeline, "manuals")
+    manifest_file = index_folder(pipeline, "manuals") / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    manifest["settings"].update(include=["**/*.md", "**/*.txt", "**/*.rst"], exclude=[])
+    manifest_file.write_text(json.dumps(manifest))
+    assert open_corpus(pipeline, "manuals").status.rebuilt is False
+
+
 def test_force_rebuilds_an_up_to_date_index(pipeline) -> None:
     open_corpus(pipeline, "manuals")
     assert open_corpus(pipeline, "manuals", force=True).status.reason == "forced"

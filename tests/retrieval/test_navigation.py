@@ -40,6 +40,38 @@ def test_a_list_of_file_references_is_navigation() -> None:
     assert marked({"contents.rst": toctree})["contents.rst#1"] is True
 
 
+def test_a_table_of_contents_of_sections_not_in_the_corpus_is_navigation_by_its_pages() -> None:
+    """The TOC of a whole manual, of which the corpus holds one chapter: its entries are no
+    heading of the corpus, but each names a page."""
+    toc = "# Contents\n\n" + "\n".join(
+        f"- {question} [toc p. {n}]"
+        for n, question in enumerate(
+            [
+                "How can I remove duplicate elements from a list or array?",
+                "How do I iterate over a sequence in reverse order?",
+                "How do I create a multidimensional list?",
+                "How do I apply a method to a sequence of objects?",
+            ],
+            23,
+        )
+    )
+    index = "Index\n=====\n\n" + "\n".join(
+        f"{word}, page {n}" for n, word in enumerate(["bagels", "crumbs", "fuses", "toast"], 4)
+    )
+    leaders = "# Contents\n\n" + "\n".join(f"{t} ........ {n}" for n, t in enumerate("ABCDE"))
+    flags = marked({"toc.md": toc, "index.rst": index, "leaders.md": leaders, "r.md": BODY})
+    assert (flags["toc.md#1"], flags["index.rst#1"], flags["leaders.md#1"]) == (True, True, True)
+
+
+def test_a_list_of_short_items_that_end_in_numbers_is_not_navigation() -> None:
+    sizes = "# Sizes\n\n" + "\n".join(f"- {size} cups: {n}" for n, size in enumerate("ABCDEF", 2))
+    steps = "# Steps\n\n" + "\n".join(f"- Turn the dial to step {n}" for n in range(1, 7))
+    assert marked({"sizes.md": sizes, "steps.md": steps}) == {
+        "sizes.md#1": False,
+        "steps.md#1": False,
+    }
+
+
 def test_prose_that_names_a_few_sections_is_not_navigation() -> None:
     prose = (
         "# Overview\n\nThis guide explains the router. Read Resetting the router first, then "
@@ -71,6 +103,16 @@ def test_a_corpus_can_keep_navigation_pages(tmp_path: Path) -> None:
     index = open_corpus(pipeline(tmp_path, "keep"), "docs")
     documents = {hit.page.document for hit in index.search("resetting the router", top_k=5)}
     assert "contents.md" in documents
+
+
+def test_a_full_scan_reads_no_navigation_page(tmp_path: Path) -> None:
+    index = open_corpus(pipeline(tmp_path, "exclude"), "docs")
+    assert [page.document for page in index.answer_pages()] == ["router.md"] * 5
+
+
+def test_a_full_scan_of_a_corpus_that_keeps_navigation_reads_it_too(tmp_path: Path) -> None:
+    index = open_corpus(pipeline(tmp_path, "keep"), "docs")
+    assert len(index.answer_pages()) == 6  # the contents page and the five sections
 
 
 def test_navigation_pages_stay_in_the_index(tmp_path: Path) -> None:

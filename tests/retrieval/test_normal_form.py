@@ -20,6 +20,10 @@ def test_nfkc_unfolds_ligatures_and_full_width_forms() -> None:
     assert normalize("\ufb01le \uff37\uff11") == "file W1"
 
 
+def test_unicode_and_non_breaking_hyphens_become_the_ascii_hyphen() -> None:
+    assert normalize("K\u2011200 two\u2010year") == "K-200 two-year"
+
+
 def test_line_separators_and_carriage_returns_become_line_breaks() -> None:
     assert normalize("a\r\nb\rc\u2028d") == "a\nb\nc\nd"
 

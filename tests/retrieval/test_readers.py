@@ -4,6 +4,7 @@ shares (runner.retrieval.readers)."""
 from __future__ import annotations
 
 import builtins
+import importlib
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,18 @@ def test_html_navigation_header_footer_and_scripts_are_dropped(tmp_path: Path) -
         assert dropped not in text
 
 
+def test_an_articles_own_header_keeps_its_title_the_sites_frame_goes(tmp_path: Path) -> None:
+    html = (
+        "<header><h1>Acme Blog</h1></header><article><header><h1>Descaling a kettle</h1>"
+        "</header><p>Use vinegar once a month.</p><footer>Filed under care.</footer></article>"
+        "<aside>Popular posts: toasters</aside><footer>Copyright Acme.</footer>"
+    )
+    [page] = html_pages(tmp_path, html)
+    assert page.heading == "Descaling a kettle"
+    for dropped in ("Acme Blog", "Popular posts", "Copyright"):
+        assert dropped not in page.text
+
+
 def test_html_entities_and_nbsp_become_plain_text(tmp_path: Path) -> None:
     text = html_pages(tmp_path)[0].text
     assert "Hold the reset button for ten seconds & wait for the light to blink twice." in text
@@ -92,7 +105,16 @@ def test_html_headings_are_written_as_markdown_headings(tmp_path: Path) -> None:
 def test_html_lists_and_code_blocks_are_kept_as_text(tmp_path: Path) -> None:
     text = html_pages(tmp_path)[0].text
     assert "1. Unplug it.\n2. Plug it in again." in text
-    assert "widget --reset\nwidget --status" in text
+    assert "```\nwidget --reset\nwidget --status\n```" in text  # fenced, as in Markdown
+
+
+def test_html_list_items_holding_paragraphs_and_nested_lists_keep_their_markers(tmp_path: Path):
+    html = (
+        "<h1>Steps</h1><ul><li><p>Unplug the widget.</p></li>"
+        "<li>Open the lid<ul><li>gently</li></ul></li><li></li></ul><p>Then wait.</p>"
+    )
+    text = html_pages(tmp_path, html)[0].text
+    assert text == "# Steps\n\n- Unplug the widget.\n- Open the lid\n  - gently\n\nThen wait."
 
 
 def test_html_tables_are_kept_a_row_a_line(tmp_path: Path) -> None:
@@ -130,10 +152,61 @@ def test_pdf_pages_are_the_pdf_pages_numbered_as_in_the_pdf(tmp_path: Path) -> N
     assert pages[1].node_id == "pump.pdf#3"
 
 
+def test_a_word_hyphenated_at_a_pdf_line_end_is_one_word_again(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        [["Ask the manu-", "facturer for a replacement XR-", "200 or a Pre-", "Mium pump."]]
+    )
+    (tmp_path / "pump.pdf").write_bytes(pdf)
+    text = paginate(read_document(tmp_path, tmp_path / "pump.pdf"), max_words=250)[0].text
+    assert text == "Ask the manufacturer for a replacement XR-\n200 or a Pre-\nMium pump."
+
+
 def test_a_pdf_without_a_title_is_titled_by_its_file_name(tmp_path: Path) -> None:
     (tmp_path / "notes.pdf").write_bytes(make_pdf([["Some text here."]]))
     pages = paginate(read_document(tmp_path, tmp_path / "notes.pdf"), max_words=250)
     assert pages[0].title == "notes"
+
+
+def _outlined_pages(tmp_path: Path) -> list:
+    pdf = make_pdf(
+        [
+            ["Welcome."],
+            ["Bolt it down."],
+            ["Tools", "Use a wrench.", "Servicing", "Oil it."],
+            ["Oil."],
+        ],
+        outline=[(1, "Pump Manual", 1), (2, "Installing", 2), (3, "Tools", 3), (2, "Servicing", 3)],
+    )
+    (tmp_path / "pump.pdf").write_bytes(pdf)
+    return paginate(read_document(tmp_path, tmp_path / "pump.pdf"), max_words=250)
+
+
+def test_a_pdf_page_takes_its_heading_path_from_the_outline(tmp_path: Path) -> None:
+    pages = _outlined_pages(tmp_path)
+    assert [(p.page, p.heading, p.path) for p in pages[:2]] == [
+        (1, "Pump Manual", ("Pump Manual",)),
+        (2, "Installing", ("Pump Manual", "Installing")),
+    ]
+
+
+def test_a_pdf_page_with_two_bookmarks_is_named_after_the_first(tmp_path: Path) -> None:
+    assert _outlined_pages(tmp_path)[2].path == ("Pump Manual", "Installing", "Tools")
+
+
+def test_a_pdf_page_no_bookmark_points_at_continues_the_section_before(tmp_path: Path) -> None:
+    page = _outlined_pages(tmp_path)[3]
+    assert (page.heading, page.path) == ("Servicing", ("Pump Manual", "Servicing"))
+
+
+def test_a_pdf_line_that_is_a_bookmark_title_is_written_as_a_heading(tmp_path: Path) -> None:
+    page = _outlined_pages(tmp_path)[2]
+    assert page.text.splitlines() == ["### Tools", "Use a wrench.", "## Servicing", "Oil it."]
+
+
+def test_a_pdf_without_an_outline_has_no_headings(tmp_path: Path) -> None:
+    (tmp_path / "notes.pdf").write_bytes(make_pdf([["Some text here."]]))
+    page = paginate(read_document(tmp_path, tmp_path / "notes.pdf"), max_words=250)[0]
+    assert (page.heading, page.path) == ("", ())
 
 
 def test_a_broken_pdf_names_the_file(tmp_path: Path) -> None:
@@ -188,3 +261,44 @@ def test_an_html_corpus_is_indexed_and_searched_by_section(tmp_path: Path) -> No
     [best, *_] = index.search("What does a widget cost?", top_k=3)
     assert (best.page.document, best.page.heading) == ("faq.html", "What does a widget cost?")
     assert index.search("tracking copyright", top_k=3) == []  # script and footer not indexed
+
+
+def test_a_folder_of_html_and_pdf_is_read_without_an_include(tmp_path: Path) -> None:
+    from runner.retrieval import open_corpus
+
+    from .conftest import folder_pipeline
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "faq.html").write_text(FAQ_HTML, encoding="utf-8")
+    (folder / "manual.pdf").write_bytes(make_pdf([["Descaling", "Descale the kettle monthly."]]))
+    (folder / "logo.png").write_bytes(b"\x89PNG")  # not a document: left out
+    index = open_corpus(folder_pipeline(tmp_path, folder), "docs")  # the default include
+    assert sorted({page.document for page in index.pages()}) == ["faq.html", "manual.pdf"]
+    assert index.search("descale kettle", top_k=1)[0].page.document == "manual.pdf"
+
+
+def test_a_default_corpus_with_html_and_no_html_extra_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runner.retrieval import open_corpus
+
+    from .conftest import folder_pipeline
+
+    real_import = importlib.import_module
+
+    def without_lxml(module: str) -> object:
+        if module == "lxml":
+            raise ImportError("No module named 'lxml'")
+        return real_import(module)
+
+    monkeypatch.setattr("importlib.import_module", without_lxml)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "guide.md").write_text("# Guide\n\nText.\n", encoding="utf-8")
+    (folder / "faq.html").write_text(FAQ_HTML, encoding="utf-8")
+    with pytest.raises(ReaderMissingError) as raised:
+        open_corpus(folder_pipeline(tmp_path, folder), "docs")
+    message = str(raised.value)
+    assert message.startswith(f"corpus 'docs' ({folder}): faq.html: reading HTML documents needs")
+    assert "pip install 'runner[html]'" in message and "`exclude:`" in message

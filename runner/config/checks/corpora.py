@@ -4,12 +4,14 @@ and tools that name a declared corpus (R106)."""
 
 from __future__ import annotations
 
+import glob
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner.config.checks.context import Checks
 from runner.config.checks.paths import existing_path, inside_folder
+from runner.config.corpus_files import DEFAULT_INCLUDE, document_format, excluded, folder_glob
 from runner.config.humanize import suggestion_suffix
 from runner.config.paths import PathOutsideFolder, PathUnusable, contained_documents
 
@@ -40,8 +42,10 @@ def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
     folder = existing_path(checks, spec["path"], where, folder=True, follow_symlinks=follow)
     if folder is None:
         return
-    include = spec.get("include", ["**/*.md", "**/*.txt", "**/*.rst"])
-    documents = corpus_documents(checks, name, folder, include)
+    include = spec.get("include", list(DEFAULT_INCLUDE))
+    exclude = spec.get("exclude", [])
+    matched = corpus_documents(checks, name, folder, include)
+    documents = [path for path in matched if not excluded(path.relative_to(folder), exclude)]
     try:
         contained_documents(name, documents, checks.folder, follow_symlinks=follow)
     except PathOutsideFolder as error:
@@ -50,19 +54,37 @@ def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
         checks.emit("R125", f"corpus `{name}`: {error.problem}", where, hint=error.hint)
     refused = any(checks.is_broken((*where[:2], "include", i)) for i in range(len(include)))
     if not documents and not refused:
-        checks.emit(
-            "R122",
-            f"corpus `{name}` has no documents: nothing in {spec['path']} matches "
-            f"{', '.join(include)}",
-            ("corpora", name, "path"),
-            hint="add documents or change `include`",
-            warning=True,
+        problem, hint = _no_documents(name, spec["path"], include, exclude, matched)
+        checks.emit("R122", problem, where, hint=hint, warning=True)
+
+
+def _no_documents(
+    name: str, path: str, include: Sequence[str], exclude: Sequence[str], matched: Sequence[Path]
+) -> tuple[str, str]:
+    """R122's message and hint: nothing matched, or `exclude` left nothing of what did."""
+    patterns = ", ".join(include)
+    if matched:
+        what = "the one file" if len(matched) == 1 else f"all {len(matched)} files"
+        return (
+            f"corpus `{name}` has no documents: `exclude` ({', '.join(exclude)}) leaves out "
+            f"{what} of {path} that `include` ({patterns}) matches",
+            "narrow `exclude`, or add documents",
         )
+    if list(include) == list(DEFAULT_INCLUDE):
+        return (
+            f"corpus `{name}` has no documents: {path} holds no file runner reads",
+            "add .md, .rst, .txt, .html or .pdf files",
+        )
+    return (
+        f"corpus `{name}` has no documents: nothing in {path} matches {patterns}",
+        "add documents or change `include`; runner reads .md, .rst, .txt, .html and .pdf files",
+    )
 
 
 def corpus_documents(checks: Checks, name: str, folder: Path, include: Sequence[str]) -> list[Path]:
-    """The files `include` matches below the corpus folder, hidden ones left out (as the
-    retrieval layer reads them); a pattern the file system cannot use is R125."""
+    """The documents `include` matches below the corpus folder: files of a format runner reads,
+    hidden ones left out (as the retrieval layer lists them); a pattern the file system cannot
+    use is R125."""
     found: dict[Path, None] = {}
     for index, pattern in enumerate(include):
         where = ("corpora", name, "include", index)
@@ -77,7 +99,9 @@ def corpus_documents(checks: Checks, name: str, folder: Path, include: Sequence[
             checks.mark_broken(where)
             continue
         try:
-            matches = [path for path in folder.glob(pattern) if path.is_file()]
+            # glob.glob, as the index lists the corpus (Path.glob reads `docs/**` as folders only)
+            found_here = glob.glob(folder_glob(pattern), root_dir=folder, recursive=True)
+            matches = [folder / name for name in found_here if (folder / name).is_file()]
         except OSError as error:
             checks.emit(
                 "R125",
@@ -88,6 +112,7 @@ def corpus_documents(checks: Checks, name: str, folder: Path, include: Sequence[
             checks.mark_broken(where)
             continue
         for path in matches:
-            if not any(part.startswith(".") for part in path.relative_to(folder).parts):
+            relative = path.relative_to(folder)
+            if document_format(path.name) and not any(p.startswith(".") for p in relative.parts):
                 found[path] = None
     return list(found)

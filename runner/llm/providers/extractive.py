@@ -66,6 +66,8 @@ __all__ = [
 ]
 
 _NUMBERED = re.compile(r"^\d{1,3}[.)]\s")
+# a bracketed reference after a line (`[toc p. 23]`, `[12]`): not part of what the line says
+_TRAILING_REFERENCE = re.compile(r"(?:\s*\[[^\[\]]*\])+\s*$")
 CONTEXT_WEIGHT = 0.5  # a word only the unit's heading or column headers hold
 FRAMING_WEIGHT = 0.5  # "difference", "mean", "way": they frame the question, not its topic
 CUE_BONUS = 0.5  # a unit meeting the cue of a part it matches scores this much more
@@ -204,8 +206,8 @@ def _candidates(
     found: list[_Candidate] = []
     for index, passage in enumerate(passages):
         for unit in parse(passage.text):
-            if excluded and f" {_normal(unit.text)} " in excluded:
-                continue
+            if excluded and f" {_normal(_TRAILING_REFERENCE.sub('', unit.text))} " in excluded:
+                continue  # the question itself, as an FAQ or a table of contents repeats it
             match = dict.fromkeys(unit.stems & wanted, 1.0)
             for key in unit.context_stems & wanted:  # the heading adds to what the unit holds
                 match[key] = match.get(key, 0.0) + CONTEXT_WEIGHT

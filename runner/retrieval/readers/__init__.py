@@ -8,8 +8,8 @@ The interface every format shares is `Reader.read(path, raw) -> Document`:
 | markdown | `.md`, `.markdown` | ATX and setext headings, fenced code kept whole | — |
 | rst | `.rst`, `.rst.txt` | underlined (and overlined) titles | — |
 | text | `.txt` | the same title convention as reST, else paragraphs | — |
-| html | `.html`, `.htm`, `.xhtml` | lxml: h1–h6 headings, navigation dropped | extra `html` |
-| pdf | `.pdf` | pypdf: one page per PDF page, numbered as in the PDF | extra `pdf` |
+| html | `.html`, `.htm`, `.xhtml` | lxml: h1–h6 headings, the site's frame dropped | extra `html` |
+| pdf | `.pdf` | pypdf: a page per PDF page, numbered as in it; outline headings | extra `pdf` |
 
 Every reader's text leaves in runner's normal form (`runner.text.normalize`), so what is indexed
 and what is matched against it compare equal whatever spaces or ligatures the source used.
@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from runner.config.corpus_files import document_format
 from runner.text import normalize
+
+__all__ = ["Block", "CorpusError", "Document", "Reader", "ReaderMissingError", "document_format"]
 
 
 class CorpusError(ValueError):
@@ -49,6 +52,8 @@ class Document:
     title: str = ""  # a title the format declares (HTML <title>, PDF metadata), else ""
     read_blocks: tuple[Block, ...] | None = None  # blocks a reader made (HTML)
     fixed_pages: tuple[tuple[int, str], ...] | None = None  # (page number, text) (PDF)
+    # a fixed page's heading path, outermost first (a PDF's outline); pages not named: none
+    page_paths: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
     def blocks(self) -> list[Block]:
         if self.read_blocks is not None:
@@ -62,33 +67,11 @@ class Reader(Protocol):
     def read(self, path: str, raw: bytes) -> Document: ...
 
 
-_FORMATS = {
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".rst": "rst",
-    ".txt": "text",
-    ".html": "html",
-    ".htm": "html",
-    ".xhtml": "html",
-    ".pdf": "pdf",
-}
 # the extra that brings each format's library, and the module that reads it
 _EXTRAS = {
     "html": ("lxml", "runner.retrieval.readers.html"),
     "pdf": ("pypdf", "runner.retrieval.readers.pdf"),
 }
-DOCUMENT_SUFFIXES = (".rst.txt", *_FORMATS)
-
-
-def document_format(path: str) -> str | None:
-    """The format a file is read as, or None for a file that is not a corpus document.
-
-    `.rst.txt` (how Sphinx ships its sources, like the pydocs corpus) counts as reStructuredText.
-    """
-    lower = path.lower()
-    if lower.endswith(".rst.txt"):
-        return "rst"
-    return _FORMATS.get(Path(lower).suffix)
 
 
 def reader_for(fmt: str, path: str) -> Reader:

@@ -6,15 +6,17 @@ for the same files — past the whole indexing budget — and html2text is GPL-l
 below only has to produce what pages need: headings and paragraph blocks.
 
 - `h1`–`h6` become headings (their level is kept, for heading paths);
-- navigation is dropped: `nav`, `header`, `footer`, `script`, `style`, `noscript`, `template`,
+- navigation is dropped: `nav`, the page's `header`, `footer` and `aside` (not an article's or
+  a section's own, which hold its title and notes), `script`, `style`, `noscript`, `template`,
   anything with role navigation/banner/contentinfo, the navigation bars documentation
   generators mark by class (`navheader`, `navfooter`, `breadcrumb`, `sidebar`, …) and the
   permalink anchors after headings (`headerlink`);
 - the text is written as Markdown, which pages and the offline provider read: headings as `#`
-  lines, `pre` one block with its line breaks, a list one block with an item a line (`- item`,
-  `1. item`), a table one block of Markdown rows (`| cell | cell |`), a line that is nothing but
-  a link as a Markdown link (`- [Installing](install.html)`: what tables of contents and site
-  maps are made of; navigation detection counts such lines); other links as their text;
+  lines, `pre` one fenced code block with its line breaks, a list one block with an item a line
+  (`- item`, `1. item`), a table one block of Markdown rows (`| cell | cell |`), a line that is
+  nothing but a link as a Markdown link (`- [Installing](install.html)`: what tables of
+  contents and site maps are made of; navigation detection counts such lines); other links as
+  their text;
 - entities are decoded by the parser and the text is normalised (NBSP to a space, …).
 """
 
@@ -29,7 +31,12 @@ import lxml.html
 from runner.retrieval.readers import Block, CorpusError, Document
 from runner.text import normalize
 
-_DROPPED_TAGS = ("script", "style", "noscript", "template", "nav", "header", "footer", "iframe")
+_DROPPED_TAGS = ("script", "style", "noscript", "template", "nav", "iframe")
+# a page's header and footer are the site's banner and footer, an aside beside the content its
+# sidebar; inside an article or a section they are its own (HTML's rule, which ARIA follows):
+# `<article><header><h1>Title` keeps its title, a note in an `<aside>` in the text stays
+_SECTIONING = "ancestor::article or ancestor::section or ancestor::main"
+_FRAME_TAGS = ("header", "footer", "aside")
 _DROPPED_ROLES = ("navigation", "banner", "contentinfo", "search")
 _DROPPED_CLASSES = (
     "navheader",
@@ -45,6 +52,7 @@ _DROPPED_CLASSES = (
 )
 _DROP_XPATH = " | ".join(
     [f"//{tag}" for tag in _DROPPED_TAGS]
+    + [f"//{tag}[not({_SECTIONING})]" for tag in _FRAME_TAGS]
     + [f"//*[@role='{role}']" for role in _DROPPED_ROLES]
     + [
         f"//*[contains(concat(' ', normalize-space(@class), ' '), ' {name} ')]"
@@ -82,7 +90,7 @@ _SPACES = re.compile(r"\s+")
 _OPEN, _HREF, _CLOSE = "\ue000", "\ue001", "\ue002"
 _LINK = re.compile(f"{_OPEN}(?P<text>[^{_OPEN}{_CLOSE}]*?){_HREF}(?P<href>[^{_CLOSE}]*){_CLOSE}")
 _LINK_LINE = re.compile(
-    rf"^(?P<marker>\s*(?:[-*]|\d+\.)?\s*){_OPEN}(?P<text>[^{_OPEN}{_CLOSE}]*?\w[^{_OPEN}{_CLOSE}]*?)"
+    rf"^{_OPEN}(?P<text>[^{_OPEN}{_CLOSE}]*?\w[^{_OPEN}{_CLOSE}]*?)"
     rf"{_HREF}(?P<href>[^{_CLOSE}]*){_CLOSE}$"
 )
 
@@ -100,6 +108,7 @@ class _Walk:
     inline: list[str] = field(default_factory=list)
     lists: list[list[int]] = field(default_factory=list)  # open lists: [items so far, ordered]
     links: list[tuple[int, str]] = field(default_factory=list)  # open <a href>: (inline at, href)
+    marker: str = ""  # the open list item's `- ` / `2. `, indented by depth, until its first line
 
     def text(self, text: str | None) -> None:
         if text:
@@ -108,13 +117,16 @@ class _Walk:
     def end_line(self) -> None:
         line = _squash("".join(self.inline))
         self.inline = []
+        if not line:  # (an item's marker waits for its text: `<li><p>…`)
+            return
         whole = _LINK_LINE.match(line)
         if whole is not None:  # a line that is one link: a TOC or site-map entry, kept as one
-            line = f"{whole['marker']}[{whole['text'].strip()}]({whole['href']})"
+            line = f"[{whole['text'].strip()}]({whole['href']})"
         else:
             line = _LINK.sub(lambda link: link["text"], line)
         if line.strip():
-            self.lines.append(line)
+            self.lines.append(self.marker + line)
+            self.marker = ""
 
     def end_paragraph(self) -> None:
         self.end_line()
@@ -137,8 +149,9 @@ class _Walk:
         if tag == "pre":
             self.end_paragraph()
             code = element.text_content().strip("\n")
-            if code.strip():
-                self.blocks.append(Block(code))
+            if code.strip():  # fenced, as in Markdown: code is never read as sentences
+                fence = "````" if "```" in code else "```"
+                self.blocks.append(Block(f"{fence}\n{code}\n{fence}"))
             return True
         if tag == "table":
             self.end_paragraph()
@@ -153,7 +166,7 @@ class _Walk:
                 self.lists[-1][0] += 1
                 count, ordered = self.lists[-1]
                 indent = "  " * (len(self.lists) - 1)
-                self.inline.append(f"{indent}{count}. " if ordered else f"{indent}- ")
+                self.marker = f"{indent}{count}. " if ordered else f"{indent}- "
         elif tag == "br":
             self.end_line()
         elif tag in _PARAGRAPHS:
@@ -185,8 +198,10 @@ class _Walk:
         elif tag in _LISTS:
             self.lists.pop()
             self.end_line() if self.lists else self.end_paragraph()
+            self.marker = ""
         elif tag == "li":
             self.end_line()
+            self.marker = ""  # an item without text leaves no marker behind
         elif tag in _PARAGRAPHS:
             self.end_line() if self.lists else self.end_paragraph()
 
