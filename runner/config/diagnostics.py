@@ -150,7 +150,7 @@ def _window(line: str, column: int) -> tuple[str, int]:
     offset in them. Tabs count as one column, as YAML counts them."""
     # only the window's neighbourhood is expanded: a line may be megabytes long
     start = max(0, min(column - SNIPPET_WIDTH // 2, len(line) - SNIPPET_WIDTH))
-    text = line[start : start + SNIPPET_WIDTH].expandtabs(1)
+    text = visible(line[start : start + SNIPPET_WIDTH].expandtabs(1))
     caret_at = column - start
     if start > 0:
         text, caret_at = "…" + text[1:], caret_at
@@ -170,13 +170,28 @@ def render(
     headline = diagnostic.headline()
     if display_file is not None:
         headline = headline.replace(str(diagnostic.file), display_file, 1)
-    parts = [_paint_headline(headline, diagnostic, color)]
+    parts = [_paint_headline(visible(headline), diagnostic, color)]
     code = snippet(diagnostic, lines)
     if code:
         parts.append(_paint(code, "blue", color) if color else code)
     if diagnostic.hint:
-        parts.append(f"     = hint: {diagnostic.hint}")
+        parts.append(f"     = hint: {visible(diagnostic.hint)}")
     return "\n".join(parts)
+
+
+# Control characters as the Unicode pictures of them (U+2400…), C1 ones as U+FFFD: a file may
+# hold any of them (in a quoted text, as an escape), and printed raw they would move the cursor,
+# clear the screen or retitle the terminal. One character for one keeps the caret in place.
+_PICTURES = {
+    **{code: 0x2400 + code for code in range(0x20) if code != 0x0A},
+    0x7F: 0x2421,
+    **{code: 0xFFFD for code in range(0x80, 0xA0)},
+}
+
+
+def visible(text: str) -> str:
+    """`text` with its control characters (but line breaks) shown as symbols."""
+    return text.translate(_PICTURES)
 
 
 _COLORS = {"red": "31", "yellow": "33", "blue": "34", "bold": "1"}
