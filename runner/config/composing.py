@@ -94,14 +94,18 @@ class _CountingComposer(Composer, _Events, Resolver):
         try:
             if self.depth > self.limits.max_depth:
                 raise Refused(
-                    "Y010",
-                    f"lists and mappings are nested more than {self.limits.max_depth} deep",
-                    self.peek_event().start_mark,
-                    "flatten the structure; nothing in a pipeline nests this deep",
+                    "Y010", too_deep_message(self.limits), self.peek_event().start_mark, TOO_DEEP
                 )
             return super().compose_node(parent, index)  # type: ignore[no-any-return]
         finally:
             self.depth -= 1
+
+
+TOO_DEEP = "flatten the structure; nothing in a pipeline nests this deep"
+
+
+def too_deep_message(limits: Limits) -> str:
+    return f"lists and mappings are nested more than {limits.max_depth} deep"
 
 
 def compose(text: str, limits: Limits = DEFAULT_LIMITS) -> yaml.Node | None:

@@ -17,7 +17,14 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
-from runner.config.composing import DEFAULT_LIMITS, Limits, Refused, compose
+from runner.config.composing import (
+    DEFAULT_LIMITS,
+    TOO_DEEP,
+    Limits,
+    Refused,
+    compose,
+    too_deep_message,
+)
 from runner.config.diagnostics import Diagnostic, KeyPath, Severity
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -170,6 +177,13 @@ def parse_document(path: Path, text: str, limits: Limits = DEFAULT_LIMITS) -> Do
             Diagnostic(refused.code, refused.message, path, line, col, hint=refused.hint)
         ) from None
     except yaml.MarkedYAMLError as error:
+        if "maximum nesting depth" in str(error.problem):
+            # libyaml's own limit (1,000), met while it reads ahead of a deep flow collection
+            # before the composer's: the same refusal, where libyaml stopped.
+            line, col = _mark_place(error.problem_mark)
+            raise LoadError(
+                Diagnostic("Y010", too_deep_message(limits), path, line, col, hint=TOO_DEEP)
+            ) from None
         raise LoadError(_syntax_diagnostic(path, text, error)) from error
     except yaml.reader.ReaderError as error:  # a control character, e.g. a NUL byte
         raise LoadError(_reader_diagnostic(path, text, error)) from error
