@@ -61,3 +61,15 @@ def test_a_control_character_a_message_or_hint_echoes_reaches_no_terminal() -> N
     text = render(diagnostic)
     assert "\x1b" not in text and "\x07" not in text
     assert "`a␛]0;title␇`" in text and "`b␛[2J`" in text
+
+
+def test_a_snippet_is_read_from_the_file_line_by_number(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_bytes(b"a: 1\r\nbb: 2\r\n" + b"- x\n" * 100_000 + b"last: 3")
+
+    def at(line: int) -> str:
+        return snippet(Diagnostic("S103", "m", path, line, 1))
+
+    assert at(2) == "   2 | bb: 2\n     | ^"
+    assert at(100_003).startswith("100003 | last: 3")
+    assert at(100_004) == ""
