@@ -9,6 +9,7 @@ expansion passes a fixed budget of nodes.
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,19 +153,18 @@ def read_document(path: Path, limits: Limits = DEFAULT_LIMITS) -> Document:
 
 def read_head(path: Path, limits: Limits = DEFAULT_LIMITS) -> str | None:
     """The text of a file's first `max_bytes` (what the loader would read), for deciding what
-    kind of file it is; None when it cannot be read or is not UTF-8. A file over the limit is
-    judged by its head, so that it is still found, and then refused with Y011."""
+    kind of file it is; None when it cannot be read. Bytes that are not UTF-8 are replaced, so
+    that a pipeline with a stray byte, or saved as UTF-16, is still found, and then refused
+    with Y005 (it was skipped, unreported). A file over the limit is judged by its head, so
+    that it is still found, and then refused with Y011."""
     try:
         with path.open("rb") as handle:
             raw = handle.read(limits.max_bytes)
     except OSError:
         return None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        if error.start < len(raw) - 3:  # not a character cut at the end of the head
-            return None
-        return raw[: error.start].decode("utf-8")
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return raw.decode("utf-16", errors="replace")
+    return raw.decode("utf-8", errors="replace")
 
 
 def parse_document(path: Path, text: str, limits: Limits = DEFAULT_LIMITS) -> Document:
