@@ -122,3 +122,19 @@ def test_a_tool_template_over_budget_fails_naming_the_tool_and_the_template(tool
 def test_a_relevant_if_or_for_each_over_budget_fails_naming_it(tool_config, label: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ToolRunError, match=rf"faq.*{label} expression.*budget"):
         evaluate(tool_config, label, "[1] * 10**9", {})
+
+
+@pytest.mark.parametrize(
+    ("source", "cause"),
+    [("{{ 1 // 0 }}", "ZeroDivisionError"), ("{{ 3|map('x')|list }}", "TypeError")],
+)
+def test_a_runtime_error_in_a_template_names_the_tool_and_the_template(
+    tool_config, source, cause
+) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ToolRunError, match=rf"faq.*prompt template failed: {cause}"):
+        render(tool_config, "prompt", source, {})
+
+
+def test_a_runtime_error_in_an_expression_names_it(tool_config) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ToolRunError, match=r"faq.*relevant_if expression.*failed: TypeError"):
+        evaluate(tool_config, "relevant_if", "100000|map('string')|list", {})
