@@ -7,7 +7,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from runner.config import validate_file
+import pytest
+
+from runner.config import composing, validate_file
 
 from .helpers import BASE, FIXTURES, ROOT
 
@@ -177,6 +179,25 @@ def test_a_table_that_is_not_rows_is_an_error(write_pipeline: Callable[..., Path
     [(code, message)] = diagnostics(write_pipeline(text, {"t.yaml": "model: K1\n"}))
     assert code == "R120"
     assert "list of rows" in message
+
+
+def test_a_table_given_as_a_rows_mapping_is_read_as_a_run_reads_it(
+    write_pipeline: Callable[..., Path],
+) -> None:
+    text = BASE + "  - name: prices\n    kind: lookup\n    table: t.yaml\n    key: model\n"
+    table = "rows:\n  - {model: K1, price: 3}\n"
+    assert diagnostics(write_pipeline(text, {"t.yaml": table})) == []
+
+
+def test_a_yaml_table_past_the_size_limit_is_refused_unread(
+    write_pipeline: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(composing, "TABLE_LIMITS", composing.Limits(max_bytes=100))
+    text = BASE + "  - name: prices\n    kind: lookup\n    table: t.yaml\n    key: model\n"
+    table = "".join(f"- {{model: K{i}}}\n" for i in range(20))
+    [(code, message)] = diagnostics(write_pipeline(text, {"t.yaml": table}))
+    assert code == "R120"
+    assert "larger than 100 bytes" in message and "as CSV" in message
 
 
 def test_deep_fallback_coordinator_must_be_a_deep_search_tool(
