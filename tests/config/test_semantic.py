@@ -211,3 +211,12 @@ def test_deep_fallback_coordinator_must_be_a_deep_search_tool(
 
 def test_minimal_example_has_no_warning() -> None:
     assert validate_file(ROOT / "pipelines" / "minimal.yaml").diagnostics == ()
+
+
+def test_a_pattern_python_warns_about_prints_nothing_when_it_is_compiled(
+    recwarn: pytest.WarningsRecorder,
+) -> None:
+    from runner.patterns import compile_pattern
+
+    assert compile_pattern("[[a]b").search("xab")
+    assert not [w for w in recwarn if issubclass(w.category, FutureWarning)]
