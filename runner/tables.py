@@ -98,6 +98,8 @@ def _cached_rows(path: Path, _mtime_ns: int, _size: int) -> tuple[Row, ...]:
         raise TableError(
             f"{path}: a table must be a .csv, .yaml, .yml or .json file (got {suffix or 'none'})"
         )
+    if suffix != ".csv":
+        _refuse_too_large(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -106,6 +108,21 @@ def _cached_rows(path: Path, _mtime_ns: int, _size: int) -> tuple[Row, ...]:
         raise TableError(f"{path}: cannot read the table: {exc.strerror or exc}") from None
     rows = _csv_rows(text) if suffix == ".csv" else _document_rows(path, _parse(path, text))
     return tuple(rows)
+
+
+def _refuse_too_large(path: Path) -> None:
+    """A YAML or JSON table past the size limit is refused unread, as a pipeline file is."""
+    from runner.config.composing import TABLE_LIMITS
+
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # reading it says why
+    if size > TABLE_LIMITS.max_bytes:
+        raise TableError(
+            f"{path}: the table is larger than {TABLE_LIMITS.max_bytes:,} bytes ({size:,}); a "
+            "YAML or JSON table is refused unread past that: write a large table as CSV"
+        )
 
 
 def _csv_rows(text: str) -> list[Row]:

@@ -29,9 +29,34 @@ def _to_json(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
 
 
+_TAGS: dict[type[nodes.Node], str] = {
+    nodes.Include: "include",
+    nodes.Import: "import",
+    nodes.FromImport: "from … import",
+    nodes.Extends: "extends",
+}
+
+
+class _SelfContained(BudgetedEnvironment):
+    """The environment has no loader: a template names no other file (what it could reach is
+    no business of a pipeline's), so `{% include %}` and its kin are refused as it compiles,
+    where `runner validate` sees it (R109), not at run time as "no loader"."""
+
+    def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
+        tree = super()._parse(source, name, filename)
+        for node in tree.find_all(tuple(_TAGS)):
+            tag = _TAGS[type(node)]
+            raise TemplateSyntaxError(
+                f"`{{% {tag} %}}`: a template cannot use another template file; write what it "
+                "needs into this one",
+                node.lineno,
+            )
+        return tree
+
+
 @cache
 def environment() -> BudgetedEnvironment:
-    env = BudgetedEnvironment(
+    env = _SelfContained(
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,

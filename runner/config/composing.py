@@ -29,8 +29,11 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
-# Lookup tables are data: a YAML table may hold many rows (CSV tables are not composed at all).
-TABLE_LIMITS = Limits(max_bytes=200 * 1024 * 1024, max_nodes=5_000_000)
+# Lookup tables are data: a YAML or JSON table may hold more than a pipeline, but a YAML node
+# costs PyYAML ~8 µs and ~500 bytes (5,000,000 of them took 46 s and 2 GB to refuse), so that
+# any table is read or refused within ~2 s and 500 MB; a larger table belongs in a CSV file
+# (never composed: a million CSV rows are read in about a second).
+TABLE_LIMITS = Limits(max_bytes=20 * 1024 * 1024, max_nodes=250_000)
 
 
 class Refused(Exception):
@@ -94,14 +97,18 @@ class _CountingComposer(Composer, _Events, Resolver):
         try:
             if self.depth > self.limits.max_depth:
                 raise Refused(
-                    "Y010",
-                    f"lists and mappings are nested more than {self.limits.max_depth} deep",
-                    self.peek_event().start_mark,
-                    "flatten the structure; nothing in a pipeline nests this deep",
+                    "Y010", too_deep_message(self.limits), self.peek_event().start_mark, TOO_DEEP
                 )
             return super().compose_node(parent, index)  # type: ignore[no-any-return]
         finally:
             self.depth -= 1
+
+
+TOO_DEEP = "flatten the structure; nothing in a pipeline nests this deep"
+
+
+def too_deep_message(limits: Limits) -> str:
+    return f"lists and mappings are nested more than {limits.max_depth} deep"
 
 
 def compose(text: str, limits: Limits = DEFAULT_LIMITS) -> yaml.Node | None:

@@ -7,6 +7,7 @@ written for the author and, where one fits, a hint saying how to fix it.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -119,14 +120,40 @@ def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
 _SNIPPET_SOURCE_BYTES = 10 * 1024 * 1024
 
 
+class _Head:
+    """A file's first `_SNIPPET_SOURCE_BYTES` as text, and where its lines start, found as far
+    as a diagnostic asks and kept: 1,500 diagnostics of one file cost one pass, and showing line
+    1 of a 10 MB list does not split it into 2.5 million line objects (that cost 250 MB)."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(_SNIPPET_SOURCE_BYTES)
+        except OSError:
+            head = b""
+        self.text = head.decode("utf-8", errors="replace")
+        self.starts = array("q", [0])
+
+    def line(self, number: int) -> str | None:
+        """Line `number` (1-based), or None past the end."""
+        text, starts = self.text, self.starts
+        while len(starts) < number and starts[-1] >= 0:
+            found = text.find("\n", starts[-1])
+            starts.append(found + 1 if found >= 0 else -1)
+        start = starts[number - 1] if number <= len(starts) else -1
+        if start < 0 or start >= len(text):
+            return None
+        end = text.find("\n", start)
+        return text[start : end if end >= 0 else len(text)].rstrip("\r")
+
+
 @lru_cache(maxsize=256)
-def _file_lines(path: Path) -> tuple[str, ...]:
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(_SNIPPET_SOURCE_BYTES)
-    except OSError:
-        return ()
-    return tuple(head.decode("utf-8", errors="replace").splitlines())
+def _file_head(path: Path) -> _Head:
+    return _Head(path)
+
+
+def _file_line(path: Path, number: int) -> str | None:
+    return _file_head(path).line(number)
 
 
 # A snippet shows at most this many characters of its line, around the caret.
@@ -136,10 +163,15 @@ SNIPPET_WIDTH = 100
 def snippet(diagnostic: Diagnostic, lines: Sequence[str] | None = None) -> str:
     """The offending line with a gutter and a caret under the column, or "" without a place.
     A long line is cut to a window around the caret, each cut end shown as `…`."""
-    source = lines if lines is not None else _file_lines(diagnostic.file)
-    if diagnostic.line <= 0 or diagnostic.line > len(source):
+    if diagnostic.line <= 0:
         return ""
-    text, caret_at = _window(source[diagnostic.line - 1], max(diagnostic.col - 1, 0))
+    if lines is not None:
+        line = lines[diagnostic.line - 1] if diagnostic.line <= len(lines) else None
+    else:
+        line = _file_line(diagnostic.file, diagnostic.line)
+    if line is None:
+        return ""
+    text, caret_at = _window(line, max(diagnostic.col - 1, 0))
     gutter = f"{diagnostic.line:>4} | "
     caret = " " * (len(gutter) - 2) + "| " + " " * caret_at + "^"
     return f"{gutter}{text}\n{caret}"
@@ -150,7 +182,7 @@ def _window(line: str, column: int) -> tuple[str, int]:
     offset in them. Tabs count as one column, as YAML counts them."""
     # only the window's neighbourhood is expanded: a line may be megabytes long
     start = max(0, min(column - SNIPPET_WIDTH // 2, len(line) - SNIPPET_WIDTH))
-    text = line[start : start + SNIPPET_WIDTH].expandtabs(1)
+    text = visible(line[start : start + SNIPPET_WIDTH].expandtabs(1))
     caret_at = column - start
     if start > 0:
         text, caret_at = "…" + text[1:], caret_at
@@ -170,13 +202,28 @@ def render(
     headline = diagnostic.headline()
     if display_file is not None:
         headline = headline.replace(str(diagnostic.file), display_file, 1)
-    parts = [_paint_headline(headline, diagnostic, color)]
+    parts = [_paint_headline(visible(headline), diagnostic, color)]
     code = snippet(diagnostic, lines)
     if code:
         parts.append(_paint(code, "blue", color) if color else code)
     if diagnostic.hint:
-        parts.append(f"     = hint: {diagnostic.hint}")
+        parts.append(f"     = hint: {visible(diagnostic.hint)}")
     return "\n".join(parts)
+
+
+# Control characters as the Unicode pictures of them (U+2400…), C1 ones as U+FFFD: a file may
+# hold any of them (in a quoted text, as an escape), and printed raw they would move the cursor,
+# clear the screen or retitle the terminal. One character for one keeps the caret in place.
+_PICTURES = {
+    **{code: 0x2400 + code for code in range(0x20) if code != 0x0A},
+    0x7F: 0x2421,
+    **{code: 0xFFFD for code in range(0x80, 0xA0)},
+}
+
+
+def visible(text: str) -> str:
+    """`text` with its control characters (but line breaks) shown as symbols."""
+    return text.translate(_PICTURES)
 
 
 _COLORS = {"red": "31", "yellow": "33", "blue": "34", "bold": "1"}

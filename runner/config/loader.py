@@ -9,6 +9,7 @@ expansion passes a fixed budget of nodes.
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,14 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
-from runner.config.composing import DEFAULT_LIMITS, Limits, Refused, compose
+from runner.config.composing import (
+    DEFAULT_LIMITS,
+    TOO_DEEP,
+    Limits,
+    Refused,
+    compose,
+    too_deep_message,
+)
 from runner.config.diagnostics import Diagnostic, KeyPath, Severity
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -145,19 +153,18 @@ def read_document(path: Path, limits: Limits = DEFAULT_LIMITS) -> Document:
 
 def read_head(path: Path, limits: Limits = DEFAULT_LIMITS) -> str | None:
     """The text of a file's first `max_bytes` (what the loader would read), for deciding what
-    kind of file it is; None when it cannot be read or is not UTF-8. A file over the limit is
-    judged by its head, so that it is still found, and then refused with Y011."""
+    kind of file it is; None when it cannot be read. Bytes that are not UTF-8 are replaced, so
+    that a pipeline with a stray byte, or saved as UTF-16, is still found, and then refused
+    with Y005 (it was skipped, unreported). A file over the limit is judged by its head, so
+    that it is still found, and then refused with Y011."""
     try:
         with path.open("rb") as handle:
             raw = handle.read(limits.max_bytes)
     except OSError:
         return None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        if error.start < len(raw) - 3:  # not a character cut at the end of the head
-            return None
-        return raw[: error.start].decode("utf-8")
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return raw.decode("utf-16", errors="replace")
+    return raw.decode("utf-8", errors="replace")
 
 
 def parse_document(path: Path, text: str, limits: Limits = DEFAULT_LIMITS) -> Document:
@@ -170,6 +177,13 @@ def parse_document(path: Path, text: str, limits: Limits = DEFAULT_LIMITS) -> Do
             Diagnostic(refused.code, refused.message, path, line, col, hint=refused.hint)
         ) from None
     except yaml.MarkedYAMLError as error:
+        if "maximum nesting depth" in str(error.problem):
+            # libyaml's own limit (1,000), met while it reads ahead of a deep flow collection
+            # before the composer's: the same refusal, where libyaml stopped.
+            line, col = _mark_place(error.problem_mark)
+            raise LoadError(
+                Diagnostic("Y010", too_deep_message(limits), path, line, col, hint=TOO_DEEP)
+            ) from None
         raise LoadError(_syntax_diagnostic(path, text, error)) from error
     except yaml.reader.ReaderError as error:  # a control character, e.g. a NUL byte
         raise LoadError(_reader_diagnostic(path, text, error)) from error

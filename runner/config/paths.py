@@ -113,6 +113,8 @@ def _inside_quietly(path: Path, folder: Path, root: Path) -> bool:
 
 def usable(path: Path) -> Path:
     """`path` when the file system can look it up (it need not exist); else PathUnusable."""
+    if "\x00" in str(path):  # pathlib answers "does not exist"; os.stat raises ValueError
+        raise _holds_nul(path)
     try:
         path.exists()
     except OSError as error:
@@ -122,6 +124,8 @@ def usable(path: Path) -> Path:
 
 def resolved(path: Path) -> Path:
     """`path` with its symlinks followed; PathUnusable when the file system cannot say."""
+    if "\x00" in str(path):
+        raise _holds_nul(path)
     try:
         target = path.resolve()
         target.exists()  # resolve() lets a name too long through; a lookup does not
@@ -146,3 +150,9 @@ def _unusable(path: Path, error: OSError) -> PathUnusable:
     reason = error.strerror or str(error)
     hint = "shorten the file name" if error.errno == errno.ENAMETOOLONG else "fix the path"
     return PathUnusable(path, f"the file system cannot use this path: {reason}", hint)
+
+
+def _holds_nul(path: Path) -> PathUnusable:
+    return PathUnusable(
+        path, "the path holds a NUL character, which no file name can", "remove the character"
+    )

@@ -53,10 +53,10 @@ class CoordinatorStep(Channels):
                 self._skip_coordinator(task, name, reason)
                 continue
             existing = {id(t) for t in subtree(task)}
-            await self._decompose(task, name)
+            left_out = await self._decompose(task, name)
             created = {id(t) for t in subtree(task) if id(t) not in existing}
             taken = {t.task_no for t in subtree(self._root) if id(t) not in created}
-            self._adopt(task, created, name, taken)
+            self._adopt(task, created, name, taken, left_out)
             # C11/C12: it had its chance (even if it declined or raised), here and below. The
             # task's descendants are exactly the subtasks made in its coordinator step, so they
             # all get the extended set; adding one name at a time and storing the state after
@@ -79,8 +79,9 @@ class CoordinatorStep(Channels):
             return "depth"  # C4
         return None
 
-    async def _decompose(self, task: Task, name: str) -> None:
-        """One coordinator on one task (C1, C2), its failure undone (C10)."""
+    async def _decompose(self, task: Task, name: str) -> int:
+        """One coordinator on one task (C1, C2), its failure undone (C10). Returns how many
+        subtasks it left out because the task had `limits.max_subtasks` (C4)."""
         snapshot = task.snapshot()
         before_prompt, before_subtasks = task.task_prompt, list(task.sub_tasks)
         prompt_context, task.prompt_context = task.prompt_context, None  # C20b: never seen
@@ -99,7 +100,7 @@ class CoordinatorStep(Channels):
                 "coordinator.error", task.task_no, coordinator=name, error=error, restored=True
             )
             self._decomposition_failed(task, name, error)
-            return
+            return 0
         task.prompt_context = prompt_context  # the orchestrator owns it (C20a)
         new = [sub.task_no for sub in task.sub_tasks if all(sub is not b for b in before_subtasks)]
         appended = task.task_prompt != before_prompt
@@ -111,6 +112,7 @@ class CoordinatorStep(Channels):
             appended=appended,
             subtasks=new,
         )
+        return env.left_out_subtasks
 
     def _decomposition_failed(self, task: Task, name: str, error: str) -> None:
         """[decided] A coordinator whose decomposition failed is not activated on that task, in
@@ -127,14 +129,21 @@ class CoordinatorStep(Channels):
             "had run",
         )
 
-    def _adopt(self, parent: Task, created: set[int], owner: str, taken: set[str]) -> None:
+    def _adopt(
+        self, parent: Task, created: set[int], owner: str, taken: set[str], left_out: int = 0
+    ) -> None:
         """Fill what the orchestrator owns on the tasks a coordinator just created: number,
         depth, owner (C18), prompt_context (C20a), the parent's applied names (C12), the
         inherited prompt type and important words; drop what breaks the limits (C4,
         max_subtasks) or reuses a task number. Depth-first in list order, without recursion
-        (a coordinator may make a deep tree at once)."""
+        (a coordinator may make a deep tree at once). The drops are told in one warning per
+        task and reason, with how many: a coordinator may make thousands at once (`left_out`:
+        those it did not even make, the task being full, C4)."""
         Frame = tuple[Task, Iterator[tuple[int, Task]], list[Task]]
         stack: list[Frame] = [(parent, enumerate(list(parent.sub_tasks), 1), [])]
+        drops: dict[tuple[str, str], list[str]] = {}
+        if left_out:
+            drops[(parent.task_no, self._full(parent))] = []
         while stack:
             task, children, kept = stack[-1]
             step = next(children, None)
@@ -143,25 +152,20 @@ class CoordinatorStep(Channels):
                 stack.pop()
                 continue
             index, sub = step
-            new = id(sub) in created
-            if new and not self._adopt_one(task, sub, index, len(kept), owner, taken):
-                continue  # dropped
+            if id(sub) in created:
+                sub.task_no = sub.task_no or f"{task.task_no}.{index}"
+                problem = self._drop_reason(task, sub, len(kept), taken)
+                if problem is not None:
+                    drops.setdefault((task.task_no, problem), []).append(sub.task_no)
+                    continue
+                self._adopt_one(task, sub, owner, taken)
             kept.append(sub)
             stack.append((sub, enumerate(list(sub.sub_tasks), 1), []))
+        for (task_no, problem), numbers in drops.items():
+            extra = left_out if task_no == parent.task_no and problem == self._full(parent) else 0
+            self.warn(_dropped(task_no, owner, problem, numbers, extra), task_no)
 
-    def _adopt_one(
-        self, parent: Task, sub: Task, index: int, siblings: int, owner: str, taken: set[str]
-    ) -> bool:
-        """Adopt one new subtask; False when it is dropped (with a warning)."""
-        sub.task_no = sub.task_no or f"{parent.task_no}.{index}"
-        problem = self._drop_reason(parent, sub, siblings, taken)
-        if problem is not None:
-            self.warn(
-                f"subtask {sub.task_no!r} of task {parent.task_no} made by "
-                f"{owner!r} was dropped: {problem}",
-                parent.task_no,
-            )
-            return False
+    def _adopt_one(self, parent: Task, sub: Task, owner: str, taken: set[str]) -> None:
         taken.add(sub.task_no)
         sub.depth = parent.depth + 1
         sub.owner_coordinator_name = owner
@@ -169,17 +173,35 @@ class CoordinatorStep(Channels):
         sub.applied_coordinator_names |= parent.applied_coordinator_names
         sub.prompt_type = sub.prompt_type or parent.prompt_type
         sub.important_words = sub.important_words or list(parent.important_words)
-        return True
 
     def _drop_reason(self, parent: Task, sub: Task, siblings: int, taken: set[str]) -> str | None:
         if parent.depth + 1 > self.limits.max_depth:
             return f"it would be deeper than limits.max_depth ({self.limits.max_depth})"
         if siblings >= self.limits.max_subtasks:
-            limit = self.limits.max_subtasks
-            return f"task {parent.task_no} already has limits.max_subtasks ({limit}) subtasks"
+            return self._full(parent)
         if sub.task_no in taken:
             return "another task of the tree has that number; give subtasks unique ids"
         return None
+
+    def _full(self, parent: Task) -> str:
+        limit = self.limits.max_subtasks
+        return f"task {parent.task_no} already has limits.max_subtasks ({limit}) subtasks"
+
+
+SHOWN_NUMBERS = 5  # the task numbers a drop warning names; the rest are counted
+
+
+def _dropped(task_no: str, owner: str, problem: str, numbers: list[str], left_out: int) -> str:
+    """One warning for the subtasks of a task that one coordinator's step dropped for one
+    reason: the first few numbers, and how many in all."""
+    count = len(numbers) + left_out
+    if count == 1:
+        which = f"subtask {numbers[0]!r}" if numbers else "1 subtask"
+        return f"{which} of task {task_no} from {owner!r} was dropped: {problem}"
+    shown = ", ".join(repr(number) for number in numbers[:SHOWN_NUMBERS])
+    more = count - min(len(numbers), SHOWN_NUMBERS)
+    listed = f" ({shown} and {more:,} more)" if shown and more else f" ({shown})" if shown else ""
+    return f"{count:,} subtasks of task {task_no} from {owner!r} were dropped{listed}: {problem}"
 
 
 def _contract_broken(name: str, returned: object) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from runner import templates
@@ -32,6 +32,7 @@ class RuntimeEnv:
     text: str  # what the tool was handed: the execution text, or task_prompt for a coordinator
     tools: Mapping[str, Tool]
     emit: Callable[..., Any]  # the round's trace emitter: emit(event, task, **fields)
+    left_out_subtasks: int = field(default=0)  # C4: what a coordinator did not make (see below)
 
     @property
     def coordinator_requested(self) -> bool:
@@ -57,3 +58,6 @@ class RuntimeEnv:
 
     def trace(self, event: str, **fields: Any) -> None:
         self.emit(event, self.task.task_no, **fields)
+
+    def leave_out_subtasks(self, count: int) -> None:
+        self.left_out_subtasks += count

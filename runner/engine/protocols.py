@@ -52,6 +52,13 @@ class ToolEnv(Protocol):
         """Add an event to the round's trace."""
         ...
 
+    def leave_out_subtasks(self, count: int) -> None:
+        """C4: a coordinator that stops making subtasks once the task has
+        `limits.max_subtasks` says how many more it would have made, so that the round's
+        warning about the subtasks dropped counts them too (and nothing is built to be
+        dropped)."""
+        ...
+
 
 @runtime_checkable
 class Tool(Protocol):

@@ -98,18 +98,27 @@ def render(config: ToolConfig, label: str, source: str, variables: Mapping[str, 
     """Render a tool's template in the sandbox; a template error names the tool and the template."""
     try:
         return templates.render(source, variables)
-    except jinja2.TemplateError as exc:
-        raise ToolRunError(f"{place(config)}: its {label} template failed: {exc}") from exc
+    except Exception as exc:  # a runtime error too (`1 // 0`, a filter on the wrong type)
+        raise ToolRunError(f"{place(config)}: its {label} template failed: {_cause(exc)}") from exc
 
 
 def evaluate(config: ToolConfig, label: str, expression: str, variables: Mapping[str, Any]) -> Any:
     """Evaluate a tool's Jinja expression in the sandbox, with the same error wording."""
     try:
         return templates.evaluate(expression, variables)
-    except jinja2.TemplateError as exc:
+    except Exception as exc:
         raise ToolRunError(
-            f"{place(config)}: its {label} expression {expression!r} failed: {exc}"
+            f"{place(config)}: its {label} expression {expression!r} failed: {_cause(exc)}"
         ) from exc
+
+
+def _cause(error: Exception) -> str:
+    """A template's own error as it says itself; any other with its type (`TypeError: …`)."""
+    return (
+        str(error)
+        if isinstance(error, jinja2.TemplateError)
+        else f"{type(error).__name__}: {error}"
+    )
 
 
 def is_missing(value: Any) -> bool:

@@ -90,7 +90,10 @@ class DeclarativeCoordinator:
             return task  # C1: unchanged
         # Build everything first, so that an error leaves the task as it was (C10 restores it
         # too; this way a half-built decomposition never even exists).
-        subtasks = self._subtasks(task, params)
+        room = max(env.pipeline.limits.max_subtasks - len(task.sub_tasks), 0)
+        subtasks, left_out = self._subtasks(task, params, room)
+        if left_out:
+            env.leave_out_subtasks(left_out)  # C4: counted in the drop warning, never rendered
         addition = ""
         if self.append_source is not None:
             addition = render(self.config, "append_prompt", self.append_source, base).strip()
@@ -182,13 +185,24 @@ class DeclarativeCoordinator:
             return any(not is_missing(value) for value in dict.values(params))
         return bool(evaluate(self.config, "relevant_if", self.plan.relevant_if, variables))
 
-    def _subtasks(self, parent: Task, params: Mapping[str, Any]) -> list[Task]:
+    def _subtasks(
+        self, parent: Task, params: Mapping[str, Any], room: int
+    ) -> tuple[list[Task], int]:
+        """The subtasks, in template and item order, up to `room` (what `limits.max_subtasks`
+        leaves on the task); and how many more the loops would have made. Those past the limit
+        would be dropped (C4), so they are counted, not rendered: `for_each: range(100000)`
+        costs one loop evaluation, not 100,000 prompts."""
         subtasks: list[Task] = []
+        left_out = 0
         taken = {task.task_no for task in parent.walk()}
         for key, template, source in self.subtask_sources:
+            items = self._loop(template, parent, params)
+            made = max(min(len(items), room - len(subtasks)), 0)
+            left_out += len(items) - made
             # `index` is the item's 1-based place in `for_each` (1 without one), so that paired
             # templates can share it in their ids ("{{ index }}.n" / "{{ index }}.s", C29)
-            for index, loop_vars in enumerate(self._loop(template, parent, params), start=1):
+            for index, item in enumerate(items[:made], start=1):
+                loop_vars = {} if template.for_each is None else {template.loop_var: plain(item)}
                 running = len(parent.sub_tasks) + len(subtasks) + 1
                 variables = {"params": params, "task": parent.task_prompt, "index": index}
                 variables.update(loop_vars)
@@ -201,13 +215,14 @@ class DeclarativeCoordinator:
                     )
                 taken.add(subtask.task_no)
                 subtasks.append(subtask)
-        return subtasks
+        return subtasks, left_out
 
     def _loop(
         self, template: SubtaskTemplate, parent: Task, params: Mapping[str, Any]
-    ) -> list[dict[str, Any]]:
+    ) -> Sequence[Any]:
+        """The items a template makes subtasks of: one (unused) without `for_each`."""
         if template.for_each is None:
-            return [{}]
+            return [None]
         variables = {"params": params, "task": parent.task_prompt, "index": 0}
         items = evaluate(self.config, "for_each", template.for_each, variables)
         if items is None or isinstance(items, jinja2.Undefined):
@@ -217,7 +232,7 @@ class DeclarativeCoordinator:
                 f"{place(self.config)}: `for_each: {template.for_each}` gave "
                 f"{type(items).__name__}, not a list; loop over a list parameter"
             )
-        return [{template.loop_var: plain(item)} for item in items]
+        return items
 
     def _subtask(
         self,

@@ -143,6 +143,13 @@ def test_nesting_past_the_depth_limit_is_refused_where_it_goes_too_deep() -> Non
     assert str(depth) in diagnostic.message
 
 
+def test_nesting_past_libyamls_own_limit_is_the_same_located_refusal() -> None:
+    # at 1,000 levels libyaml, reading ahead, stops before the composer counts to the limit
+    diagnostic = error_of("a: " + "[" * 1000 + "]" * 1000 + "\n")
+    assert (diagnostic.code, diagnostic.line) == ("Y010", 1)
+    assert diagnostic.col > 1 and str(DEFAULT_LIMITS.max_depth) in diagnostic.message
+
+
 def test_nesting_up_to_the_depth_limit_is_read() -> None:
     depth = DEFAULT_LIMITS.max_depth
     assert parse("[" * depth + "]" * depth + "\n").data is not None

@@ -152,6 +152,23 @@ def test_a_path_too_long_for_the_file_system_is_a_located_error(
     assert error.hint == "shorten the file name"
 
 
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        (BASE.replace('prompt: "Answer {{ task }}"', 'template: "a\\0.j2"'), (5, 15)),
+        (CORPUS.replace("{path: docs}", '{path: "do\\0cs"}'), (3, 18)),
+    ],
+    ids=["template", "corpus"],
+)
+def test_a_path_with_a_nul_character_is_a_located_error(
+    write_pipeline: Callable[..., Path], text: str, where: tuple[int, int]
+) -> None:
+    # YAML writes it as an escape in a quoted text; os.stat would raise ValueError on it
+    [error] = validate_file(write_pipeline(text)).diagnostics
+    assert (error.code, error.line, error.col) == ("R125", *where)
+    assert "NUL character" in error.message
+
+
 def test_a_loop_of_symlinks_is_a_located_error(
     write_pipeline: Callable[..., Path], tmp_path: Path
 ) -> None:

@@ -7,7 +7,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from runner.config import validate_file
+import pytest
+
+from runner.config import composing, validate_file
 
 from .helpers import BASE, FIXTURES, ROOT
 
@@ -179,6 +181,25 @@ def test_a_table_that_is_not_rows_is_an_error(write_pipeline: Callable[..., Path
     assert "list of rows" in message
 
 
+def test_a_table_given_as_a_rows_mapping_is_read_as_a_run_reads_it(
+    write_pipeline: Callable[..., Path],
+) -> None:
+    text = BASE + "  - name: prices\n    kind: lookup\n    table: t.yaml\n    key: model\n"
+    table = "rows:\n  - {model: K1, price: 3}\n"
+    assert diagnostics(write_pipeline(text, {"t.yaml": table})) == []
+
+
+def test_a_yaml_table_past_the_size_limit_is_refused_unread(
+    write_pipeline: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(composing, "TABLE_LIMITS", composing.Limits(max_bytes=100))
+    text = BASE + "  - name: prices\n    kind: lookup\n    table: t.yaml\n    key: model\n"
+    table = "".join(f"- {{model: K{i}}}\n" for i in range(20))
+    [(code, message)] = diagnostics(write_pipeline(text, {"t.yaml": table}))
+    assert code == "R120"
+    assert "larger than 100 bytes" in message and "as CSV" in message
+
+
 def test_deep_fallback_coordinator_must_be_a_deep_search_tool(
     write_pipeline: Callable[..., Path],
 ) -> None:
@@ -190,3 +211,12 @@ def test_deep_fallback_coordinator_must_be_a_deep_search_tool(
 
 def test_minimal_example_has_no_warning() -> None:
     assert validate_file(ROOT / "pipelines" / "minimal.yaml").diagnostics == ()
+
+
+def test_a_pattern_python_warns_about_prints_nothing_when_it_is_compiled(
+    recwarn: pytest.WarningsRecorder,
+) -> None:
+    from runner.patterns import compile_pattern
+
+    assert compile_pattern("[[a]b").search("xab")
+    assert not [w for w in recwarn if issubclass(w.category, FutureWarning)]

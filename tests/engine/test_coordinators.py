@@ -176,6 +176,37 @@ def test_c4_subtasks_beyond_max_subtasks_are_dropped_with_a_warning(world):
     assert any("1.3" in warning and "max_subtasks" in warning for warning in result.warnings)
 
 
+def test_c4_many_subtasks_dropped_for_one_reason_are_one_warning_with_their_count(world):
+    many = subtasks(*[(f"1.{n}", f"part {n}") for n in range(1, 41)])
+    w = world(
+        coordinator("split", many, activation="coordinator_only"), limits=Limits(max_subtasks=2)
+    )
+    result = w.run("q")
+    [dropped] = [warning for warning in result.warnings if "dropped" in warning]
+    assert dropped.startswith("38 subtasks of task 1 from 'split' were dropped")
+    assert "'1.3', '1.4', '1.5', '1.6', '1.7' and 33 more" in dropped
+    assert "max_subtasks (2)" in dropped
+
+
+def test_c4_subtasks_a_coordinator_left_out_count_in_the_drop_warning(world):
+    def two_of_many(task: Task, env) -> None:
+        task.sub_tasks.extend([Task("1.1", "a"), Task("1.2", "b")])
+        env.leave_out_subtasks(99998)  # the task was full: the rest were never made
+
+    w = world(
+        coordinator("split", two_of_many, activation="coordinator_only"),
+        limits=Limits(max_subtasks=2),
+    )
+    result = w.run("q")
+    assert [t.task_no for t in task_of(w, "1").sub_tasks] == ["1.1", "1.2"]
+    [dropped] = [warning for warning in result.warnings if "dropped" in warning]
+    assert dropped == (
+        "99,998 subtasks of task 1 from 'split' were dropped: "
+        "task 1 already has limits.max_subtasks (2) subtasks"
+    )
+    assert [e["message"] for e in w.events("warning")] == [dropped]  # the trace says the same
+
+
 def test_c8_coordinators_run_by_priority_each_on_the_previous_output(world):
     def second(task: Task, env) -> None:
         task.task_prompt += " +second"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jinja2
 import pytest
 
 from runner import templates
@@ -122,3 +123,34 @@ def test_a_tool_template_over_budget_fails_naming_the_tool_and_the_template(tool
 def test_a_relevant_if_or_for_each_over_budget_fails_naming_it(tool_config, label: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ToolRunError, match=rf"faq.*{label} expression.*budget"):
         evaluate(tool_config, label, "[1] * 10**9", {})
+
+
+@pytest.mark.parametrize(
+    ("source", "cause"),
+    [("{{ 1 // 0 }}", "ZeroDivisionError"), ("{{ 3|map('x')|list }}", "TypeError")],
+)
+def test_a_runtime_error_in_a_template_names_the_tool_and_the_template(
+    tool_config, source, cause
+) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ToolRunError, match=rf"faq.*prompt template failed: {cause}"):
+        render(tool_config, "prompt", source, {})
+
+
+def test_a_runtime_error_in_an_expression_names_it(tool_config) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ToolRunError, match=r"faq.*relevant_if expression.*failed: TypeError"):
+        evaluate(tool_config, "relevant_if", "100000|map('string')|list", {})
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% include '/etc/hostname' %}",
+        "{% import '/etc/passwd' as x %}",
+        "{% from 'x.j2' import y %}",
+        "line one\n{% extends 'base.j2' %}",
+    ],
+)
+def test_a_template_cannot_reach_another_file(source: str) -> None:
+    with pytest.raises(jinja2.TemplateSyntaxError, match="cannot use another template file") as e:
+        templates.render(source, {})
+    assert e.value.lineno == source.count("\n") + 1

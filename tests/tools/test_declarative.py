@@ -11,6 +11,7 @@ from runner.config.model import (
     ConditionKind,
     Decompose,
     Extraction,
+    Limits,
     LookupOptions,
     PromptOptions,
     SubtaskTemplate,
@@ -152,6 +153,28 @@ def test_subtasks_made_after_an_earlier_coordinators_continue_the_numbering(harn
     the_task = task("q")
     the_task.sub_tasks.append(task("earlier", "1.1"))
     assert [s.task_no for s in decompose(h, the_task).sub_tasks] == ["1.1", "1.2"]
+
+
+def test_c4_a_loop_past_max_subtasks_is_counted_not_rendered(harness):
+    # item 3's prompt would divide by zero: it must never be rendered
+    loop = SubtaskTemplate(for_each="range(100000)", prompt=inline("{{ 10 // (3 - item) }}"))
+    h = harness(coordinator(loop, relevant_if="true"), limits=Limits(max_subtasks=3))
+    the_task = task("q")
+    env = h.env(the_task, text="q")
+    subs = run(h.tools["compare"].decompose(the_task, env)).sub_tasks
+    assert [s.task_prompt for s in subs] == ["3", "5", "10"]
+    assert env.left_out_subtasks == 100000 - 3
+
+
+def test_c4_the_room_counts_subtasks_the_task_has_already(harness):
+    h = harness(coordinator(per_product()), limits=Limits(max_subtasks=2))
+    h.prompts.extract_replies["compare"] = {"products": ["A", "B", "C"]}
+    the_task = task("q")
+    the_task.sub_tasks.append(task("earlier", "1.1"))
+    env = h.env(the_task, text="q")
+    subs = run(h.tools["compare"].decompose(the_task, env)).sub_tasks
+    assert [s.task_no for s in subs] == ["1.1", "1.2"]
+    assert env.left_out_subtasks == 2
 
 
 def neighbour_then_search() -> ToolConfig:

@@ -14,7 +14,7 @@ from runner.config.diagnostics import KeyPath, value_at
 from runner.config.humanize import humanize, suggestion_suffix
 from runner.config.loader import Document, LoadError, read_document
 from runner.config.schema import definition_validator
-from runner.patterns import compile_pattern
+from runner.patterns import compile_pattern, pattern_doubt
 from runner.purposes import PURPOSE_VARIABLES, Purpose
 
 
@@ -70,6 +70,16 @@ def regex(checks: Checks, path: KeyPath, document: Document | None = None) -> No
             col,
             path,
             hint="in YAML, quote a pattern with single quotes so backslashes stay as written",
+        )
+        return
+    doubt = pattern_doubt(pattern)
+    if doubt is not None:
+        checks.emit(
+            "R127",
+            f"the regular expression may mean something else in a later Python: {doubt}",
+            path,
+            hint="escape the character inside the set: `\\[`, `\\-`, `\\&`, `\\~` or `\\|`",
+            warning=True,
         )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from runner.config.checks.context import Checks
 from runner.config.checks.paths import existing_path
 from runner.config.diagnostics import KeyPath
 from runner.config.humanize import suggestion_suffix
-from runner.config.loader import LoadError, read_document
+from runner.tables import TableError, shared_rows, table_version
 
 
 def lookup_table(checks: Checks, path: KeyPath, tool: Mapping[str, Any]) -> None:
@@ -41,23 +40,20 @@ def lookup_table(checks: Checks, path: KeyPath, tool: Mapping[str, Any]) -> None
 
 
 def table_columns(table: Path) -> list[str]:
-    """The column names of a lookup table. Raises ValueError for an unreadable table."""
-    suffix = table.suffix.lower()
-    try:
-        if suffix == ".csv":
+    """The column names of a lookup table, read as a run reads it (runner.tables: the same
+    forms, a `rows:` mapping too, and the same limits). Raises ValueError for an unreadable
+    table."""
+    if table.suffix.lower() == ".csv":  # the header line is enough
+        try:
             with table.open(encoding="utf-8", newline="") as handle:
                 return [name.strip() for name in next(csv.reader(handle), [])]
-        if suffix == ".json":
-            rows = json.loads(table.read_text(encoding="utf-8"))
-        else:
-            rows = read_document(table).data
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        raise ValueError(str(error)) from error
-    except LoadError as error:
-        raise ValueError(error.diagnostic.message) from error
-    if not isinstance(rows, list) or not all(isinstance(row, Mapping) for row in rows):
-        raise ValueError("it must be a list of rows (mappings from column to value)")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ValueError(str(error)) from error
+    try:
+        rows = shared_rows(table_version(table))
+    except TableError as error:
+        raise ValueError(str(error).removeprefix(f"{table.resolve()}: ")) from error
     columns: dict[str, None] = {}
     for row in rows:
-        columns.update(dict.fromkeys(str(key) for key in row))
+        columns.update(dict.fromkeys(row))
     return list(columns)
