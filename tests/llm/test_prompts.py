@@ -180,13 +180,19 @@ def test_prompt_type_must_be_one_of_the_names() -> None:
 def test_the_prompt_tool_call_carries_its_facts_and_tool() -> None:
     client = RecordingClient(lambda request: "  done  ")
     facts = {"text": "t", "task": "t", "params": {}}
-    reply = run(Prompts(client).tool("rendered", tool="compat", subject="t", facts=facts))
+    context = [Passage("Warranty: two years.", (Source("p.md"),), key="1:spec")]
+
+    def rendered(variables: object) -> str:
+        return f"rendered {variables['context'][0]['text']}"  # type: ignore[index]
+
+    reply = run(Prompts(client).tool(rendered, facts, context, tool="compat", subject="t"))
     sent = client.requests[0]
-    assert (reply, sent.purpose, sent.tool, sent.subject, dict(sent.facts)) == (
+    assert (reply.text, reply.used, sent.purpose, sent.tool, sent.subject) == (
         "done",
+        tuple(context),
         Purpose.TOOL,
         "compat",
         "t",
-        facts,
     )
-    assert sent.schema is None
+    assert dict(sent.facts) == {**facts, "context": [context[0].to_json()]}
+    assert (sent.prompt, sent.schema, sent.cut) == ("rendered Warranty: two years.", None, None)
