@@ -18,7 +18,7 @@ from runner import templates
 from runner.config.model import Pipeline, PromptType, TemplateRef, ToolConfig
 from runner.llm import fitting
 from runner.llm.errors import LLMConfigError
-from runner.llm.known_values import known_values
+from runner.llm.known_values import known_values, named_values
 from runner.llm.passages import (
     Answer,
     BufferEntries,
@@ -136,6 +136,7 @@ class Prompts:
             "tool": tool,
             "instruction": instruction,
             "known_values": self.known_values(text),
+            "named_values": named_values(self.pipeline, text),
         }
         data = await self._ask(
             purpose, facts, subject=text, schema=_lenient(schema), tool=tool, template=template
