@@ -19,8 +19,9 @@ import click
 @click.option(
     "--llm",
     "llm_override",
-    metavar="PROVIDER[:MODEL]",
-    help="Override the pipelines' LLM: offline, scripted, replay, openai_like, ollama.",
+    metavar="PROVIDER[:MODEL][@API_BASE]",
+    help="Override the pipelines' LLM: offline, scripted, replay, openai_like, ollama, "
+    "llama_index.",
 )
 @click.option(
     "--state",
