@@ -119,3 +119,20 @@ def test_the_summary_flags_rounds_answered_below_the_target() -> None:
     }
     usable, answered, _ = realmodel_rows(results)
     assert "missed" in usable[4] and "missed" in answered[4] and usable[2] == ""
+
+
+def test_a_rounds_calls_are_read_from_its_trace() -> None:
+    from types import SimpleNamespace
+
+    from runner.trace import Trace
+
+    trace = Trace()
+    for record in CALLS:
+        fields = record.to_json()
+        fields.pop("task", None)
+        trace.emit("llm.call", "1", **fields)
+    calls = realmodel.round_calls(SimpleNamespace(trace=trace))
+    assert [(c.purpose, c.outcome, c.structured) for c in calls] == [
+        (c.purpose, c.outcome, c.structured) for c in CALLS
+    ]
+    assert [c.notice for c in calls] == [c.notice for c in CALLS]
