@@ -31,6 +31,7 @@ import time
 from collections import Counter
 from datetime import date
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from bench import llama_server
@@ -73,15 +74,21 @@ def run_mode(server: llama_server.Server, mode: str, max_tokens: int) -> dict[st
     )
     runtime = Runtime.from_pipeline(dataclasses.replace(pipeline, llm=llm), cache=False)
     rounds: list[dict[str, Any]] = []
+    calls: list[Any] = []
     try:
         for kind, turns in CONVERSATIONS:
-            rounds.extend(asyncio.run(_conversation(runtime, kind, turns)))
+            for figures, made in asyncio.run(_conversation(runtime, kind, turns)):
+                rounds.append(figures)
+                calls.extend(made)
     finally:
         runtime.close()
-    return {"mode": mode, **_totals(rounds, runtime.client.calls), "per_round": rounds}
+    return {"mode": mode, **_totals(rounds, calls), "per_round": rounds}
 
 
-async def _conversation(runtime: Any, kind: str, turns: tuple[str, ...]) -> list[dict[str, Any]]:
+async def _conversation(
+    runtime: Any, kind: str, turns: tuple[str, ...]
+) -> list[tuple[dict[str, Any], list[Any]]]:
+    """Each round's figures and its LLM calls."""
     from runner.sessions import SessionStore
 
     results = []
@@ -92,16 +99,25 @@ async def _conversation(runtime: Any, kind: str, turns: tuple[str, ...]) -> list
         conversation = runtime.conversation(store)
         try:
             for text in turns:
-                first_call = len(runtime.client.calls)
                 started = time.perf_counter()
                 result = await conversation.say(text)
-                calls = runtime.client.calls[first_call:]
-                results.append(_round(kind, text, result, calls, time.perf_counter() - started))
+                calls = round_calls(result)
+                figures = _round(kind, text, result, calls, time.perf_counter() - started)
+                results.append((figures, calls))
                 if result.outcome != "clarification":
                     break
         finally:
             await runtime.client.aclose()
     return results
+
+
+def round_calls(result: Any) -> list[SimpleNamespace]:
+    """The round's LLM calls, from its trace's `llm.call` events: a runtime's client keeps
+    only the calls of the round running (runner.app scopes them per round)."""
+    return [
+        SimpleNamespace(**{"notice": None, "structured": None, **event})
+        for event in result.trace.of("llm.call")
+    ]
 
 
 def _round(kind: str, text: str, result: Any, calls: list[Any], seconds: float) -> dict[str, Any]:

@@ -31,9 +31,13 @@ PURPOSE_VARIABLES: dict[Purpose, frozenset[str]] = {
     # tools: [{name, instruction, description, examples, keywords}] — every candidate in one call
     Purpose.SUITABILITY: frozenset({"text", "tools"}),
     # schema: the JSON Schema of the parameters; known_values: values of the pipeline's tables,
-    # {<lookup parameter or key column>: [values]}
-    Purpose.DECOMPOSE: frozenset({"text", "schema", "tool", "instruction", "known_values"}),
-    Purpose.EXTRACT: frozenset({"text", "schema", "tool", "instruction", "known_values"}),
+    # {<lookup parameter or key column>: [values]}; named_values: those the text names
+    Purpose.DECOMPOSE: frozenset(
+        {"text", "schema", "tool", "instruction", "known_values", "named_values"}
+    ),
+    Purpose.EXTRACT: frozenset(
+        {"text", "schema", "tool", "instruction", "known_values", "named_values"}
+    ),
     # a prompt tool renders its own template (see docs/reference.md for its variables)
     Purpose.TOOL: frozenset({"text"}),
     # passages: [{text, sources, key, guaranteed}]

@@ -64,8 +64,10 @@ def runtime_options(function: F) -> F:
         ),
         click.option(
             "--llm",
-            metavar="PROVIDER[:MODEL]",
-            help="Override the pipeline's LLM: offline, scripted, replay, openai_like, ollama.",
+            metavar="PROVIDER[:MODEL][@API_BASE]",
+            help="Override the pipeline's LLM: offline, scripted, replay, openai_like, ollama, "
+            "llama_index; @API_BASE sets the server, e.g. "
+            "openai_like:smollm2@http://127.0.0.1:8080/v1.",
         ),
         click.option(
             "--llm-script",

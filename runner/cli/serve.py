@@ -44,7 +44,7 @@ from runner.cli.run import friendly_errors
     is_flag=True,
     help="Allow a non-loopback --host without bearer tokens (anyone who reaches it may use it).",
 )
-@click.option("--llm", metavar="PROVIDER[:MODEL]", help="Override the pipelines' LLM.")
+@click.option("--llm", metavar="PROVIDER[:MODEL][@API_BASE]", help="Override the pipelines' LLM.")
 @click.option(
     "--allow-python",
     is_flag=True,

@@ -144,6 +144,8 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
         entry: dict[str, Any] = {"round": state.rounds, "message": message, "outcome": stop.outcome}
         entry["question" if stop.outcome == CLARIFICATION else stop.outcome] = stop.text
         state.history.append(entry)
+        for notice in self._llm_notices():
+            self.warn(notice)
         self.emit(
             "round.end",
             None,
@@ -166,6 +168,13 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
             warnings=list(self.warnings),
             trace=self.trace,
         )
+
+    def _llm_notices(self) -> list[str]:
+        """What the LLM client said once for the run in this round's calls (a server that
+        refused the structured-output field, and the mode used instead): a warning of the
+        round, never a failure, so the round is not degraded by it."""
+        calls = self._llm_calls()[self._first_call :]
+        return [call.notice for call in calls if getattr(call, "notice", None)]
 
     def _close_open_tasks(self, status: TaskStatus) -> None:
         """At a round's end nothing is running: a terminal answer closed the tasks on its way

@@ -9,7 +9,8 @@ Policy for one request:
   errors (HTTP 4xx…) are not;
 - a server that refuses the structured-output field (runner.llm.decoding) is asked again at
   once with the next mode down; that mode is kept for the model for the rest of the run, and
-  said once (`notices`, and the refused call's `notice` in the trace);
+  said once (`notices`, and the refused call's `notice`, which the round that made the call
+  turns into one of its warnings);
 - an unusable reply — invalid against its schema, or empty where text is expected — is asked
   again `structured_retries` times with the problem appended to the prompt, then fails with
   LLMReplyError.

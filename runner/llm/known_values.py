@@ -1,4 +1,5 @@
-"""The values of a pipeline's lookup tables, handed to extraction as `known_values`.
+"""The values of a pipeline's lookup tables, handed to extraction as `known_values`, and those
+the text names as `named_values`.
 
 `{<name>: [values]}` per lookup tool, where the name is the tool's `parameter` (with
 `match: params`) or else its `key` column: the values a user may name. A real model sees them in
@@ -21,6 +22,19 @@ MAX_LISTED = 200
 
 
 def known_values(pipeline: Pipeline | None, text: str = "") -> dict[str, list[str]]:
+    """`{name: [values]}`: all of a short table's values, the ones the text names of a long
+    table's."""
+    return _collect(pipeline, text, named_only=False)
+
+
+def named_values(pipeline: Pipeline | None, text: str) -> dict[str, list[str]]:
+    """`{name: [values]}`: the tables' values the text names, whatever the table's length. A
+    small model given these few instead of a long list fills its reply with them; a large one
+    loses nothing, since `known_values` still lists every value when the text names none."""
+    return _collect(pipeline, text, named_only=True)
+
+
+def _collect(pipeline: Pipeline | None, text: str, *, named_only: bool) -> dict[str, list[str]]:
     result: dict[str, list[str]] = {}
     if pipeline is None:
         return result
@@ -30,15 +44,19 @@ def known_values(pipeline: Pipeline | None, text: str = "") -> dict[str, list[st
             continue
         name = options.parameter if options.match == "params" and options.parameter else options.key
         merged = result.setdefault(name, [])
-        for value in _key_values(pipeline, options, text):
+        for value in _key_values(pipeline, options, text, named_only):
             if value not in merged and len(merged) < MAX_LISTED:
                 merged.append(value)
     return {name: values for name, values in result.items() if values}
 
 
-def _key_values(pipeline: Pipeline, options: LookupOptions, text: str) -> list[str]:
+def _key_values(
+    pipeline: Pipeline, options: LookupOptions, text: str, named_only: bool
+) -> list[str]:
     try:
         index = key_index(table_path(pipeline, options.table), options.matched_columns)
     except (TableError, OSError):
         return []
-    return index.keys if len(index.keys) <= MAX_LISTED else index.mentioned(text, MAX_LISTED)
+    if len(index.keys) <= MAX_LISTED and not named_only:
+        return index.keys
+    return index.mentioned(text, MAX_LISTED) if text else []

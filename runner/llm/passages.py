@@ -95,7 +95,7 @@ def _source_facts(source: Source) -> dict[str, Any]:
 class Answer:
     """The final answer's (or a compose's) text, its citations in runner's format, and the
     passages it drew on, in the order it first cites them (all it was given when it cites
-    none)."""
+    none). A prompt tool's reply: its text and the passages its prompt was given."""
 
     text: str
     used: tuple[Passage, ...] = ()

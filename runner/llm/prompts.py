@@ -18,7 +18,7 @@ from runner import templates
 from runner.config.model import Pipeline, PromptType, TemplateRef, ToolConfig
 from runner.llm import fitting
 from runner.llm.errors import LLMConfigError
-from runner.llm.known_values import known_values
+from runner.llm.known_values import known_values, named_values
 from runner.llm.passages import (
     Answer,
     BufferEntries,
@@ -136,6 +136,7 @@ class Prompts:
             "tool": tool,
             "instruction": instruction,
             "known_values": self.known_values(text),
+            "named_values": named_values(self.pipeline, text),
         }
         data = await self._ask(
             purpose, facts, subject=text, schema=_lenient(schema), tool=tool, template=template
@@ -148,12 +149,32 @@ class Prompts:
 
     # --- tools ----------------------------------------------------------------------------------
 
-    async def tool(self, prompt: str, *, tool: str, subject: str, facts: Mapping[str, Any]) -> str:
-        """A prompt tool's own rendered template; `facts` are the variables it was rendered
-        with (what the offline provider reads)."""
-        request = LLMRequest(Purpose.TOOL, prompt, subject=subject, tool=tool, facts=dict(facts))
+    async def tool(
+        self,
+        render: Callable[[Mapping[str, Any]], str],
+        facts: Mapping[str, Any],
+        context: Sequence[Passage] = (),
+        *,
+        tool: str,
+        subject: str,
+    ) -> Answer:
+        """A prompt tool's call: its own template (`render`, given the template's variables),
+        the variables but `context` (`facts`), and the buffer's passages, of which those that
+        fit the context window become the template's `context` — cut by relevance to `subject`,
+        as every purpose's passages are. `render` may be called several times; its last call
+        renders the prompt sent. The reply's `used` are the passages the prompt was given."""
+        kept, cut = await self._fit(
+            Purpose.TOOL,
+            {"context": context},
+            lambda groups: render({**facts, "context": passages_json(groups["context"])}),
+            question=subject,
+        )
+        sent = {**facts, "context": passages_json(kept["context"])}
+        request = LLMRequest(
+            Purpose.TOOL, render(sent), subject=subject, tool=tool, facts=sent, cut=cut
+        )
         reply = await self.client.complete(request)
-        return reply.text.strip()
+        return Answer(reply.text.strip(), tuple(kept["context"]))
 
     # --- deep search ----------------------------------------------------------------------------
 
@@ -163,9 +184,12 @@ class Prompts:
         kept, cut = await self._fit(
             Purpose.GATEKEEPER,
             {"passages": passages},
-            lambda g: {"question": question, "passages": passages_json(g["passages"])},
+            self._renderer(
+                Purpose.GATEKEEPER,
+                lambda g: {"question": question, "passages": passages_json(g["passages"])},
+                template,
+            ),
             question=question,
-            template=template,
         )
         facts = {"question": question, "passages": passages_json(kept["passages"])}
         data = await self._ask(
@@ -196,9 +220,8 @@ class Prompts:
         kept, cut = await self._fit(
             Purpose.MISSING_INFO,
             {"passages": passages},
-            facts_of,
+            self._renderer(Purpose.MISSING_INFO, facts_of, template),
             question=question,
-            template=template,
         )
         facts = facts_of(kept)
         schema = {
@@ -224,9 +247,12 @@ class Prompts:
         kept, cut = await self._fit(
             Purpose.READ_PAGE,
             {"page": [page]},
-            lambda g: {"question": question, "page": g["page"][0].to_json()},
+            self._renderer(
+                Purpose.READ_PAGE,
+                lambda g: {"question": question, "page": g["page"][0].to_json()},
+                template,
+            ),
             question=question,
-            template=template,
         )
         facts = {"question": question, "page": kept["page"][0].to_json()}
         data = await self._ask(
@@ -257,9 +283,12 @@ class Prompts:
         kept, cut = await self._fit(
             Purpose.COMPOSE,
             {"answers": pages},
-            lambda g: {"question": question, "answers": numbered_json(g["answers"], first=1)},
+            self._renderer(
+                Purpose.COMPOSE,
+                lambda g: {"question": question, "answers": numbered_json(g["answers"], first=1)},
+                template,
+            ),
             question=question,
-            template=template,
         )
         shown = kept["answers"]
         facts = {"question": question, "answers": numbered_json(shown, first=1)}
@@ -294,9 +323,8 @@ class Prompts:
                 "guaranteed": [page for passage in guaranteed for page in pages_of(passage)],
                 "context": [page for passage in context for page in pages_of(passage)],
             },
-            facts_of,
+            self._renderer(Purpose.ANSWER, facts_of, template),
             question=question,
-            template=template,
         )
         reply = await self._ask(
             Purpose.ANSWER, facts_of(kept), subject=question, template=template, cut=cut
@@ -328,19 +356,18 @@ class Prompts:
         self,
         purpose: Purpose,
         groups: Mapping[str, Sequence[Passage]],
-        facts_of: Callable[[Mapping[str, Sequence[Passage]]], dict[str, Any]],
+        render: Callable[[Mapping[str, Sequence[Passage]]], str],
         *,
         question: str,
-        template: TemplateRef | None,
     ) -> tuple[dict[str, list[Passage]], dict[str, int] | None]:
         """The passages that fit the purpose's context window (runner.llm.fitting), and the
-        cut when there was one. `facts_of` builds the template's variables from passages."""
+        cut when there was one. `render` makes the prompt of a choice of the passages."""
         window_of = getattr(self.client, "context_window", None)
         window = await window_of(purpose) if window_of is not None else None
         config = getattr(self.client, "config", None) or (self.pipeline and self.pipeline.llm)
         reply_tokens = (model_settings(config, purpose).max_tokens or 0) if config else 0
         kept, cut = fitting.fit(
-            lambda chosen: self.render(purpose, facts_of(chosen), template),
+            render,
             groups,
             question=question,
             window=window,
@@ -348,6 +375,15 @@ class Prompts:
             what=purpose.value,
         )
         return kept, cut.to_json() if cut is not None else None
+
+    def _renderer(
+        self,
+        purpose: Purpose,
+        facts_of: Callable[[Mapping[str, Sequence[Passage]]], dict[str, Any]],
+        template: TemplateRef | None,
+    ) -> Callable[[Mapping[str, Sequence[Passage]]], str]:
+        """The purpose's prompt of a choice of passages (`facts_of` makes the variables)."""
+        return lambda groups: self.render(purpose, facts_of(groups), template)
 
     def render(
         self, purpose: Purpose, variables: Mapping[str, Any], template: TemplateRef | None = None

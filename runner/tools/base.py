@@ -29,7 +29,6 @@ from runner.engine.protocols import (
     ToolEnv,
 )
 from runner.engine.results import Clarification, ToolResult
-from runner.llm.prompts import passages_from_buffer
 from runner.sources import Source
 
 if TYPE_CHECKING:
@@ -76,11 +75,6 @@ def finish(
     if output is Output.GUARANTEED:
         return ToolResult.guaranteed_context(text, unique)
     return ToolResult.context(text, unique)
-
-
-def prior_sources(prior: PriorContext | None) -> list[Source]:
-    """Every source of the non-empty buffer entries: what a consumer's answer drew on (C33)."""
-    return [source for passage in passages_from_buffer(prior) for source in passage.sources]
 
 
 def template_source(config: ToolConfig, ref: TemplateRef, label: str) -> str:

@@ -3,8 +3,9 @@
 Optional `parameters` are extracted first (purpose `extract`); when a required one is missing and
 the tool has `clarify`, it asks its templated question instead (C24), and continuing re-extracts
 from the task's text plus the user's answer. A tool with `consumes_context: true` receives the
-context buffer as `context` passages (C20c). The reply becomes context, guaranteed context or the
-terminal answer, as `output` / `coordinator_output` say (C23, C25).
+context buffer as `context` passages (C20c): those that fit the model's context window, cut by
+relevance as every prompt's passages are (runner.llm.fitting). The reply becomes context,
+guaranteed context or the terminal answer, as `output` / `coordinator_output` say (C23, C25).
 
 The template's variables are PROMPT_TOOL_VARIABLES (runner/purposes.py), plus the direct-call
 function `lookup(tool, key)` (C26).
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from runner.config.model import PromptOptions, ToolConfig
 from runner.engine.results import ToolResult
-from runner.llm.prompts import passages_from_buffer, passages_json
+from runner.llm.prompts import passages_from_buffer
 from runner.llm.types import Purpose
 from runner.sources import Source
 from runner.tools.base import (
@@ -29,7 +30,6 @@ from runner.tools.base import (
     is_missing,
     may_ask,
     plain,
-    prior_sources,
     render,
     template_source,
     with_answer,
@@ -63,15 +63,25 @@ class PromptTool(BuiltinTool):
         missing = [name for name in self.required if is_missing(params.get(name))]
         if missing and self.clarify_source is not None and may_ask(call, self.services):
             return clarifying_question(self.config, self.clarify_source, call, params, missing)
-        facts = self._variables(call, params)
         looked_up: list[Source] = []  # the rows its template's lookup() calls returned (C33)
         functions = self._functions(call, looked_up)
-        prompt = render(self.config, "prompt", self.template, {**facts, **functions})
+
+        def prompt_of(variables: Mapping[str, Any]) -> str:
+            # rendered once per choice of context while the prompt is fitted to the model's
+            # window: the rows looked up are those of the last rendering, the prompt sent
+            looked_up.clear()
+            return render(self.config, "prompt", self.template, {**variables, **functions})
+
         reply = await call.env.prompts.tool(
-            prompt, tool=self.name, subject=call.env.task.task_prompt, facts=facts
+            prompt_of,
+            self._variables(call, params),
+            passages_from_buffer(call.prior),
+            tool=self.name,
+            subject=call.env.task.task_prompt,
         )
-        sources = [*prior_sources(call.prior), *looked_up]
-        return finish(self.config, call.env, reply.strip(), sources)
+        # what the reply drew on (C33): the buffer results its prompt was given, and the rows
+        sources = [source for passage in reply.used for source in passage.sources]
+        return finish(self.config, call.env, reply.text, [*sources, *looked_up])
 
     async def _parameters(self, call: Call) -> dict[str, Any]:
         parameters = self.options.parameters
@@ -90,7 +100,8 @@ class PromptTool(BuiltinTool):
         return {**declared, **(params or {})}
 
     def _variables(self, call: Call, params: Mapping[str, Any]) -> dict[str, Any]:
-        """PROMPT_TOOL_VARIABLES: plain data, also handed to the LLM layer as the call's facts."""
+        """PROMPT_TOOL_VARIABLES but `context`: plain data, also handed to the LLM layer as the
+        call's facts; the LLM layer adds the buffer's passages that fit as `context`."""
         clarification = call.clarification
         return {
             "text": call.text,
@@ -98,7 +109,6 @@ class PromptTool(BuiltinTool):
             "original": call.original,
             "coordinator_requested": call.env.coordinator_requested,
             "params": dict(params),
-            "context": passages_json(passages_from_buffer(call.prior)),
             "clarification": (
                 {"question": clarification.question, "answer": clarification.answer}
                 if clarification is not None

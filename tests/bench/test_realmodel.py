@@ -79,3 +79,60 @@ def test_the_section_shows_every_mode() -> None:
     text = realmodel.section(results)
     assert "| `json_schema` | 67% | suitability 1/1, gatekeeper 1/2 | 1 of 2 |" in text
     assert "the deep search itself did not run" in text  # no missing_info call in any round
+
+
+def _mode(mode: str, usable: dict, answered: int, rounds: int, extra: int, refused: int) -> dict:
+    good = sum(ok for ok, _ in usable.values())
+    return {
+        "mode": mode,
+        "usable_by_purpose": usable,
+        "usable": round(good / sum(total for _, total in usable.values()), 3),
+        "rounds": rounds,
+        "rounds_answered": answered,
+        "extra_calls": extra,
+        "refused_calls": refused,
+    }
+
+
+def test_the_summary_shows_the_targets_constrained_beside_unconstrained() -> None:
+    from bench.summary import realmodel_rows
+
+    results = {
+        "targets": {"usable_structured": 1.0, "rounds_answered_of_10": 9},
+        "modes": [
+            _mode("json_schema", {"suitability": [7, 7], "extract": [1, 1]}, 10, 10, 1, 1),
+            _mode("prompt", {"suitability": [1, 4]}, 3, 9, 5, 0),
+        ],
+    }
+    usable, answered, re_asked = realmodel_rows(results)
+    assert usable[1:] == ["100% (8 of 8)", "without constraint 25% (1 of 4)", "100%", "met"]
+    assert answered[1:] == ["10 of 10", "without constraint 3 of 9", "≥ 9 of 10", "met"]
+    assert re_asked[1] == "0 (1 refused request)" and re_asked[4] == "met"
+
+
+def test_the_summary_flags_rounds_answered_below_the_target() -> None:
+    from bench.summary import realmodel_rows
+
+    results = {
+        "targets": {"usable_structured": 1.0, "rounds_answered_of_10": 9},
+        "modes": [_mode("json_schema", {"suitability": [6, 7]}, 8, 10, 1, 0)],
+    }
+    usable, answered, _ = realmodel_rows(results)
+    assert "missed" in usable[4] and "missed" in answered[4] and usable[2] == ""
+
+
+def test_a_rounds_calls_are_read_from_its_trace() -> None:
+    from types import SimpleNamespace
+
+    from runner.trace import Trace
+
+    trace = Trace()
+    for record in CALLS:
+        fields = record.to_json()
+        fields.pop("task", None)
+        trace.emit("llm.call", "1", **fields)
+    calls = realmodel.round_calls(SimpleNamespace(trace=trace))
+    assert [(c.purpose, c.outcome, c.structured) for c in calls] == [
+        (c.purpose, c.outcome, c.structured) for c in CALLS
+    ]
+    assert [c.notice for c in calls] == [c.notice for c in CALLS]

@@ -206,14 +206,12 @@ def test_compose_quotes_only_the_relevant_pages_handed_over_unread() -> None:
 
 def test_a_prompt_tool_answers_from_its_context() -> None:
     _, prompts = offline()
-    facts = {
-        "task": "Is the warranty two years?",
-        "context": [
-            {"text": "Warranty: two years. Shipping: free.", "sources": [{"document": "p.md"}]}
-        ],
-    }
-    reply = run(prompts.tool("…rendered…", tool="t", subject=facts["task"], facts=facts))
-    assert reply == "Warranty: two years. [p.md]"
+    facts = {"task": "Is the warranty two years?"}
+    context = [Passage("Warranty: two years. Shipping: free.", (Source("p.md"),))]
+    reply = run(
+        prompts.tool(lambda _: "…rendered…", facts, context, tool="t", subject=facts["task"])
+    )
+    assert reply.text == "Warranty: two years. [p.md]"
 
 
 def test_offline_answers_are_deterministic() -> None:

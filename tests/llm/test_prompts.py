@@ -140,6 +140,36 @@ def test_known_values_come_from_the_pipelines_lookup_tables(tmp_path: Path) -> N
     assert client.requests[0].facts["known_values"] == {"sku": ["A-1", "B-2"]}
 
 
+def _extraction_prompt(tmp_path: Path, text: str) -> LLMRequest:
+    (tmp_path / "models.yaml").write_text(
+        "- {sku: KD-450}\n- {sku: KD-600X}\n- {sku: KW-620}\n", encoding="utf-8"
+    )
+    configured = pipeline(tmp_path, lookup_tool(Path("models.yaml"), "sku"))
+    client = RecordingClient()
+    schema = {"type": "object", "properties": {"products": {"type": "array"}}}
+    run(Prompts(client, configured).extract(Purpose.DECOMPOSE, text, schema, tool="compare"))
+    return client.requests[0]
+
+
+def test_the_known_values_the_text_names_are_listed_instead_of_the_table(tmp_path: Path) -> None:
+    request = _extraction_prompt(tmp_path, "Compare the kd450 and the KD-600X")
+    assert sorted(request.facts["named_values"]["sku"]) == ["KD-450", "KD-600X"]
+    [line] = [line for line in request.prompt.splitlines() if "the request names" in line]
+    assert "KD-450" in line and "KD-600X" in line
+    assert "KW-620" not in request.prompt  # the rest of the table is not listed
+
+
+def test_the_whole_short_table_is_listed_when_the_text_names_no_value(tmp_path: Path) -> None:
+    request = _extraction_prompt(tmp_path, "Compare the two dishwashers")
+    assert request.facts["named_values"] == {}
+    assert "- sku: KD-450, KD-600X, KW-620" in request.prompt
+
+
+def test_the_extraction_prompt_ends_with_the_request(tmp_path: Path) -> None:
+    request = _extraction_prompt(tmp_path, "Compare the KD-450 and the KD-600X")
+    assert request.prompt.rstrip().endswith("Request: Compare the KD-450 and the KD-600X")
+
+
 def test_suitability_without_candidates_makes_no_call() -> None:
     client = RecordingClient()
     assert run(Prompts(client).suitability("anything", [])) == {}
@@ -180,13 +210,19 @@ def test_prompt_type_must_be_one_of_the_names() -> None:
 def test_the_prompt_tool_call_carries_its_facts_and_tool() -> None:
     client = RecordingClient(lambda request: "  done  ")
     facts = {"text": "t", "task": "t", "params": {}}
-    reply = run(Prompts(client).tool("rendered", tool="compat", subject="t", facts=facts))
+    context = [Passage("Warranty: two years.", (Source("p.md"),), key="1:spec")]
+
+    def rendered(variables: object) -> str:
+        return f"rendered {variables['context'][0]['text']}"  # type: ignore[index]
+
+    reply = run(Prompts(client).tool(rendered, facts, context, tool="compat", subject="t"))
     sent = client.requests[0]
-    assert (reply, sent.purpose, sent.tool, sent.subject, dict(sent.facts)) == (
+    assert (reply.text, reply.used, sent.purpose, sent.tool, sent.subject) == (
         "done",
+        tuple(context),
         Purpose.TOOL,
         "compat",
         "t",
-        facts,
     )
-    assert sent.schema is None
+    assert dict(sent.facts) == {**facts, "context": [context[0].to_json()]}
+    assert (sent.prompt, sent.schema, sent.cut) == ("rendered Warranty: two years.", None, None)

@@ -83,6 +83,7 @@ def test_a_comparison_runs_the_forced_lookup_on_every_subtask(cases: list[CaseRe
     result = comparison.turns[0].result
     assert result is not None
     forced = [task for task in walk(result["tasks"]) if "product_lookup" in task["required_tools"]]
+    assert len(forced) == 2, result["tasks"]  # one subtask per product the message names
     for task in forced:
         ran = {tool["name"]: tool["status"] for tool in task.get("tools", ())}
         assert ran.get("product_lookup") == "done", task

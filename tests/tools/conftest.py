@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from runner.config.model import Pipeline, ToolConfig
 from runner.engine.env import RuntimeEnv
 from runner.engine.protocols import PriorContext
 from runner.engine.task import Task
+from runner.llm.prompts import Answer, Passage, passages_json
 from runner.llm.types import Purpose
 from runner.tools import ToolServices, build_tools
 
@@ -43,18 +44,30 @@ class RecordingPrompts:
         reply = self.extract_replies.get(tool, {})
         return dict(reply(text) if callable(reply) else reply)
 
-    async def tool(self, prompt: str, *, tool: str, subject: str, facts: Mapping[str, Any]) -> str:
+    async def tool(
+        self,
+        render: Callable[[Mapping[str, Any]], str],
+        facts: Mapping[str, Any],
+        context: Sequence[Passage] = (),
+        *,
+        tool: str,
+        subject: str,
+    ) -> Answer:
+        """As `Prompts.tool` with a window that takes every passage: the prompt is the tool's
+        template rendered with all of `context`."""
+        sent = {**facts, "context": passages_json(context)}
+        prompt = render(sent)
         self.calls.append(
             {
                 "purpose": Purpose.TOOL,
                 "prompt": prompt,
                 "tool": tool,
                 "subject": subject,
-                "facts": facts,
+                "facts": sent,
             }
         )
         reply = self.tool_replies.get(tool, prompt)
-        return reply(prompt) if callable(reply) else reply
+        return Answer(reply(prompt) if callable(reply) else reply, tuple(context))
 
     def of(self, purpose: Purpose) -> list[dict[str, Any]]:
         return [call for call in self.calls if call["purpose"] is purpose]
