@@ -14,8 +14,8 @@ table's key index, plainly or in a compact spelling such as `XR200` for `XR-200`
 from __future__ import annotations
 
 from runner.config.model import LookupOptions, Pipeline
-from runner.table_index import key_index
-from runner.tables import TableError, table_path
+from runner.table_store import table_keys
+from runner.tables import TableError
 
 MAX_LISTED = 200
 
@@ -38,7 +38,7 @@ def known_values(pipeline: Pipeline | None, text: str = "") -> dict[str, list[st
 
 def _key_values(pipeline: Pipeline, options: LookupOptions, text: str) -> list[str]:
     try:
-        index = key_index(table_path(pipeline, options.table), options.matched_columns)
+        index = table_keys(pipeline, options)
     except (TableError, OSError):
         return []
     return index.keys if len(index.keys) <= MAX_LISTED else index.mentioned(text, MAX_LISTED)
