@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, overload
 from runner.fingerprints import Change, content_sha256, file_change
 from runner.table_index import NORMALISATION, Hit, KeyIndex, KeyMatcher, compact_spelling, key_index
 from runner.table_rows import decode_row, encode_row
-from runner.tables import Row, TableVersion, read_rows, table_path, table_version
+from runner.tables import Row, TableVersion, shared_rows, table_path, table_version
 
 if TYPE_CHECKING:
     from runner.config.model import LookupOptions, Pipeline
@@ -198,14 +198,16 @@ def _build(
     started = time.perf_counter()
     report = progress or (lambda stage, done, total: None)
     table = version[0]
+    path.parent.mkdir(parents=True, exist_ok=True)  # before the work, when it is in the way
     report("read", 0, 1)  # a build starts: callers may say so
     content = content_sha256(table.parent, [table.name])
-    rows = read_rows(version)
+    rows = shared_rows(version)
     report("read", 1, 1)
     report("index", 0, 1)
-    index = KeyIndex(rows, columns)
+    # the cached index in memory: where the store then cannot be written, the run falls back
+    # on this very one instead of indexing the table twice
+    index = key_index(table, columns)
     report("index", 1, 1)
-    path.parent.mkdir(parents=True, exist_ok=True)
     building = path.with_name(f".{path.name}.building-{os.getpid()}")
     building.unlink(missing_ok=True)
     try:

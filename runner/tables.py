@@ -59,12 +59,6 @@ def shared_rows(version: TableVersion) -> tuple[Row, ...]:
     return _cached_rows(*version)
 
 
-def read_rows(version: TableVersion) -> tuple[Row, ...]:
-    """The rows of one table version, read now and not kept: for a reader that keeps them its
-    own way (runner.table_store writes them to disk), so that they are not also held here."""
-    return _cached_rows.__wrapped__(*version)
-
-
 def key_values(pipeline: Pipeline) -> list[str]:
     """Every value of every `lookup` tool's key column, without duplicates, in table order."""
     from runner.config.model import LookupOptions

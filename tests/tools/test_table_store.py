@@ -18,7 +18,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner import table_store
+from runner import table_index, table_store
 from runner.config.model import LookupOptions, Pipeline, ToolConfig, ToolKind
 from runner.llm.known_values import known_values
 from runner.table_index import KeyIndex, KeyMatcher
@@ -31,6 +31,7 @@ from runner.tables import shared_rows, table_version
 def fresh_caches():
     """Each test opens its stores as a new process would."""
     table_store._opened.cache_clear()
+    table_index._index.cache_clear()
     table_store._warned.clear()
     yield
     table_store._opened.cache_clear()
@@ -181,9 +182,9 @@ def test_a_later_run_answers_from_the_store_without_reading_the_table(
     def no_reading(*_: Any) -> Any:
         raise AssertionError("the table was read")
 
-    monkeypatch.setattr(table_store, "read_rows", no_reading)
     monkeypatch.setattr("runner.tables._cached_rows", no_reading)
     index = table_keys(pipeline, options_of(pipeline))
+    assert isinstance(index, StoredIndex)
     assert index.rows_for("bookworm") == [{"codename": "bookworm", "version": "Debian 12"}]
     assert known_values(pipeline, "") == {
         "codename": [r["codename"] for r in RELEASES] + ["Debian 12", "Debian 11"]
@@ -198,7 +199,7 @@ def test_a_long_tables_listing_comes_from_the_store(
     pipeline = pipeline_with(tmp_path, "models.csv", ("model",))
     index_table(pipeline, options_of(pipeline))
     table_store._opened.cache_clear()
-    monkeypatch.setattr(table_store, "read_rows", lambda *_: pytest.fail("the table was read"))
+    monkeypatch.setattr("runner.tables._cached_rows", lambda *_: pytest.fail("the table was read"))
     assert known_values(pipeline, "is the xr 70 like XR-99?") == {"model": ["XR-99", "XR-70"]}
 
 
