@@ -208,7 +208,7 @@ def _build(
     # on this very one instead of indexing the table twice
     index = key_index(table, columns)
     report("index", 1, 1)
-    building = path.with_name(f".{path.name}.building-{os.getpid()}")
+    building = path.with_name(f".{path.name}.building-{os.getpid()}-{threading.get_ident()}")
     building.unlink(missing_ok=True)
     try:
         with closing(sqlite3.connect(building)) as db:
