@@ -16,6 +16,7 @@ import time
 BENCHMARKS = (
     "startup",
     "bombs",
+    "tables",
     "retrieval",
     "faq",
     "index_open",

@@ -20,6 +20,7 @@ SECTIONS = (
     "Engine overhead: runner, LangGraph and asyncio",
     "Start-up and validation",
     "Hostile input: bombs and oversized files",
+    "Lookup tables: the key index on disk",
     "Retrieval",
     "Python FAQ over all of pydocs",
     "Index open and the PostgreSQL manual",

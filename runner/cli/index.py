@@ -1,18 +1,26 @@
-"""`runner index PIPELINE`: build and store the indexes of a pipeline's corpora.
+"""`runner index PIPELINE`: build and store the indexes of a pipeline's corpora and of its lookup
+tools' tables.
 
-An up-to-date index is left alone (the corpus's content hash and page settings decide, see
-runner/retrieval/index.py); `--force` rebuilds anyway. Exit 0 when every corpus is indexed, 1 on
-an error (a broken pipeline, a missing corpus folder), 2 on a usage error.
+An up-to-date index is left alone (a corpus's content hash and page settings decide, see
+runner/retrieval/index.py; a table's size, mtime and hash and the tool's key columns, see
+runner/table_store.py); `--force` rebuilds anyway. Exit 0 when everything is indexed, 1 on an
+error (a broken pipeline, a missing corpus folder or table, a store that cannot be written), 2 on
+a usage error.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
 EXIT_ERROR = 1
+
+CORPUS_STAGES = {"read": "reading files", "index": "indexing", "save": "saving"}
+TABLE_STAGES = {"read": "reading the table", "index": "indexing its keys", "save": "saving rows"}
 
 
 @click.command("index")
@@ -22,13 +30,21 @@ EXIT_ERROR = 1
     "names",
     multiple=True,
     metavar="NAME",
-    help="Index only this corpus (repeatable); default: every corpus of the pipeline.",
+    help="Index only this corpus (repeatable); default: every corpus and lookup table.",
+)
+@click.option(
+    "--table",
+    "tables",
+    multiple=True,
+    metavar="TOOL",
+    help="Index only this lookup tool's table (repeatable); default: every corpus and table.",
 )
 @click.option("--force", is_flag=True, help="Rebuild even the indexes that are up to date.")
-def command(pipeline: Path, names: tuple[str, ...], force: bool) -> None:
-    """Build and store the indexes of PIPELINE's corpora (in its state folder, `.runner/` beside
-    the pipeline by default). Unchanged corpora are not rebuilt."""
+def command(pipeline: Path, names: tuple[str, ...], tables: tuple[str, ...], force: bool) -> None:
+    """Build and store the indexes of PIPELINE's corpora and lookup tables (in its state folder,
+    `.runner/` beside the pipeline by default). Unchanged corpora and tables are not rebuilt."""
     from runner.config import PipelineError, load_pipeline
+    from runner.config.model import LookupOptions
 
     try:
         model = load_pipeline(pipeline)
@@ -39,39 +55,84 @@ def command(pipeline: Path, names: tuple[str, ...], force: bool) -> None:
     if unknown:
         known = ", ".join(sorted(model.corpora)) or "none"
         raise click.UsageError(f"no corpus named {', '.join(unknown)} (corpora: {known})")
-    chosen = list(names) or list(model.corpora)
-    if not chosen:
-        click.echo(f"{pipeline}: the pipeline has no corpora: nothing to index")
+    lookups = {t.name: t.options for t in model.tools if isinstance(t.options, LookupOptions)}
+    unknown = [name for name in tables if name not in lookups]
+    if unknown:
+        known = ", ".join(lookups) or "none"
+        raise click.UsageError(f"no lookup tool named {', '.join(unknown)} (lookup tools: {known})")
+    everything = not names and not tables
+    chosen = list(model.corpora) if everything else list(names)
+    chosen_tables = list(lookups) if everything else list(tables)
+    if not chosen and not chosen_tables:
+        click.echo(f"{pipeline}: the pipeline has no corpora or lookup tables: nothing to index")
         return
-    _index_all(model, chosen, force)
+    with _progress() as progress:
+        for name in chosen:
+            _index_corpus(model, name, force, progress)
+        for name in chosen_tables:
+            _index_table(model, name, lookups[name], force, progress)
 
 
-def _index_all(model: object, names: list[str], force: bool) -> None:
+def _progress() -> Any:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    console = Console(stderr=True, highlight=False)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    return Progress(*columns, console=console, transient=True)
+
+
+def _reporter(
+    progress: Any, name: str, labels: dict[str, str]
+) -> tuple[Any, Callable[[str, int, int], None]]:
+    """A progress bar for one index, and the callback that moves it."""
+    bar = progress.add_task(f"{name}: checking", total=None)
+
+    def report(stage: str, done: int, total: int) -> None:
+        progress.update(bar, description=f"{name}: {labels[stage]}", completed=done, total=total)
+
+    return bar, report
+
+
+def _fail(progress: Any, message: str) -> NoReturn:
+    progress.stop()
+    click.echo(f"error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _index_corpus(model: Any, name: str, force: bool, progress: Any) -> None:
     from runner.config.paths import PathRefused
     from runner.retrieval import CorpusError, open_corpus
 
-    console = Console(stderr=True, highlight=False)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=console, transient=True) as progress:
-        for name in names:
-            bar = progress.add_task(f"{name}: checking", total=None)
+    bar, report = _reporter(progress, name, CORPUS_STAGES)
+    try:
+        index = open_corpus(model, name, force=force, progress=report)
+    except (CorpusError, PathRefused) as error:
+        _fail(progress, str(error))
+    progress.remove_task(bar)
+    status = index.status
+    what = f"rebuilt ({status.reason})" if status.rebuilt else "up to date"
+    click.echo(f"{name}: {what}, {status.pages} pages, {status.seconds:.2f} s -> {index.folder}")
 
-            def report(stage: str, done: int, total: int, bar: int = bar, name: str = name) -> None:
-                label = {"read": "reading files", "index": "indexing", "save": "saving"}[stage]
-                progress.update(bar, description=f"{name}: {label}", completed=done, total=total)
 
-            try:
-                index = open_corpus(model, name, force=force, progress=report)  # type: ignore[arg-type]
-            except (CorpusError, PathRefused) as error:
-                progress.stop()
-                click.echo(f"error: {error}", err=True)
-                sys.exit(EXIT_ERROR)
-            progress.remove_task(bar)
-            status = index.status
-            what = f"rebuilt ({status.reason})" if status.rebuilt else "up to date"
-            click.echo(
-                f"{name}: {what}, {status.pages} pages, {status.seconds:.2f} s -> {index.folder}"
-            )
+def _index_table(model: Any, name: str, options: Any, force: bool, progress: Any) -> None:
+    import sqlite3
+
+    from runner.table_store import index_table, store_path
+    from runner.tables import TableError
+
+    bar, report = _reporter(progress, name, TABLE_STAGES)
+    try:
+        status = index_table(model, options, force=force, progress=report)
+    except TableError as error:
+        _fail(progress, f"{name}: {error}")
+    except (OSError, sqlite3.Error) as error:
+        reason = getattr(error, "strerror", None) or error
+        where = store_path(model, options)
+        _fail(progress, f"{name}: cannot write the index of its table at {where}: {reason}")
+    progress.remove_task(bar)
+    what = f"rebuilt ({status.reason})" if status.rebuilt else "up to date"
+    click.echo(
+        f"{name}: {what}, {status.rows:,} rows, {status.keys:,} keys, {status.seconds:.2f} s -> "
+        f"{status.path}"
+    )

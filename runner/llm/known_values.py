@@ -15,8 +15,8 @@ table's key index, plainly or in a compact spelling such as `XR200` for `XR-200`
 from __future__ import annotations
 
 from runner.config.model import LookupOptions, Pipeline
-from runner.table_index import key_index
-from runner.tables import TableError, table_path
+from runner.table_store import table_keys
+from runner.tables import TableError
 
 MAX_LISTED = 200
 
@@ -54,7 +54,7 @@ def _key_values(
     pipeline: Pipeline, options: LookupOptions, text: str, named_only: bool
 ) -> list[str]:
     try:
-        index = key_index(table_path(pipeline, options.table), options.matched_columns)
+        index = table_keys(pipeline, options)
     except (TableError, OSError):
         return []
     if len(index.keys) <= MAX_LISTED and not named_only:

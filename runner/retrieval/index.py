@@ -20,7 +20,6 @@ a half-written index behind.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.config.paths import contained_documents
+from runner.fingerprints import Change, content_sha256, file_change
 from runner.retrieval.corpus import (  # re-exported: where callers have found them
     SEARCH_MODES,
     CorpusIndex,
@@ -75,12 +75,7 @@ class _Snapshot:
         return [folder / relative for relative in self.relatives]
 
     def content_sha256(self, folder: Path) -> str:
-        digest = hashlib.sha256()
-        for relative in self.relatives:
-            digest.update(relative.encode("utf-8") + b"\0")
-            digest.update((folder / relative).read_bytes())
-            digest.update(b"\0")
-        return digest.hexdigest()
+        return content_sha256(folder, self.relatives)
 
 
 # --- building and loading ------------------------------------------------------------------
@@ -159,12 +154,11 @@ def _stale_reason(target: Path, snapshot: _Snapshot, source: Path) -> str | None
     stored = manifest.get("settings") or {}
     if {key: stored.get(key) for key in snapshot.settings} != snapshot.settings:
         return "stale (page settings changed)"
-    if manifest.get("files") == snapshot.files:
-        return None
-    if manifest.get("content_sha256") != snapshot.content_sha256(source):
+    change = file_change(manifest, snapshot.files, lambda: snapshot.content_sha256(source))
+    if change is Change.CONTENT:
         return "stale (corpus changed)"
-    # same content, new sizes/mtimes (a touch, a checkout): remember them for the fast check
-    _write_manifest(target, {**manifest, "files": snapshot.files})
+    if change is Change.TOUCHED:  # a touch, a checkout: remember them for the fast check
+        _write_manifest(target, {**manifest, "files": snapshot.files})
     return None
 
 

@@ -7,8 +7,8 @@ the context, one compact line each, with the table file and the key as their sou
 When no key is found and the tool has `clarify`, it asks (C24); the answer is then searched for
 the key. `rows_for(key)` is the tool's direct-call function (C26), also reachable from prompt
 templates as `lookup(tool, key)`. With `key: [a, b]` a row is found by any of its key columns and
-named by the first. Keys are looked up through the table's index (runner/table_index.py), never
-by a pass over the rows.
+named by the first. Keys are looked up through the table's index (runner/table_index.py), stored
+on disk once per table version (runner/table_store.py), never by a pass over the rows.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from runner.engine.protocols import ToolEnv
 from runner.engine.results import ToolResult
 from runner.llm.types import Purpose
 from runner.sources import Source
-from runner.table_index import KeyIndex, key_index
-from runner.tables import Row, TableError, cell_text, shared_rows, table_path, table_version
+from runner.table_index import KeyMatcher
+from runner.table_store import table_keys
+from runner.tables import Row, TableError, cell_text, table_path
 from runner.tools.base import (
     BuiltinTool,
     Call,
@@ -50,17 +51,16 @@ class LookupTool(BuiltinTool):
         assert isinstance(config.options, LookupOptions)
         self.options = config.options
         self.table = table_path(services.pipeline, self.options.table)
-        try:
-            rows = shared_rows(table_version(self.table))
+        try:  # opened (or built) now, not on the first question
+            columns = table_keys(services.pipeline, self.options).table_columns
         except TableError as exc:
             raise ToolBuildError(f"{place(config)}: {exc}") from None
-        missing = [key for key in self.options.matched_columns if rows and key not in rows[0]]
+        missing = [key for key in self.options.matched_columns if columns and key not in columns]
         if missing:
             raise ToolBuildError(
                 f"{place(config)}: its key column {missing[0]!r} is not a column of "
-                f"{self.table.name} (columns: {', '.join(rows[0])}); fix `key:`"
+                f"{self.table.name} (columns: {', '.join(columns)}); fix `key:`"
             )
-        key_index(self.table, self.options.matched_columns)  # built now, not on the first question
         clarify = self.options.clarify
         self.clarify_source = (
             template_source(config, clarify.question, "clarify question") if clarify else None
@@ -141,9 +141,9 @@ class LookupTool(BuiltinTool):
     def _key_of(self, row: Row) -> str:
         return cell_text(row.get(self.options.key))
 
-    def _index(self) -> KeyIndex:
+    def _index(self) -> KeyMatcher:
         try:
-            return key_index(self.table, self.options.matched_columns)
+            return table_keys(self.services.pipeline, self.options)
         except TableError as exc:  # the file changed or went away after the tool was built
             raise ToolRunError(f"{place(self.config)}: {exc}") from None
 
