@@ -341,9 +341,9 @@ def section() -> str:
     if missing:
         text += f"\n\nNot run yet: {', '.join(missing)} (`python -m bench {' '.join(missing)}`)."
     return (
-        "Every target of issues 7, 11, 12, 13 and 14, from the latest run of each benchmark (the sections "
-        "below give the commands, the machine and what limits a figure that misses its "
-        "target).\n\n" + text
+        "Every target of issues 7, 11, 12, 13 and 14, from the latest run of each benchmark "
+        "(the sections below give the commands, the machine and what limits a figure that "
+        "misses its target).\n\n" + text
     )
 
 
