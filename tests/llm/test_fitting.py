@@ -101,3 +101,13 @@ def test_the_window_a_server_states_is_the_default(llm_server: FakeLLMServer) ->
 def test_a_server_that_states_no_window_gets_runners_default(llm_server: FakeLLMServer) -> None:
     config = LLMConfig(provider="openai_like", model="test-model", api_base=f"{llm_server.url}/v1")
     assert run(build_client(config, environ={}).context_window(Purpose.ANSWER)) == 8192
+
+
+@pytest.mark.parametrize(("stated", "fitted"), [(131_072, 8192), (4096, 4096)])
+def test_ollama_prompts_fit_the_window_runner_allocates_not_the_models_larger_one(
+    monkeypatch: pytest.MonkeyPatch, stated: int, fitted: int
+) -> None:
+    ollama = pytest.importorskip("llama_index.llms.ollama")
+    monkeypatch.setattr(ollama.Ollama, "get_context_window", lambda self: stated)
+    config = LLMConfig(provider="ollama", model="m", api_base="http://127.0.0.1:9")
+    assert run(build_client(config, environ={}).context_window(Purpose.ANSWER)) == fitted

@@ -121,7 +121,11 @@ class LlamaIndexProvider:
                 llm = self._ollama(settings)
                 llm.context_window = -1  # llama-index then asks the server (/api/show)
                 window = int(llm.get_context_window())
-                return window if window > 0 else None
+                # Ollama gives a prompt only the `num_ctx` runner allocates (its default window
+                # when the pipeline states none): the model's own window is an upper bound, and
+                # fitting to it would let Ollama cut the prompt silently.
+                allocated = settings.context_window or _UNSTATED_WINDOW[self.name]
+                return min(window, allocated) if window > 0 else None
             return _listed_window(self._openai_like(settings), settings.model)
         except Exception:
             return None
