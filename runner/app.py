@@ -17,7 +17,6 @@ corpora, and only when a tool first opens one.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -128,7 +127,6 @@ class Runtime:
         except BaseException:
             client.close()
             raise
-        scope_calls_per_round(client)
         return cls(pipeline, client, Prompts(client, pipeline), tools, corpus)
 
     def open_corpora(self) -> None:
@@ -196,29 +194,6 @@ def corpus_hook(
     return corpus
 
 
-# The LLM calls of the round running in this context (an asyncio task and the tasks it starts).
-# A service runs many rounds at once on one runtime: each round's trace and stats must count
-# its own calls only, and a long-lived process must not keep every call it ever made.
-_ROUND_CALLS: ContextVar[list[Any] | None] = ContextVar("runner_round_calls", default=None)
-
-
-def scope_calls_per_round(client: Any) -> None:
-    """Make the client's call records (`client.calls`) those of the current round."""
-    from runner.llm.accounting import Accounting
-
-    class PerRoundAccounting(Accounting):
-        def __init__(self) -> None:
-            self._outside: list[Any] = []  # calls made outside any round (the CLI's edges)
-
-        @property  # type: ignore[override]
-        def calls(self) -> list[Any]:
-            current = _ROUND_CALLS.get()
-            return self._outside if current is None else current
-
-    if isinstance(getattr(client, "_accounting", None), Accounting):
-        client._accounting = PerRoundAccounting()
-
-
 @dataclass
 class Conversation:
     """One session's rounds. Saves after every tool, every clarification and every round
@@ -258,16 +233,17 @@ class Conversation:
         else:
             writer = SessionWriter(self.store, self.session.version)
         orchestrator = self.runtime.orchestrator(trace=trace, checkpoint=writer)
-        scope = _ROUND_CALLS.set([])
+        from runner.llm.accounting import calls_of_one_round
+
         try:
-            result = await orchestrator.run_round(self.state, message)
-            record = self._record(result, message, trace, request_id)
-            if isinstance(writer, BackgroundWriter):
-                await writer.finish(self.state, record)
-            else:
-                writer.finish(self.state, record)
+            with calls_of_one_round():  # this round's stats count this round's calls only
+                result = await orchestrator.run_round(self.state, message)
+                record = self._record(result, message, trace, request_id)
+                if isinstance(writer, BackgroundWriter):
+                    await writer.finish(self.state, record)
+                else:
+                    writer.finish(self.state, record)
         finally:
-            _ROUND_CALLS.reset(scope)
             if isinstance(writer, BackgroundWriter):
                 writer.close()
         self.session.version = writer.version

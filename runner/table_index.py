@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import string
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -73,7 +74,7 @@ class Hit(NamedTuple):
     rows: tuple[int, ...]
 
 
-class KeyMatcher:
+class KeyMatcher(ABC):
     """The matching rules, written once over four look-ups a store provides (`_hits`,
     `_compact_hits`, `_rows`, and the `keys`/`word_counts` it knows): the index in memory
     (KeyIndex) and the one on disk (runner.table_store) answer alike because of it."""
@@ -83,15 +84,18 @@ class KeyMatcher:
     keys: Sequence[str]  # every key value as written, in table order, each once
     word_counts: Sequence[int]  # how many words the keys have, most first
 
+    @abstractmethod
     def _hits(self, joined: Iterable[str]) -> dict[str, Hit]:
         """The keys whose words, joined by spaces, are one of `joined`."""
         raise NotImplementedError
 
+    @abstractmethod
     def _compact_hits(self, runs: Iterable[str]) -> dict[str, Hit]:
         """The first key (in table order) with more than letters and digits whose words run
         together (`xr200` for `XR-200`) are one of `runs`."""
         raise NotImplementedError
 
+    @abstractmethod
     def _rows(self, numbers: Sequence[int]) -> list[Row]:
         """The rows with these numbers, as fresh dicts, in that order."""
         raise NotImplementedError

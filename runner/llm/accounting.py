@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -42,6 +43,22 @@ class CallRecord:
         return fields
 
 
+# The call records of the round running in this context (an asyncio task and the tasks it
+# starts). A service runs many rounds at once on one client: each round's trace and stats count
+# its own calls only, and a long-lived process does not keep every call it ever made.
+_ROUND_CALLS: ContextVar[list[CallRecord] | None] = ContextVar("runner_round_calls", default=None)
+
+
+@contextmanager
+def calls_of_one_round() -> Iterator[None]:
+    """Within the block, a client's `calls` (and its stats) are those made in the block."""
+    scope = _ROUND_CALLS.set([])
+    try:
+        yield
+    finally:
+        _ROUND_CALLS.reset(scope)
+
+
 class Accounting:
     def __init__(self) -> None:
         self.calls: list[CallRecord] = []
@@ -72,3 +89,15 @@ class Accounting:
             "prompt_tokens": sum(c.prompt_tokens for c in self.calls),
             "completion_tokens": sum(c.completion_tokens for c in self.calls),
         }
+
+
+class RoundAccounting(Accounting):
+    """A client's accounting: inside `calls_of_one_round` its calls are that round's only."""
+
+    def __init__(self) -> None:
+        self._outside: list[CallRecord] = []  # calls made outside any round (the CLI's edges)
+
+    @property  # type: ignore[override]
+    def calls(self) -> list[CallRecord]:
+        current = _ROUND_CALLS.get()
+        return self._outside if current is None else current

@@ -28,7 +28,7 @@ from typing import Any
 
 from runner.config.model import LLMConfig, ModelSettings
 from runner.llm import decoding, structured
-from runner.llm.accounting import Accounting, CallRecord
+from runner.llm.accounting import CallRecord, RoundAccounting
 from runner.llm.cache import CachedReply, ResponseCache, cache_key
 from runner.llm.cassette import Entry, Recorder
 from runner.llm.errors import LLMCallError, LLMError, LLMReplyError
@@ -109,7 +109,7 @@ class Client:
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self._random = random.Random()
-        self._accounting = Accounting()
+        self._accounting = RoundAccounting()
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
