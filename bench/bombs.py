@@ -107,7 +107,7 @@ def child_validate(path: Path) -> dict[str, Any]:
 
 
 def child_template(how: str, source: str) -> dict[str, Any]:
-    from runner import templates
+    from runner.templating import environment as templates
 
     started = time.perf_counter()
     try:
@@ -127,9 +127,9 @@ def _what(message: str) -> str:
 
 
 def child_lookup(rows: int) -> dict[str, Any]:
+    from runner.documents.table_files import shared_rows, table_version
     from runner.llm.known_values import known_values
-    from runner.table_index import KeyIndex
-    from runner.tables import shared_rows, table_version
+    from runner.tables.index import KeyIndex
 
     with tempfile.TemporaryDirectory(prefix="runner-bench-bombs-") as name:
         table = _write_table(Path(name), rows)
@@ -158,7 +158,7 @@ def child_lookup(rows: int) -> dict[str, Any]:
 
 def child_scan(rows: int) -> dict[str, Any]:
     """The lookup as it was before the index: every key tokenized and compared per question."""
-    from runner.text import tokenize
+    from runner.text.words import tokenize
 
     keys = [f"code{i}" for i in range(rows)] + [f"Release {i}" for i in range(rows)]
     question = f"What does code{rows // 2} cost, and Release {rows - 1}?"
@@ -304,7 +304,7 @@ Lookup tables (`key: [codename, version]`): loaded and indexed once, then one qu
 The scan of every key per question that the index replaced takes {scan["question_ms"]:.0f} ms on
 the {int(scan["rows"]):,}-row table: **{ratio:,.0f}×** the indexed lookup. Loading and indexing
 are paid once per table version and process; the memory of the largest table is mostly its rows
-(one dict each, as runner.tables holds every table), not the index.
+(one dict each, as runner.documents.table_files holds every table), not the index.
 """
 
 

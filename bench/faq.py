@@ -80,14 +80,14 @@ class Scores:
 
 
 def gold_words(pages: list[Any], question: Question) -> set[str]:
-    from runner.text import stems
+    from runner.text.words import stems
 
     text = "\n".join(page.text for page in pages if is_gold(page, question))
     return stems(text.replace(question.text, " "))
 
 
 def recall(wanted: set[str], text: str) -> float:
-    from runner.text import token_stems
+    from runner.text.words import token_stems
 
     return len(wanted & token_stems(text)) / len(wanted) if wanted else 0.0
 

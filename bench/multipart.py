@@ -35,7 +35,7 @@ from typing import Any
 from bench.questions import QUESTIONS, TOOLS
 from bench.readme import table, write_results, write_section
 from bench.simllm import DEFAULT_LATENCY_S, Part, SimulatedLLM
-from runner.text import estimate_tokens
+from runner.text.words import estimate_tokens
 
 BENCH = Path(__file__).resolve().parent
 PYDOCS = BENCH.parent.parent / "shared" / "data" / "pydocs" / "docs"
@@ -437,7 +437,7 @@ Simulated LLM latency {results["latency_s"]} s a call (`bench/simllm.py`), media
 {results["repeats"]} runs a question after one warm-up question. Both systems search the same
 pages (runner's pages of the four parts of the Python docs, ≤ 250 words) with top_k
 {", ".join(map(str, results["top_k"]))}, so they retrieve the very same pages; tokens are counted
-the same way for both (`runner.text.estimate_tokens`: words plus punctuation marks). The critical
+the same way for both (`runner.text.words.estimate_tokens`: words and punctuation). The critical
 path is the longest chain of calls that each waited for the previous one, from the calls'
 timestamps: runner's is `decompose` → the answer; LlamaIndex's is the sub-question generation →
 the sub-answers (concurrently) → the synthesis. Raw figures: `bench/results/multipart.json`.

@@ -33,7 +33,7 @@ from runner.llm.providers.base import ProviderReply
 from runner.llm.providers.extractive import Passage, select
 from runner.llm.providers.offline import NOT_FOUND, respond
 from runner.llm.types import LLMRequest, Purpose
-from runner.text import estimate_tokens, stems
+from runner.text.words import estimate_tokens, stems
 
 ANSWER_SENTENCES = 4  # the context sentences an answer quotes (the offline provider's figure)
 DEFAULT_LATENCY_S = 0.1

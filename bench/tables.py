@@ -104,7 +104,7 @@ def child_in_process(pipeline: Path, rows: int) -> dict[str, Any]:
     listing."""
     from runner.config import load_pipeline
     from runner.llm.known_values import known_values
-    from runner.table_store import table_keys
+    from runner.tables.store import table_keys
 
     asked, wanted = question(rows)
     loaded = load_pipeline(pipeline)

@@ -1,5 +1,8 @@
 """Composing a run: pipeline file → LLM client → prompts → tools → orchestrator, and sessions.
 
+At runner's top because it is the application layer itself: every face (the CLI, the service,
+the playground) runs rounds through it.
+
 `Runtime.open(...)` is what `runner run`, `runner chat` and `runner test` start from; a
 `Conversation` runs rounds on one stored session, saving after every step (C24):
 

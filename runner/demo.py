@@ -1,5 +1,7 @@
 """`make demo`: the support example on the embedded offline provider, in four commands.
 
+At runner's top as an entry point (`python -m runner.demo`).
+
     python -m runner.demo [--pipeline pipelines/support/support.yaml]
 
 1. `runner index` builds the handbook's index, with a progress bar;

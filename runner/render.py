@@ -1,6 +1,9 @@
 """How runner shows a round's result and its errors to people: the answer, the sources, the
 task tree. Shared by `runner run`, `runner chat`, `runner test` and `runner explain`, so it lives
-outside the command modules (imports flow from the commands to here, never back)."""
+outside the command modules (imports flow from the commands to here, never back).
+
+At runner's top as the one showing layer the CLI, the service, explain and test share.
+"""
 
 from __future__ import annotations
 
@@ -38,9 +41,9 @@ def describe_error(exc: BaseException) -> str:
 def is_expected(exc: BaseException) -> bool:
     from runner.config import PipelineError
     from runner.config.paths import PathRefused
+    from runner.documents.table_files import TableError
     from runner.llm.errors import LLMError
     from runner.sessions import SessionError
-    from runner.tables import TableError
     from runner.tools.base import ToolBuildError, ToolRunError
 
     expected: tuple[type[BaseException], ...] = (

@@ -1,5 +1,7 @@
 """Where the shipped JSON Schemas and default templates are.
 
+At runner's top as a leaf: config, the LLM layer and the faces all find shipped files here.
+
 In a checkout they are the repository's top-level `schemas/` and `templates/`; in an installed
 wheel they are packed as `runner/_data/…` (see pyproject.toml). Nothing else should guess paths.
 """

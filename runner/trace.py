@@ -1,5 +1,7 @@
 """The trace of a round: one event per step, each saying what happened and why.
 
+At runner's top as a leaf the engine, the application layer and the faces all write or read.
+
 An event is `{seq, ms, event, task, ...fields}`: `seq` counts from 1, `ms` is the time since the
 trace began, `event` is one of `EVENTS` (design.md's list) and `task` the task number the event is
 about (null for round-level events). `schemas/trace.schema.json` describes every event's fields;

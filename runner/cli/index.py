@@ -3,7 +3,7 @@ tools' tables.
 
 An up-to-date index is left alone (a corpus's content hash and page settings decide, see
 runner/retrieval/index.py; a table's size, mtime and hash and the tool's key columns, see
-runner/table_store.py); `--force` rebuilds anyway. Exit 0 when everything is indexed, 1 on an
+runner/tables/store.py); `--force` rebuilds anyway. Exit 0 when everything is indexed, 1 on an
 error (a broken pipeline, a missing corpus folder or table, a store that cannot be written), 2 on
 a usage error.
 """
@@ -118,8 +118,8 @@ def _index_corpus(model: Any, name: str, force: bool, progress: Any) -> None:
 def _index_table(model: Any, name: str, options: Any, force: bool, progress: Any) -> None:
     import sqlite3
 
-    from runner.table_store import index_table, store_path
-    from runner.tables import TableError
+    from runner.documents.table_files import TableError
+    from runner.tables.store import index_table, store_path
 
     bar, report = _reporter(progress, name, TABLE_STAGES)
     try:

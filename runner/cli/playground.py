@@ -49,7 +49,7 @@ def command(
     PATHS are pipeline files or folders. Serves on http://127.0.0.1:PORT/playground/ until
     Ctrl+C.
     """
-    from runner.playground.serving import ServeError, serve_locally
+    from runner.cli.webapp import ServeError, serve_locally
 
     def started(url: str) -> None:
         click.echo(f"the playground is at {url} (Ctrl+C stops it)")

@@ -105,7 +105,8 @@ def command(
     loopback addresses only.
     """
     with friendly_errors(debug):
-        from runner.serve.config import SETTINGS_ENV, ServeSettings, build_app
+        from runner.cli.webapp import build_app
+        from runner.serve.config import SETTINGS_ENV, ServeSettings
         from runner.serve.http import load_tokens
 
         tokens = load_tokens(token_file)
@@ -145,7 +146,7 @@ def command(
         os.environ[SETTINGS_ENV] = settings.to_env()
         os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="runner-m-"))
         build_app(settings).state.service.close()  # check once that everything loads
-        uvicorn.run("runner.serve.config:worker_app", factory=True, workers=workers, **common)
+        uvicorn.run("runner.cli.webapp:worker_app", factory=True, workers=workers, **common)
 
 
 def refuse_open_binding(host: str, tokens: list[str], insecure: bool) -> None:

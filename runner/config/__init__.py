@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.config.diagnostics import Diagnostic, PipelineError, Severity, sort_diagnostics
 from runner.config.model import Pipeline
+from runner.documents.diagnostics import Diagnostic, PipelineError, Severity, sort_diagnostics
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
@@ -98,8 +98,8 @@ def _validate_file(path: Path) -> FileReport:
     from runner.config.build import build_pipeline
     from runner.config.checks import check
     from runner.config.humanize import humanize
-    from runner.config.loader import LoadError, read_document
     from runner.config.schema import schema_errors
+    from runner.documents.loader import LoadError, read_document
 
     try:
         document = read_document(path)
@@ -218,7 +218,7 @@ def yaml_files(folder: Path) -> Iterator[Path]:
 
 def _looks_like_pipeline(path: Path) -> bool:
     """Decided on the text, so that a pipeline broken beyond parsing is still reported."""
-    from runner.config.loader import read_head
+    from runner.documents.loader import read_head
 
     text = read_head(path)
     if text is None:

@@ -18,8 +18,6 @@ from types import MappingProxyType
 from typing import Any
 
 from runner.config.defaults import deep_search_tool_names, default_activation
-from runner.config.diagnostics import KeyPath, PipelineError
-from runner.config.loader import Document
 from runner.config.model import (
     Activation,
     ActivationMode,
@@ -56,6 +54,8 @@ from runner.config.model import (
     Where,
 )
 from runner.config.paths import PathOutsideFolder, PathRefused, contained
+from runner.documents.diagnostics import KeyPath, PipelineError
+from runner.documents.loader import Document
 
 __all__ = ["FrozenDict", "FrozenList", "build_pipeline", "frozen", "script_rule"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from runner.config import FileReport
-from runner.config.diagnostics import Diagnostic, render
+from runner.documents.diagnostics import Diagnostic, render
 
 FORMATS = ("text", "json", "github", "junit")
 

@@ -16,10 +16,10 @@ from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
-from runner.config.diagnostics import Diagnostic, KeyPath, format_key_path, value_at
-from runner.config.loader import Document, shorten
 from runner.config.schema import validation_schema
 from runner.config.suggest import did_you_mean, suggestion_suffix
+from runner.documents.diagnostics import Diagnostic, KeyPath, format_key_path, value_at
+from runner.documents.loader import Document, shorten
 
 TYPE_NAMES = {
     "object": "a mapping",

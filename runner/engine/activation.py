@@ -16,7 +16,7 @@ from typing import Any
 from runner.config.model import ActivationMode, PromptTypes, ToolConfig
 from runner.engine.channels import FINISHED_TOOL, Channels, Stop
 from runner.engine.task import Task, TaskStatus
-from runner.patterns import compile_pattern
+from runner.text.patterns import compile_pattern
 
 # Why a tool was activated on a task (the trace's `activation` event and the result's tree).
 
@@ -41,7 +41,7 @@ def _keyword_pattern(keyword: str) -> re.Pattern[str]:
 
 def rule_matches(keywords: Sequence[str], pattern: str | None, text: str) -> bool:
     """A deterministic rule: any keyword as a whole word, or the pattern (case-insensitive,
-    runner/patterns.py), in `text`."""
+    runner/text/patterns.py), in `text`."""
     if any(_keyword_pattern(word).search(text) for word in keywords):
         return True
     return pattern is not None and compile_pattern(pattern).search(text) is not None

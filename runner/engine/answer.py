@@ -60,7 +60,7 @@ class Answer(Channels):
         passages = self._passages(guaranteed=None)
         gatekeeper = fallback.gatekeeper
         if gatekeeper.mode == "rule":
-            from runner.text import coverage
+            from runner.text.words import coverage
 
             share = coverage(root.important_words, "\n".join(p.text for p in passages))
             enough = share >= gatekeeper.min_coverage

@@ -34,8 +34,8 @@ from runner.trace import Trace
 
 if TYPE_CHECKING:
     from runner.config.model import Limits, Pipeline
-    from runner.engine.orchestrator import Orchestrator
     from runner.engine.protocols import Tool
+    from runner.engine.setup import RoundSetup
     from runner.engine.state import SessionState
     from runner.llm.prompts import Prompts
 
@@ -91,7 +91,7 @@ async def resolve(value: T | Awaitable[T]) -> T:
 class Channels:
     """The state of one round and its channels; the base of every room of `Round`."""
 
-    o: Orchestrator
+    o: RoundSetup
     pipeline: Pipeline
     limits: Limits
     tools: Mapping[str, Tool]

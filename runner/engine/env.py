@@ -6,11 +6,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from runner import templates
 from runner.config.model import TemplateRef
 from runner.engine.marker import is_coordinator_requested
 from runner.engine.protocols import PriorContext, Tool
 from runner.engine.task import Task
+from runner.templating import environment as templates
 
 if TYPE_CHECKING:
     from runner.config.model import Pipeline

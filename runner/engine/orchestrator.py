@@ -24,6 +24,7 @@ from runner.engine.coordinators import CoordinatorContractError
 from runner.engine.outcome import RoundResult
 from runner.engine.protocols import Tool, is_context_consumer, is_coordinator
 from runner.engine.round import Round
+from runner.engine.setup import ForcedPlan
 from runner.engine.state import SessionState
 from runner.engine.subtasks import TRAMPOLINE_LEVELS, parallel_subtasks
 from runner.trace import Trace
@@ -72,8 +73,7 @@ class Orchestrator:
             name: (config.priority, index)
             for index, (name, config) in enumerate(self.configs.items())
         }
-        self._forced: dict[frozenset[str], tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]
-        self._forced = {}
+        self._forced: dict[frozenset[str], ForcedPlan] = {}
         self.consumers = {name for name, tool in self.tools.items() if is_context_consumer(tool)}
         # coordinators whose subtasks may run concurrently: `decompose.parallel`, or a python
         # coordinator's `parallel_subtasks = True`
@@ -96,9 +96,7 @@ class Orchestrator:
         """Lower priority first; ties in file order."""
         return sorted(names, key=self._rank.__getitem__)
 
-    def forced_tools(
-        self, names: frozenset[str]
-    ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    def forced_tools(self, names: frozenset[str]) -> ForcedPlan:
         """C13–C15: the tools a task's required names force, by priority (a name may be simple
         or domain-prefixed), the names that are no tool of the domain, and all the names,
         sorted. Worked out once per set of names: a coordinator usually forces the same tools

@@ -43,17 +43,17 @@ from runner.engine.state import SessionState
 from runner.engine.subtasks import SubtaskWalk
 from runner.engine.task import ContextBuffer, Task, TaskStatus
 from runner.llm.accounting import CHARGED_TASK, Accounting, CallRecord
-from runner.text import content_words, normalize
+from runner.text.words import content_words, normalize
 from runner.trace import Trace
 
 if TYPE_CHECKING:
-    from runner.engine.orchestrator import Orchestrator
+    from runner.engine.setup import RoundSetup
 
 
 class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
     """The work of one round on one session state."""
 
-    def __init__(self, orchestrator: Orchestrator, state: SessionState, trace: Trace) -> None:
+    def __init__(self, orchestrator: RoundSetup, state: SessionState, trace: Trace) -> None:
         self.o = orchestrator
         self.pipeline = orchestrator.pipeline
         self.limits = orchestrator.pipeline.limits
@@ -97,7 +97,7 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
 
     def _begin(self, message: str | None) -> str:
         """Start the round. The message is kept as sent (history, trace, request-id replays
-        compare it), and enters the engine in runner's normal form (`runner.text.normalize`):
+        compare it), and enters the engine in runner's normal form (`runner.text.words.normalize`):
         the root task and a clarification's answer, so that prompt-type and activation rules,
         lookups, scripted rules and prompts all see the text the pages were indexed in."""
         state = self.state

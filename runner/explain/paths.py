@@ -117,7 +117,8 @@ class PathModel:
 
 def _count_pages(pipeline: Pipeline, name: str) -> int:
     """Validation made sure the corpus and its folder exist."""
-    from runner.retrieval.pages import corpus_files, corpus_folder, paginate_all, read_document
+    from runner.retrieval.navigation import paginate_all
+    from runner.retrieval.pages import corpus_files, corpus_folder, read_document
 
     corpus = pipeline.corpora[name]
     folder = corpus_folder(corpus, pipeline.folder)

@@ -28,7 +28,9 @@ class CallRecord:
     cached: bool
     attempt: int  # 1 for the first try of a request; retries count up
     outcome: str  # ok | invalid (the structured reply failed validation) | error
-    tokens_estimated: bool = False  # the provider gave no usage; see runner.text.estimate_tokens
+    tokens_estimated: bool = (
+        False  # the provider gave no usage; see runner.text.words.estimate_tokens
+    )
     error: str | None = None
     queue_ms: float = 0.0  # the wait for a concurrency slot, apart from latency_ms (the call's)
     structured: str | None = None  # how the reply schema was sent (runner.llm.decoding)

@@ -35,7 +35,7 @@ from runner.llm.errors import LLMCallError, LLMError, LLMReplyError
 from runner.llm.providers.base import Provider
 from runner.llm.settings import DEFAULT_CONTEXT_WINDOW, model_settings
 from runner.llm.types import LLMReply, LLMRequest, Purpose
-from runner.text import estimate_tokens
+from runner.text.words import estimate_tokens
 
 # Exception class names (anywhere in the MRO) that mean "try again": openai's connection and
 # timeout errors, httpx's transport errors. Matched by name so we never import those packages.

@@ -8,7 +8,7 @@ prompt still does not fit, that passage is shortened at a line or word boundary.
 cannot fit even without passages is an error that says what to change. The cut is recorded
 (`Cut`, in the `llm.call` event's `prompt_cut`).
 
-Tokens are estimated without a tokenizer (runner.text.estimate_tokens) and scaled by
+Tokens are estimated without a tokenizer (runner.text.words.estimate_tokens) and scaled by
 TOKENS_PER_ESTIMATE, since subword tokenizers split model numbers, codes and rare words
 further than the estimate counts.
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from runner.llm.errors import LLMConfigError
-from runner.text import content_words, coverage, estimate_tokens
+from runner.text.words import content_words, coverage, estimate_tokens
 
 TOKENS_PER_ESTIMATE = 1.3  # measured: SmolLM2's tokenizer on the support handbook, ~1.2
 _SHORTENED = " […]"

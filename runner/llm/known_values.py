@@ -4,7 +4,7 @@ the text names as `named_values`.
 `{<name>: [values]}` per lookup tool, where the name is the tool's `parameter` (with
 `match: params`) or else its `key` column: the values a user may name. A real model sees them in
 the prompt; the offline provider looks for them in the text. Tables are read through
-runner.tables (parsed once per file version); a table that cannot be read is left out here,
+documents.table_files (parsed once per file version); a table that cannot be read is left out here,
 since the lookup tool itself reports it with the fix.
 
 A name lists at most MAX_LISTED values: a table of 100,000 keys listed whole made one extraction
@@ -15,8 +15,8 @@ table's key index, plainly or in a compact spelling such as `XR200` for `XR-200`
 from __future__ import annotations
 
 from runner.config.model import LookupOptions, Pipeline
-from runner.table_store import table_keys
-from runner.tables import TableError
+from runner.documents.table_files import TableError
+from runner.tables.store import table_keys
 
 MAX_LISTED = 200
 

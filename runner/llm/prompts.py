@@ -14,7 +14,6 @@ from typing import Any
 
 from jinja2 import TemplateError
 
-from runner import templates
 from runner.config.model import Pipeline, PromptType, TemplateRef, ToolConfig
 from runner.llm import fitting
 from runner.llm.errors import LLMConfigError
@@ -34,6 +33,7 @@ from runner.llm.purposes import PURPOSE_VARIABLES
 from runner.llm.settings import model_settings
 from runner.llm.types import LLMClient, LLMRequest, Purpose
 from runner.resources import templates_dir
+from runner.templating import environment as templates
 
 __all__ = [
     "Answer",

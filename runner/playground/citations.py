@@ -188,7 +188,8 @@ def _corpus_page(pipeline: Pipeline, document: str, number: int) -> tuple[str, s
 
 def _table_row(pipeline: Pipeline, document: str, key: str | None) -> dict[str, Any] | None:
     from runner.config.model import LookupOptions
-    from runner.tables import cell_text, load_table, table_path
+    from runner.documents.table_files import cell_text, load_table
+    from runner.tables.lookup_tables import table_path
 
     for tool in pipeline.tools:
         options = tool.options

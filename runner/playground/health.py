@@ -39,7 +39,7 @@ class HealthReport:
 
 def report(pipeline_path: Path) -> HealthReport:
     from runner.config import validate_file
-    from runner.config.diagnostics import snippet
+    from runner.documents.diagnostics import snippet
     from runner.explain.mermaid import flowchart
 
     checked = validate_file(pipeline_path)

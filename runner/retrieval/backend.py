@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
@@ -26,7 +26,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from runner.retrieval.pages import Page, to_nodes
 
 if TYPE_CHECKING:
-    from runner.retrieval.corpus import CorpusIndex
+    from runner.retrieval.keyword import KeywordIndex
 
 VECTOR_FOLDER = "vector"
 # The embedding model used by `mode: vector | hybrid` (needs the `vector` extra): a corpus's
@@ -77,10 +77,21 @@ def vector_retriever(pages: Sequence[Page], folder: Path, embed_model: Any, mode
     return index.as_retriever()
 
 
+class PagedCorpus(Protocol):
+    """What a fused search needs of a corpus (runner.retrieval.corpus.CorpusIndex is one): its
+    keyword index and its pages, by row and by node id."""
+
+    keyword: KeywordIndex
+
+    def page(self, node_id: str) -> Page | None: ...
+
+    def pages_at(self, rows: list[int]) -> list[Page]: ...
+
+
 class KeywordRetriever(BaseRetriever):
     """The corpus's keyword search as a llama-index retriever (for QueryFusionRetriever)."""
 
-    def __init__(self, corpus: CorpusIndex, top_k: int) -> None:
+    def __init__(self, corpus: PagedCorpus, top_k: int) -> None:
         super().__init__()
         self._corpus = corpus
         self._top_k = top_k
@@ -95,7 +106,7 @@ class KeywordRetriever(BaseRetriever):
 
 
 def fused_search(
-    corpus: CorpusIndex, vector: Any, query: str, top_k: int, *, hybrid: bool
+    corpus: PagedCorpus, vector: Any, query: str, top_k: int, *, hybrid: bool
 ) -> list[tuple[Page, float]]:
     """Vector search alone, or keyword and vector fused by reciprocal rank
     (QueryFusionRetriever); (page, score) best first, never a zero score."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from runner.retrieval.pages import Page
 from runner.retrieval.store import PageStore
-from runner.text import normalize
+from runner.text.words import normalize
 
 if TYPE_CHECKING:
     from runner.retrieval.keyword import KeywordIndex

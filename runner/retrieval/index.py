@@ -30,19 +30,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.config.paths import contained_documents
-from runner.fingerprints import Change, content_sha256, file_change
+from runner.documents.fingerprints import Change, content_sha256, file_change
 from runner.retrieval.corpus import (  # re-exported: where callers have found them
     SEARCH_MODES,
     CorpusIndex,
     IndexStatus,
     ScoredPage,
 )
+from runner.retrieval.navigation import paginate_all
 from runner.retrieval.pages import (
     CorpusError,
     check_corpus_folder,
     corpus_entries,
     corpus_folder,
-    paginate_all,
     read_document,
 )
 from runner.retrieval.store import PAGES_FILE, PageStore, write_pages

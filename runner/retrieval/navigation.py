@@ -21,12 +21,14 @@ name is still prose.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from runner.retrieval.pages import Page, paginate
+
 if TYPE_CHECKING:
-    from runner.retrieval.pages import Page
+    from runner.retrieval.readers import Document
 
 MIN_ENTRIES = 4
 ENTRY_SHARE = 0.6
@@ -86,3 +88,11 @@ def mark_navigation(pages: Sequence[Page]) -> list[Page]:
         replace(page, navigation=True) if is_navigation(page, corpus_headings) else page
         for page in pages
     ]
+
+
+def paginate_all(
+    documents: Iterable[Document], max_words: int, *, navigation: bool = True
+) -> list[Page]:
+    """Every document's pages, in order; with `navigation`, navigation pages are marked."""
+    pages = [page for document in documents for page in paginate(document, max_words)]
+    return mark_navigation(pages) if navigation else pages

@@ -26,7 +26,7 @@ How a document is cut, and why (pages follow the document's sections):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -263,18 +263,6 @@ def paginate(document: Document, max_words: int) -> list[Page]:
     builder.flush()
     title = builder.title or document.title or builder.default_title
     return [replace(page, title=title) for page in builder.pages]
-
-
-def paginate_all(
-    documents: Iterable[Document], max_words: int, *, navigation: bool = True
-) -> list[Page]:
-    """Every document's pages, in order; with `navigation`, navigation pages are marked."""
-    pages = [page for document in documents for page in paginate(document, max_words)]
-    if not navigation:
-        return pages
-    from runner.retrieval.navigation import mark_navigation
-
-    return mark_navigation(pages)
 
 
 # --- llama-index nodes ---------------------------------------------------------------------

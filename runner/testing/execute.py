@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.config import PipelineError, internal_error
-from runner.config.diagnostics import Diagnostic
 from runner.config.model import LLMConfig, Pipeline
+from runner.documents.diagnostics import Diagnostic
 from runner.testing.expect import check
 from runner.testing.loader import CaseFileError, cached_pipeline_loader, load_case_file
 from runner.testing.model import Case, CaseFile, LLMSpec, Turn

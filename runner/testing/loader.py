@@ -1,7 +1,7 @@
 """Finding and loading test-case files, with the same diagnostics `runner validate` gives.
 
 A file goes through the config package's stages: YAML loading with positions
-(`runner.config.loader`), the JSON Schema (`schemas/testcase.schema.json`, errors rewritten by
+(`runner.documents.loader`), the JSON Schema (`schemas/testcase.schema.json`, errors rewritten by
 `runner.config.humanize`), then the checks a schema cannot make (codes `T1xx`, docs/testing.md):
 turns in a sensible order, unique case names, files that exist, regular expressions that
 compile, and tool names that the pipeline has.
@@ -20,10 +20,10 @@ from jsonschema import Draft202012Validator
 
 from runner.config import PipelineError, find_pipeline_files, find_yaml_files
 from runner.config.build import script_rule
-from runner.config.diagnostics import Diagnostic, KeyPath, format_key_path, sort_diagnostics
 from runner.config.humanize import humanize, suggestion_suffix
-from runner.config.loader import Document, LoadError, read_document, read_head, shorten
 from runner.config.model import Pipeline, ScriptRule, Where
+from runner.documents.diagnostics import Diagnostic, KeyPath, format_key_path, sort_diagnostics
+from runner.documents.loader import Document, LoadError, read_document, read_head, shorten
 from runner.resources import schema_path
 from runner.testing.model import (
     CallBound,

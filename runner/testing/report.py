@@ -11,13 +11,13 @@ import io
 from collections.abc import Callable, Sequence
 from xml.etree import ElementTree
 
-from runner.config.diagnostics import render
 from runner.config.formats import (
     diagnostic_annotation,
     display_path,
     github_annotation,
     xml_safe,
 )
+from runner.documents.diagnostics import render
 from runner.testing.execute import CaseReport, FileReport, TurnReport
 from runner.testing.expect import calls_summary
 

@@ -7,15 +7,15 @@ imported lazily, so a pipeline without retrieval tools never imports llama-index
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from runner.config.model import Pipeline, ToolKind
+from runner.tools.services import ToolServices
 
 if TYPE_CHECKING:
     from runner.engine.protocols import Tool
+
+__all__ = ["KIND_MODULES", "ToolServices", "build_tools"]
 
 KIND_MODULES: dict[ToolKind, str] = {
     ToolKind.PROMPT: "runner.tools.prompt",
@@ -26,18 +26,6 @@ KIND_MODULES: dict[ToolKind, str] = {
     ToolKind.NEIGHBOR_SEARCH: "runner.tools.neighbor_search",
     ToolKind.DEEP_SEARCH: "runner.tools.deep_search",
 }
-
-
-@dataclass
-class ToolServices:
-    """What building a tool may use. `corpus(name)` returns the loaded index of a corpus
-    (runner.retrieval), built on first use; `allow_python` gates `python` tools."""
-
-    pipeline: Pipeline
-    allow_python: bool = False
-    corpus: Callable[[str], Any] | None = None
-    state_dir: Path | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
 
 
 def build_tools(pipeline: Pipeline, services: ToolServices) -> dict[str, Tool]:

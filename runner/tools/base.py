@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import jinja2
 
-from runner import templates
 from runner.config.model import Output, TemplateRef, ToolConfig
 from runner.engine.marker import extract_coordinator_original, extract_coordinator_task
 from runner.engine.protocols import (
@@ -30,9 +29,10 @@ from runner.engine.protocols import (
 )
 from runner.engine.results import Clarification, ToolResult
 from runner.sources import Source
+from runner.templating import environment as templates
 
 if TYPE_CHECKING:
-    from runner.tools import ToolServices
+    from runner.tools.services import ToolServices
 
 
 class ToolBuildError(Exception):

@@ -41,7 +41,7 @@ from runner.engine.protocols import (
 from runner.engine.results import Clarification, SubtaskDecision, ToolResult
 from runner.engine.task import Task
 from runner.llm.types import Purpose
-from runner.text import content_words
+from runner.text.words import content_words
 from runner.tools.base import (
     ToolBuildError,
     ToolRunError,

@@ -39,7 +39,7 @@ from runner.tools.base import (
 from runner.tools.declarative import found_under
 
 if TYPE_CHECKING:
-    from runner.tools import ToolServices
+    from runner.tools.services import ToolServices
 
 NEIGHBOR_SUFFIX = "n"
 SEARCH_SUFFIX = "s"

@@ -7,8 +7,8 @@ the context, one compact line each, with the table file and the key as their sou
 When no key is found and the tool has `clarify`, it asks (C24); the answer is then searched for
 the key. `rows_for(key)` is the tool's direct-call function (C26), also reachable from prompt
 templates as `lookup(tool, key)`. With `key: [a, b]` a row is found by any of its key columns and
-named by the first. Keys are looked up through the table's index (runner/table_index.py), stored
-on disk once per table version (runner/table_store.py), never by a pass over the rows.
+named by the first. Keys are looked up through the table's index (runner/tables/index.py), stored
+on disk once per table version (runner/tables/store.py), never by a pass over the rows.
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from runner.config.model import LookupOptions, ToolConfig
+from runner.documents.table_files import Row, TableError, cell_text
 from runner.engine.protocols import ToolEnv
 from runner.engine.results import ToolResult
 from runner.llm.types import Purpose
 from runner.sources import Source
-from runner.table_index import KeyMatcher
-from runner.table_store import table_keys
-from runner.tables import Row, TableError, cell_text, table_path
+from runner.tables.index import KeyMatcher
+from runner.tables.lookup_tables import table_path
+from runner.tables.store import table_keys
 from runner.tools.base import (
     BuiltinTool,
     Call,
@@ -40,7 +41,7 @@ from runner.tools.base import (
 )
 
 if TYPE_CHECKING:
-    from runner.tools import ToolServices
+    from runner.tools.services import ToolServices
 
 
 class LookupTool(BuiltinTool):

@@ -41,7 +41,7 @@ from runner.tools.search import answering_config
 
 if TYPE_CHECKING:
     from runner.retrieval.pages import Page
-    from runner.tools import ToolServices
+    from runner.tools.services import ToolServices
 
 
 def source_page_ids(prior: PriorContext, source_tool: str) -> list[str]:

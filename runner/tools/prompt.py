@@ -37,7 +37,7 @@ from runner.tools.base import (
 from runner.tools.lookup import lookup_function
 
 if TYPE_CHECKING:
-    from runner.tools import ToolServices
+    from runner.tools.services import ToolServices
 
 
 class PromptTool(BuiltinTool):

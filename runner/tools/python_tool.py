@@ -21,7 +21,7 @@ from runner.engine.protocols import is_context_consumer, is_coordinator
 from runner.tools.base import ToolBuildError, place
 
 if TYPE_CHECKING:
-    from runner.tools import ToolServices
+    from runner.tools.services import ToolServices
 
 ALLOW_ENV = "RUNNER_ALLOW_PYTHON"
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from runner.engine.protocols import ToolEnv
     from runner.retrieval.index import CorpusIndex, ScoredPage
     from runner.retrieval.pages import Page
-    from runner.tools import ToolServices
+    from runner.tools.services import ToolServices
 
 
 def corpus_for(config: ToolConfig, services: ToolServices, corpus: str) -> CorpusIndex:

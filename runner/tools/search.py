@@ -30,7 +30,7 @@ from runner.tools.retrieve import corpus_for, record_retrieval, with_pages
 
 if TYPE_CHECKING:
     from runner.retrieval.pages import Page
-    from runner.tools import ToolServices
+    from runner.tools.services import ToolServices
 
 
 def answering_config(config: ToolConfig) -> ToolConfig:

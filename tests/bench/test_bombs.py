@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench import bombs
-from runner import templates
+from runner.templating import environment as templates
 
 EXPECTED = {
     "nesting 500 deep": "Y010",

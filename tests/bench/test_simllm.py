@@ -10,7 +10,7 @@ from benchkit import QUESTIONS
 
 from bench.simllm import Meter, SimulatedLLM, Span, UnscriptedQuestion, llama_kind, llama_reply
 from runner.llm.types import LLMRequest, Purpose
-from runner.text import estimate_tokens
+from runner.text.words import estimate_tokens
 
 QUESTION = next(iter(QUESTIONS))
 

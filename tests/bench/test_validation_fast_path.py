@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from runner.config import PARALLEL_FROM, check_files, find_yaml_files, validate_file
 from runner.config.fastcheck import Unsupported, compile_schema
-from runner.config.loader import LoadError, read_document
 from runner.config.schema import fast_check, pipeline_validator
+from runner.documents.loader import LoadError, read_document
 
 ROOT = Path(__file__).resolve().parents[2]
 YAML_FILES = find_yaml_files([ROOT / "tests" / "fixtures", ROOT / "pipelines"], lambda p: True)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.config.composing import DEFAULT_LIMITS
-from runner.config.loader import LoadError, parse_document
+from runner.documents.composing import DEFAULT_LIMITS
+from runner.documents.loader import LoadError, parse_document
 
 
 def parse(text: str):  # type: ignore[no-untyped-def]
@@ -100,7 +100,7 @@ def test_block_scalar_records_its_style_and_extent() -> None:
 
 
 def test_not_utf8_is_reported_with_its_place(tmp_path: Path) -> None:
-    from runner.config.loader import read_document
+    from runner.documents.loader import read_document
 
     path = tmp_path / "p.yaml"
     path.write_bytes(b"domain: shop\ndescription: caf\xe9\n")
@@ -176,8 +176,8 @@ def test_a_long_list_is_refused_at_the_first_item_too_many() -> None:
 
 
 def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
-    from runner.config.composing import Limits
-    from runner.config.loader import read_document
+    from runner.documents.composing import Limits
+    from runner.documents.loader import read_document
 
     path = tmp_path / "big.yaml"
     path.write_text("a: " + "x" * 2000 + "\n", encoding="utf-8")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import composing, validate_file
+from runner.config import validate_file
+from runner.documents import composing
 
 from .helpers import BASE, FIXTURES, ROOT
 
@@ -216,7 +217,7 @@ def test_minimal_example_has_no_warning() -> None:
 def test_a_pattern_python_warns_about_prints_nothing_when_it_is_compiled(
     recwarn: pytest.WarningsRecorder,
 ) -> None:
-    from runner.patterns import compile_pattern
+    from runner.text.patterns import compile_pattern
 
     assert compile_pattern("[[a]b").search("xab")
     assert not [w for w in recwarn if issubclass(w.category, FutureWarning)]

@@ -1,4 +1,4 @@
-"""The one template analyser (runner.templates) that `runner validate` uses for R109-R112."""
+"""The one template analyser (runner.templating.environment) `runner validate` uses: R109-R112."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from jinja2 import TemplateSyntaxError
 
-from runner import templates
 from runner.config import validate_file
+from runner.templating import environment as templates
 
 from .helpers import BASE
 

@@ -1,4 +1,4 @@
-"""A round's message enters the engine in runner's normal form (runner.text.normalize): rules,
+"""A round's message enters the engine in runner's normal form (runner.text.words.normalize): rules,
 lookups, scripted rules and prompts see `warranty` and `KD-450` however the user's keyboard or a
 pasted web page spelt them; the message itself is kept as sent."""
 

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 from runner.config.model import Pipeline
 from runner.explain.calls import PathBound, PathSpec, count_path, worst_cases
-from runner.retrieval.pages import corpus_files, corpus_folder, paginate_all, read_document
+from runner.retrieval.navigation import paginate_all
+from runner.retrieval.pages import corpus_files, corpus_folder, read_document
 
 from .conftest import Write, example
 

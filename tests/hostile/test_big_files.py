@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from runner.cli import main
 from runner.config import find_pipeline_files
-from runner.config.composing import DEFAULT_LIMITS
+from runner.documents.composing import DEFAULT_LIMITS
 
 
 def test_a_pipeline_over_the_size_limit_in_a_folder_is_found_and_refused(tmp_path: Path) -> None:

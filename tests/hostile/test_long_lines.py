@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from runner.cli import main
-from runner.config.diagnostics import SNIPPET_WIDTH, Diagnostic, render, snippet
+from runner.documents.diagnostics import SNIPPET_WIDTH, Diagnostic, render, snippet
 
 
 def test_a_long_line_is_cut_to_a_window_with_the_caret_under_its_column() -> None:

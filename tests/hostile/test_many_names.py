@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runner.config import validate_file
-from runner.config.diagnostics import MAX_HINT, MAX_MESSAGE, Diagnostic
 from runner.config.formats import format_reports
 from runner.config.suggest import _one_slip_apart, did_you_mean
+from runner.documents.diagnostics import MAX_HINT, MAX_MESSAGE, Diagnostic
 
 NAMES = st.text(alphabet="abcde_1", min_size=1, max_size=7)
 

@@ -1,4 +1,4 @@
-"""Every render and expression evaluation runs within a budget (runner/render_budget.py): what
+"""Every render and expression evaluation runs within a budget (runner/templating/budget.py): what
 would exhaust the machine is refused with an error before it is built, and ordinary templates
 render as before."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from runner import templates
 from runner.config import load_pipeline
-from runner.render_budget import LIMITS, RenderBudgetError
+from runner.templating import environment as templates
+from runner.templating.budget import LIMITS, RenderBudgetError
 from runner.tools.base import ToolRunError, evaluate, render
 
 BOMBS = {

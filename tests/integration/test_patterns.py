@@ -1,5 +1,5 @@
 """One rule for every regular expression a pipeline author writes: searched case-insensitively,
-with `(?-i:...)` to keep a part's case (runner/patterns.py)."""
+with `(?-i:...)` to keep a part's case (runner/text/patterns.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from runner.config.model import LLMConfig, PromptType, PromptTypes, ScriptRule
 from runner.engine.activation import classify_by_rule, rule_matches
 from runner.llm import build_client
 from runner.llm.types import LLMRequest, Purpose
-from runner.patterns import compile_pattern
 from runner.resources import schema_path
+from runner.text.patterns import compile_pattern
 
 
 def test_an_activation_pattern_matches_any_case() -> None:

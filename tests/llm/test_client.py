@@ -10,7 +10,7 @@ from runner.config.model import ScriptRule
 from runner.llm import LLMReplyError
 from runner.llm.client import backoff_delay
 from runner.llm.types import LLMRequest, Purpose
-from runner.text import estimate_tokens
+from runner.text.words import estimate_tokens
 
 from .helpers import run, scripted
 

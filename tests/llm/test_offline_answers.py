@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from runner.llm.prompts import Passage
 from runner.sources import Source
-from runner.text import sentences, stem
+from runner.text.words import sentences, stem
 
 from .helpers import offline, run
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from runner import templates
 from runner.config.model import LLMConfig, PromptType, ScriptRule, TemplateRef
 from runner.llm import LLMReplyError
 from runner.llm.prompts import Passage, Prompts, PromptTemplateError, default_template
@@ -17,6 +16,7 @@ from runner.llm.purposes import PURPOSE_VARIABLES
 from runner.llm.structured import parse
 from runner.llm.types import LLMReply, LLMRequest, Purpose
 from runner.sources import Source
+from runner.templating import environment as templates
 
 from .helpers import lookup_tool, pipeline, run, scripted, tool
 

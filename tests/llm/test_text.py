@@ -1,6 +1,13 @@
 from __future__ import annotations
 
-from runner.text import content_words, coverage, estimate_tokens, sentences, stem, tokenize
+from runner.text.words import (
+    content_words,
+    coverage,
+    estimate_tokens,
+    sentences,
+    stem,
+    tokenize,
+)
 
 
 def test_tokenize_keeps_model_numbers_whole_and_drops_possessives() -> None:

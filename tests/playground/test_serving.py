@@ -9,7 +9,8 @@ from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from runner.cli import main
-from runner.serve.config import ServeSettings, build_app
+from runner.cli.webapp import build_app
+from runner.serve.config import ServeSettings
 
 
 def test_serve_with_the_flag_serves_the_playground_beside_the_api(support: Path) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from runner.config.model import Pipeline
 from runner.retrieval import open_corpus
-from runner.retrieval.pages import Document, paginate_all
+from runner.retrieval.navigation import paginate_all
+from runner.retrieval.pages import Document
 
 from .conftest import folder_pipeline
 

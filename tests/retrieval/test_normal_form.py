@@ -1,11 +1,11 @@
-"""One normal form for text (runner.text.normalize): what is indexed and what is matched."""
+"""One normal form for text (runner.text.words.normalize): what is indexed and what is matched."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from runner.retrieval.pages import paginate, read_document
-from runner.text import normalize, visible
+from runner.text.words import normalize, visible
 
 
 def test_non_breaking_and_other_odd_spaces_become_spaces() -> None:

@@ -12,8 +12,8 @@ from runner.config import load_pipeline
 from runner.config.model import LookupOptions, ToolConfig, ToolKind
 from runner.llm.known_values import MAX_LISTED, known_values
 from runner.sources import Source
-from runner.table_index import KeyIndex
-from runner.text import tokenize
+from runner.tables.index import KeyIndex
+from runner.text.words import tokenize
 
 from .conftest import run, task
 

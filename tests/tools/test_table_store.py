@@ -1,4 +1,4 @@
-"""A lookup table's key index on disk (runner/table_store.py): the same answers as the index in
+"""A lookup table's key index on disk (runner/tables/store.py): the same answers as the index in
 memory, built once per table version, rebuilt when the table changes, never reading the table
 once built, and the index in memory (with one warning) where it cannot be written."""
 
@@ -18,13 +18,14 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner import table_index, table_store
 from runner.config.model import LookupOptions, Pipeline, ToolConfig, ToolKind
+from runner.documents.table_files import shared_rows, table_version
 from runner.llm.known_values import known_values
-from runner.table_index import KeyIndex, KeyMatcher
-from runner.table_rows import decode_row, encode_row
-from runner.table_store import StoredIndex, index_table, store_path, table_keys
-from runner.tables import shared_rows, table_version
+from runner.tables import index as table_index
+from runner.tables import store as table_store
+from runner.tables.index import KeyIndex, KeyMatcher
+from runner.tables.rows import decode_row, encode_row
+from runner.tables.store import StoredIndex, index_table, store_path, table_keys
 
 
 @pytest.fixture(autouse=True)
@@ -182,7 +183,7 @@ def test_a_later_run_answers_from_the_store_without_reading_the_table(
     def no_reading(*_: Any) -> Any:
         raise AssertionError("the table was read")
 
-    monkeypatch.setattr("runner.tables._cached_rows", no_reading)
+    monkeypatch.setattr("runner.documents.table_files._cached_rows", no_reading)
     index = table_keys(pipeline, options_of(pipeline))
     assert isinstance(index, StoredIndex)
     assert index.rows_for("bookworm") == [{"codename": "bookworm", "version": "Debian 12"}]
@@ -199,7 +200,9 @@ def test_a_long_tables_listing_comes_from_the_store(
     pipeline = pipeline_with(tmp_path, "models.csv", ("model",))
     index_table(pipeline, options_of(pipeline))
     table_store._opened.cache_clear()
-    monkeypatch.setattr("runner.tables._cached_rows", lambda *_: pytest.fail("the table was read"))
+    monkeypatch.setattr(
+        "runner.documents.table_files._cached_rows", lambda *_: pytest.fail("the table was read")
+    )
     assert known_values(pipeline, "is the xr 70 like XR-99?") == {"model": ["XR-99", "XR-70"]}
 
 
@@ -266,7 +269,7 @@ def test_an_unwritable_state_folder_falls_back_to_memory_with_one_warning(
     blocked = tmp_path / "state"
     blocked.write_text("a file where the state folder should be", encoding="utf-8")
     pipeline = releases(tmp_path, state_dir=blocked)
-    with caplog.at_level(logging.WARNING, logger="runner.tables"):
+    with caplog.at_level(logging.WARNING, logger="runner.documents.table_files"):
         first = table_keys(pipeline, options_of(pipeline))
         os.utime(tmp_path / "releases.csv", ns=(1, 10**18))  # a new version: opened again
         second = table_keys(pipeline, options_of(pipeline))

@@ -1,4 +1,4 @@
-"""runner.tables: one cached loader of CSV/YAML/JSON tables, and the pipeline's key values."""
+"""runner.documents.table_files: one cached loader of CSV/YAML/JSON tables; key values."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from runner.config.model import LookupOptions, ToolConfig, ToolKind
-from runner.tables import TableError, key_values, load_table
+from runner.documents.table_files import TableError, load_table
+from runner.tables.lookup_tables import key_values
 
 from .conftest import make_pipeline
 

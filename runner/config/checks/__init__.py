@@ -36,8 +36,8 @@ from runner.config.checks import (
     tools,
 )
 from runner.config.checks.context import Checks
-from runner.config.diagnostics import Diagnostic
-from runner.config.loader import Document
+from runner.documents.diagnostics import Diagnostic
+from runner.documents.loader import Document
 
 # In this order: a later family may rely on what an earlier one reported (see context.py).
 FAMILIES: tuple[Callable[[Checks], None], ...] = (

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from runner.config.defaults import simple_name
-from runner.config.diagnostics import Diagnostic, KeyPath, Severity
 from runner.config.humanize import suggestion_suffix
-from runner.config.loader import Document
+from runner.documents.diagnostics import Diagnostic, KeyPath, Severity
+from runner.documents.loader import Document
 
 # Which tool kinds a reference may name, by the place it is written in.
 KINDS_FOR = {

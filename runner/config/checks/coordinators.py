@@ -10,8 +10,8 @@ from typing import Any
 from runner.config.checks.context import Checks
 from runner.config.checks.extraction import extraction
 from runner.config.checks.templates import expression, inline_template
-from runner.config.diagnostics import KeyPath, value_at
 from runner.config.humanize import suggestion_suffix
+from runner.documents.diagnostics import KeyPath, value_at
 from runner.purposes import CONDITION_VARIABLES, DECOMPOSE_VARIABLES, PURPOSE_VARIABLES, Purpose
 
 

@@ -10,12 +10,12 @@ from collections.abc import Mapping
 from runner.config.checks.context import Checks
 from runner.config.checks.paths import existing_path, inside_folder
 from runner.config.checks.templates import file_template, template_pair
-from runner.config.diagnostics import KeyPath, value_at
 from runner.config.humanize import humanize, suggestion_suffix
-from runner.config.loader import Document, LoadError, read_document
 from runner.config.schema import definition_validator
-from runner.patterns import compile_pattern, pattern_doubt
+from runner.documents.diagnostics import KeyPath, value_at
+from runner.documents.loader import Document, LoadError, read_document
 from runner.purposes import PURPOSE_VARIABLES, Purpose
+from runner.text.patterns import compile_pattern, pattern_doubt
 
 
 def domain_templates(checks: Checks) -> None:

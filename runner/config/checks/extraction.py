@@ -12,9 +12,9 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from runner.config.checks.context import Checks
 from runner.config.checks.templates import Allowed, template_pair
-from runner.config.diagnostics import KeyPath, value_at
 from runner.config.humanize import TYPE_NAMES, describe, suggestion_suffix
 from runner.config.schema import metaschema_validator
+from runner.documents.diagnostics import KeyPath, value_at
 
 
 def extraction(checks: Checks, path: KeyPath, allowed: Allowed) -> None:

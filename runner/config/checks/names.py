@@ -5,8 +5,8 @@ prompt types that are declared (R105)."""
 from __future__ import annotations
 
 from runner.config.checks.context import KINDS_FOR, Checks
-from runner.config.diagnostics import KeyPath
 from runner.config.humanize import suggestion_suffix
+from runner.documents.diagnostics import KeyPath
 
 
 def duplicate_tools(checks: Checks) -> None:

@@ -23,8 +23,8 @@ from jinja2.parser import Parser
 from runner.config.checks.context import Checks
 from runner.config.checks.extraction import parameter_schema, required_parameters
 from runner.config.checks.templates import column_of, inline_line
-from runner.config.diagnostics import KeyPath, value_at
-from runner.templates import environment, parse_expression
+from runner.documents.diagnostics import KeyPath, value_at
+from runner.templating.environment import environment, parse_expression
 
 _GUARD_FILTERS = frozenset({"default", "d"})
 _GUARD_TESTS = frozenset({"defined", "undefined", "none"})

@@ -8,7 +8,6 @@ import re
 from pathlib import Path, PurePosixPath
 
 from runner.config.checks.context import Checks
-from runner.config.diagnostics import KeyPath
 from runner.config.humanize import suggestion_suffix
 from runner.config.paths import (
     PathOutsideFolder,
@@ -17,6 +16,7 @@ from runner.config.paths import (
     shown_target,
     usable,
 )
+from runner.documents.diagnostics import KeyPath
 
 SHOWN = 60  # characters of a path echoed in a message
 

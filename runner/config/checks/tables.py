@@ -9,9 +9,9 @@ from typing import Any
 
 from runner.config.checks.context import Checks
 from runner.config.checks.paths import existing_path
-from runner.config.diagnostics import KeyPath
 from runner.config.humanize import suggestion_suffix
-from runner.tables import TableError, shared_rows, table_version
+from runner.documents.diagnostics import KeyPath
+from runner.documents.table_files import TableError, shared_rows, table_version
 
 
 def lookup_table(checks: Checks, path: KeyPath, tool: Mapping[str, Any]) -> None:
@@ -40,7 +40,7 @@ def lookup_table(checks: Checks, path: KeyPath, tool: Mapping[str, Any]) -> None
 
 
 def table_columns(table: Path) -> list[str]:
-    """The column names of a lookup table, read as a run reads it (runner.tables: the same
+    """The column names of a lookup table, read as a run reads it (documents.table_files: the same
     forms, a `rows:` mapping too, and the same limits). Raises ValueError for an unreadable
     table."""
     if table.suffix.lower() == ".csv":  # the header line is enough

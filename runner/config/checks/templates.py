@@ -10,10 +10,10 @@ from jinja2 import TemplateSyntaxError
 
 from runner.config.checks.context import Checks
 from runner.config.checks.paths import existing_path
-from runner.config.diagnostics import KeyPath, value_at
 from runner.config.humanize import suggestion_suffix
-from runner.config.loader import Position
-from runner.templates import Reads, expression_reads, template_reads
+from runner.documents.diagnostics import KeyPath, value_at
+from runner.documents.loader import Position
+from runner.templating.environment import Reads, expression_reads, template_reads
 
 Allowed = frozenset[str] | set[str]
 

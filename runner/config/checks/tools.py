@@ -13,7 +13,7 @@ from runner.config.checks.extraction import clarify_parameters, extraction
 from runner.config.checks.paths import existing_path
 from runner.config.checks.tables import lookup_table
 from runner.config.checks.templates import file_template, inline_template, template_pair
-from runner.config.diagnostics import KeyPath
+from runner.documents.diagnostics import KeyPath
 from runner.purposes import CLARIFY_VARIABLES, PROMPT_TOOL_VARIABLES, PURPOSE_VARIABLES, Purpose
 
 _PYTHON_REFERENCE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")

@@ -52,7 +52,7 @@ from runner.llm.providers.offline_units import (
     parse,
     word_pairs,
 )
-from runner.text import content_words, stem, tokenize
+from runner.text.words import content_words, stem, tokenize
 
 # the passages and their citations live in offline_passages; these names are also read from here
 __all__ = [

@@ -28,7 +28,7 @@ from runner.llm.providers.offline_question import Part, parts
 from runner.llm.providers.offline_records import Record, comparison
 from runner.llm.providers.offline_units import RECORD, parse
 from runner.llm.types import LLMRequest, Purpose
-from runner.text import STOP_WORDS, content_words, normalize, stem, stems, tokenize
+from runner.text.words import STOP_WORDS, content_words, normalize, stem, stems, tokenize
 
 # Words that say how a question is asked rather than what it is about; activation questions
 # ("Does the user ask about …?") are full of them.

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from runner.text import is_stop_word, stem, tokenize, word_spans
+from runner.text.words import is_stop_word, stem, tokenize, word_spans
 
 _QUOTED = re.compile(r"\"([^\"]{1,120})\"|“([^”]{1,120})”|(?<!\w)'([^']{1,120})'(?!\w)")
 _NUMBER = re.compile(r"(?<![\w.\-])-?\d+(?:[.,]\d+)?(?![\w\-])")

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from runner.text import content_words, stem, tokenize
+from runner.text.words import content_words, stem, tokenize
 
 QUANTITY, TIME, POLAR, REASON = "quantity", "time", "polar", "reason"
 

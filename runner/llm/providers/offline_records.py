@@ -16,7 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from runner.llm.providers.offline_units import citation_text
-from runner.text import stem, tokenize
+from runner.text.words import stem, tokenize
 
 Fields = tuple[tuple[str, str], ...]
 

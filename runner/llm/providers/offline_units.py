@@ -16,7 +16,7 @@ What the parser knows about the text it reads (all of it general, nothing about 
   tools render a table row) is one unit with its fields kept;
 - everything else is prose: the lines of a paragraph are joined, inline markup is cleaned
   (reStructuredText roles and literals, emphasis, markdown links), and the paragraph is cut
-  into sentences (`runner.text.sentences`: abbreviations and brackets are safe); a list item
+  into sentences (`runner.text.words.sentences`: abbreviations and brackets are safe); a list item
   (`- …`, `1. …`) is a unit of its own.
 """
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import pairwise
 
-from runner.text import STOP_WORDS, sentences, stem, tokenize
+from runner.text.words import STOP_WORDS, sentences, stem, tokenize
 
 SENTENCE, ITEM, ROW, RECORD = "sentence", "item", "row", "record"
 

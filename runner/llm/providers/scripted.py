@@ -3,8 +3,8 @@
 A rule matches when every field it sets matches: `purpose` (equal), `tool` (equal, simple or
 domain-prefixed name), `task` (a regex searched in the task text) and `prompt` (a regex searched
 in the rendered prompt), both case-insensitive like every pattern of a pipeline
-(runner/patterns.py). Patterns and the request are compared in runner's normal form
-(`runner.text.normalize`): a non-breaking space in a page matches a space in a pattern. The
+(runner/text/patterns.py). Patterns and the request are compared in runner's normal form
+(`runner.text.words.normalize`): a non-breaking space in a page matches a space in a pattern. The
 first matching rule with answers left (`times`) answers. A reply is text, or any other YAML
 value sent as JSON. A request no rule matches is an error that shows the request — unless
 `fallback: offline` lets the offline provider answer it.
@@ -25,8 +25,8 @@ from runner.config.model import ModelSettings, ScriptRule
 from runner.llm.errors import ScriptError, ScriptMissError
 from runner.llm.providers.base import Provider, ProviderReply
 from runner.llm.types import LLMRequest, Purpose
-from runner.patterns import compile_pattern
-from runner.text import normalize, visible
+from runner.text.patterns import compile_pattern
+from runner.text.words import normalize, visible
 
 _RULE_FIELDS = {"purpose", "tool", "task", "prompt", "reply", "times"}
 _PROMPT_LINES_SHOWN = 12

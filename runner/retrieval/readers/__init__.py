@@ -11,7 +11,7 @@ The interface every format shares is `Reader.read(path, raw) -> Document`:
 | html | `.html`, `.htm`, `.xhtml` | lxml: h1–h6 headings, the site's frame dropped | extra `html` |
 | pdf | `.pdf` | pypdf: a page per PDF page, numbered as in it; outline headings | extra `pdf` |
 
-Every reader's text leaves in runner's normal form (`runner.text.normalize`), so what is indexed
+Every reader's text leaves in runner's normal form (`text.words.normalize`), so what is indexed
 and what is matched against it compare equal whatever spaces or ligatures the source used.
 """
 
@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Protocol
 
 from runner.config.corpus_files import document_format
-from runner.text import normalize
+from runner.retrieval.readers.blocks import Block
+from runner.text.words import normalize
 
 __all__ = ["Block", "CorpusError", "Document", "Reader", "ReaderMissingError", "document_format"]
 
@@ -33,13 +34,6 @@ class CorpusError(ValueError):
 
 class ReaderMissingError(CorpusError):
     """A document whose format needs an optional extra that is not installed."""
-
-
-@dataclass(frozen=True)
-class Block:
-    text: str
-    heading: str | None = None  # set for a heading block: its title text
-    level: int = 0  # a heading's level: 1 for the top (h1, `#`, the first reST adornment)
 
 
 @dataclass(frozen=True)
@@ -63,6 +57,17 @@ class Document:
         return list(blocks(self.text, self.format or document_format(self.path) or "text"))
 
 
+@dataclass(frozen=True)
+class MarkupReader:
+    """Markdown, reStructuredText and plain text: the text is kept and parsed into blocks by
+    `runner.retrieval.readers.markup` when the pages are cut."""
+
+    format: str
+
+    def read(self, path: str, raw: bytes) -> Document:
+        return Document(path, decode(raw), self.format)
+
+
 class Reader(Protocol):
     def read(self, path: str, raw: bytes) -> Document: ...
 
@@ -77,9 +82,7 @@ _EXTRAS = {
 def reader_for(fmt: str, path: str) -> Reader:
     """The reader of a format; a format whose extra is missing raises a message naming it."""
     if fmt not in _EXTRAS:
-        from runner.retrieval.readers import markup
-
-        return markup.MarkupReader(fmt)
+        return MarkupReader(fmt)
     library, module = _EXTRAS[fmt]
     import importlib
 

@@ -29,7 +29,7 @@ import lxml.etree
 import lxml.html
 
 from runner.retrieval.readers import Block, CorpusError, Document
-from runner.text import normalize
+from runner.text.words import normalize
 
 _DROPPED_TAGS = ("script", "style", "noscript", "template", "nav", "iframe")
 # a page's header and footer are the site's banner and footer, an aside beside the content its

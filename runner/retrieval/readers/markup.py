@@ -6,18 +6,8 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
-from runner.retrieval.readers import Block, Document, decode
-
-
-@dataclass(frozen=True)
-class MarkupReader:
-    format: str
-
-    def read(self, path: str, raw: bytes) -> Document:
-        return Document(path, decode(raw), self.format)
-
+from runner.retrieval.readers.blocks import Block
 
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")  # a line of one repeated punctuation mark

@@ -26,7 +26,7 @@ import pypdf
 from pypdf.errors import PyPdfError
 
 from runner.retrieval.readers import CorpusError, Document
-from runner.text import normalize
+from runner.text.words import normalize
 
 
 class PdfReader:

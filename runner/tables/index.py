@@ -24,11 +24,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from runner.tables import Row, TableVersion, cell_text, shared_rows, table_version
-from runner.text import tokenize
+from runner.documents.table_files import Row, TableVersion, cell_text, shared_rows, table_version
+from runner.text.words import tokenize
 
 # Punctuation separates words, as whitespace does; `-`, `.` and `'` only between letters or
-# digits join them into one word (`KD-460`, `v2.1`, `don't`), as runner.text.tokenize says.
+# digits join them into one word (`KD-460`, `v2.1`, `don't`), as runner.text.words.tokenize says.
 _SEPARATORS = str.maketrans(dict.fromkeys(set(string.punctuation) - set("-.'"), " "))
 _JOINERS = frozenset("-.'")
 _DOUBLE_JOINER = re.compile(r"[-.']{2}")
@@ -37,12 +37,12 @@ _RUN_TOGETHER = str.maketrans(dict.fromkeys(" -.'’", None))
 # `mentioned` joins up to this many adjacent words of the text ("xr 200" -> "xr200")
 _COMPACT_SPAN = 3
 # The version of the rules above and of words_of: an index stored on disk with another one is
-# rebuilt (runner.table_store). Raise it with any change to how keys are compared.
+# rebuilt (runner.tables.store). Raise it with any change to how keys are compared.
 NORMALISATION = 1
 
 
 def words_of(text: str) -> list[str]:
-    """The words a key or a text is compared by: runner.text.tokenize's, case-folded. Written
+    """The words a key or a text is compared by: runner.text.words.tokenize's, case-folded. Written
     out for ASCII text, which is most keys: a million of them are indexed in a second or two."""
     folded = text.casefold()
     if not folded.isascii() or _DOUBLE_JOINER.search(folded):
@@ -77,7 +77,7 @@ class Hit(NamedTuple):
 class KeyMatcher(ABC):
     """The matching rules, written once over four look-ups a store provides (`_hits`,
     `_compact_hits`, `_rows`, and the `keys`/`word_counts` it knows): the index in memory
-    (KeyIndex) and the one on disk (runner.table_store) answer alike because of it."""
+    (KeyIndex) and the one on disk (runner.tables.store) answer alike because of it."""
 
     columns: tuple[str, ...]  # the key columns
     table_columns: tuple[str, ...]  # the columns of the table's first row
@@ -245,7 +245,7 @@ class KeyIndex(KeyMatcher):
 
 def key_index(table: Path, columns: Sequence[str]) -> KeyIndex:
     """The index of a table's key columns; built once per version of the file (its rows are
-    parsed once too, by runner.tables). Raises TableError."""
+    parsed once too, by runner.documents.table_files). Raises TableError."""
     return _index(table_version(table), tuple(columns))
 
 

@@ -1,7 +1,7 @@
 """The one sandboxed Jinja environment every template and expression of runner goes through.
 
 Sandboxed, because pipeline files may come from people we do not know; budgeted, so that no
-template can exhaust the machine either (runner/render_budget.py); StrictUndefined, because a
+template can exhaust the machine either (runner/templating/budget.py); StrictUndefined, because a
 misspelt variable must fail loudly instead of rendering as an empty string.
 """
 
@@ -18,9 +18,9 @@ from jinja2 import StrictUndefined, TemplateSyntaxError, nodes
 from jinja2.lexer import describe_token
 from jinja2.parser import Parser
 
-from runner import render_budget
-from runner.outline import schema_outline
-from runner.render_budget import BudgetedEnvironment, RenderBudgetError
+from runner.templating import budget as render_budget
+from runner.templating.budget import BudgetedEnvironment, RenderBudgetError
+from runner.templating.outline import schema_outline
 
 __all__ = ["RenderBudgetError", "environment", "evaluate", "render"]
 

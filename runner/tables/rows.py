@@ -1,4 +1,4 @@
-"""A table row as stored text (runner.table_store), and back, the very same values.
+"""A table row as stored text (runner.tables.store), and back, the very same values.
 
 A CSV row (text cells under the header's columns) is a JSON list of its cells. A YAML or JSON row
 may hold what JSON has no form for, dates and times, and rows with other columns than the first
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
-from runner.tables import Row
+from runner.documents.table_files import Row
 
 _MAPPING, _DATE, _DATETIME = "~mapping", "~date", "~datetime"
 

@@ -18,7 +18,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
-from runner.config.composing import (
+from runner.documents.composing import (
     DEFAULT_LIMITS,
     TOO_DEEP,
     Limits,
@@ -26,7 +26,7 @@ from runner.config.composing import (
     compose,
     too_deep_message,
 )
-from runner.config.diagnostics import Diagnostic, KeyPath, Severity
+from runner.documents.diagnostics import Diagnostic, KeyPath, Severity
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _SEQ_TAG, _MAP_TAG = "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"

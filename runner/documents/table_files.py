@@ -12,10 +12,7 @@ import json
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from runner.config.model import Pipeline
+from typing import Any
 
 Row = dict[str, Any]
 
@@ -59,26 +56,6 @@ def shared_rows(version: TableVersion) -> tuple[Row, ...]:
     return _cached_rows(*version)
 
 
-def key_values(pipeline: Pipeline) -> list[str]:
-    """Every value of every `lookup` tool's key column, without duplicates, in table order."""
-    from runner.config.model import LookupOptions
-
-    values: dict[str, None] = {}
-    for tool in pipeline.tools:
-        if isinstance(tool.options, LookupOptions):
-            table = table_path(pipeline, tool.options.table)
-            for row in load_table(table):
-                value = cell_text(row.get(tool.options.key))
-                if value:
-                    values.setdefault(value, None)
-    return list(values)
-
-
-def table_path(pipeline: Pipeline, table: Path) -> Path:
-    """A table path as written in the pipeline is relative to the pipeline's folder."""
-    return table if table.is_absolute() else pipeline.folder / table
-
-
 def cell_text(value: Any) -> str:
     """A cell as text: numbers and booleans as written, lists joined, missing as empty."""
     if value is None:
@@ -112,7 +89,7 @@ def _cached_rows(path: Path, _mtime_ns: int, _size: int) -> tuple[Row, ...]:
 
 def _refuse_too_large(path: Path) -> None:
     """A YAML or JSON table past the size limit is refused unread, as a pipeline file is."""
-    from runner.config.composing import TABLE_LIMITS
+    from runner.documents.composing import TABLE_LIMITS
 
     try:
         size = path.stat().st_size
@@ -138,8 +115,8 @@ def _parse(path: Path, text: str) -> Any:
         except (json.JSONDecodeError, RecursionError) as exc:
             raise TableError(f"{path}: not valid JSON: {exc}") from None
     # YAML through the pipeline loader: safe, bounded (a table may come from anyone), located
-    from runner.config.composing import TABLE_LIMITS
-    from runner.config.loader import LoadError, parse_document
+    from runner.documents.composing import TABLE_LIMITS
+    from runner.documents.loader import LoadError, parse_document
 
     try:
         return parse_document(path, text, TABLE_LIMITS).data

@@ -7,9 +7,9 @@ the rows, every key by its words (an indexed column) and by its compact spelling
 of what it was built from. A later run opens it and reads the keys and rows a question names,
 never the whole table; an extraction prompt's listing of known values comes from it too.
 
-Staleness is decided as for the corpora (runner.fingerprints): the table's size and mtime
+Staleness is decided as for the corpora (runner.documents.fingerprints): the table's size and mtime
 first, its sha256 when they differ (a `touch` rebuilds nothing); the key columns, the store's
-format and the key normalisation (runner.table_index.NORMALISATION) are part of the key. A
+format and the key normalisation (runner.tables.index.NORMALISATION) are part of the key. A
 rebuild writes a temporary file and renames it over the old one, so a reader never sees half a
 store. A store that cannot be written (a read-only folder) leaves the run to the index in memory,
 with one warning.
@@ -31,10 +31,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from runner.fingerprints import Change, content_sha256, file_change
-from runner.table_index import NORMALISATION, Hit, KeyIndex, KeyMatcher, compact_spelling, key_index
-from runner.table_rows import decode_row, encode_row
-from runner.tables import Row, TableVersion, shared_rows, table_path, table_version
+from runner.documents.fingerprints import Change, content_sha256, file_change
+from runner.documents.table_files import Row, TableVersion, shared_rows, table_version
+from runner.tables.index import (
+    NORMALISATION,
+    Hit,
+    KeyIndex,
+    KeyMatcher,
+    compact_spelling,
+    key_index,
+)
+from runner.tables.lookup_tables import table_path
+from runner.tables.rows import decode_row, encode_row
 
 if TYPE_CHECKING:
     from runner.config.model import LookupOptions, Pipeline
@@ -48,7 +56,7 @@ _SAVE_STEP = 50_000  # rows between two progress reports while saving
 # "index" (its keys), "save" (rows written). Only a build reports.
 ProgressCallback = Callable[[str, int, int], None]
 
-log = logging.getLogger("runner.tables")
+log = logging.getLogger("runner.documents.table_files")
 _warned: set[Path] = set()
 
 
@@ -193,7 +201,7 @@ def _record_files(path: Path, manifest: dict[str, Any]) -> None:
 def _build(
     path: Path, version: TableVersion, columns: Sequence[str], progress: ProgressCallback | None
 ) -> dict[str, Any]:
-    """Read the table, index it in memory (the very index runner.table_index builds), write
+    """Read the table, index it in memory (the very index runner.tables.index builds), write
     both into a new store and swap it in. Returns the new store's manifest."""
     started = time.perf_counter()
     report = progress or (lambda stage, done, total: None)
