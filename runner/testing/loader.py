@@ -120,9 +120,7 @@ def _script_file_validator() -> Draft202012Validator:
 # --- loading ----------------------------------------------------------------------------------
 
 
-def _file_at(
-    folder: Path, relative: str, root: Path | None = None
-) -> tuple[Path, str | None]:
+def _file_at(folder: Path, relative: str, root: Path | None = None) -> tuple[Path, str | None]:
     """A path a test file names, resolved, and why it cannot be read as a file (or None).
     With `root`, a path that resolves outside it (`/etc/passwd`, `../../x`, a symbolic link
     out) is refused before anything is looked up: whether it exists is not told either."""

@@ -138,7 +138,7 @@ def test_a_degraded_round_is_kept_as_expected_to_degrade_and_said_so(tmp_path: P
 
 @pytest.mark.parametrize(
     "llm",
-    ["{script_file: /etc/passwd}", "{cassette: /etc/hostname}", "{provider: openai_like}"],
+    ["{script_file: /etc/passwd}", "{cassette: /etc/hostname}", "{provider: replay}"],
 )
 def test_an_edited_case_names_no_file_and_no_model(
     warranty: list[keep.KeptRound], support: Path, llm: str

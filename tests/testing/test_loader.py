@@ -215,8 +215,7 @@ def test_t105_a_case_names_no_file_outside_its_pipeline_folder(
     a cassette told whether a file exists. Refused, the same for a file that exists and one
     that does not."""
     path = write(
-        f"cases:\n  - name: leak\n    llm: {{{key}: {named}}}\n"
-        "    turns:\n      - message: hi\n"
+        f"cases:\n  - name: leak\n    llm: {{{key}: {named}}}\n    turns:\n      - message: hi\n"
     )
     [(code, line, message)] = problems(path)
     assert (code, line) == ("T105", 3)
