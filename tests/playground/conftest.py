@@ -132,6 +132,29 @@ def service(support: Path) -> Iterator[Any]:
     opened.close()
 
 
+LOCAL_URL = "http://127.0.0.1"  # a Host the service answers (TestClient's own is refused)
+
+
+def playground_client(service: Any, tokens: tuple[str, ...] = (), **options: Any) -> Any:
+    """A TestClient of the service's app with the playground mounted, as `runner serve
+    --playground` composes it."""
+    from starlette.testclient import TestClient
+
+    from runner.cli.webapp import compose
+
+    app = compose(service, tokens=tokens, secret=b"test", close_service=False, **options)
+    return TestClient(app, base_url=LOCAL_URL, follow_redirects=False)
+
+
+def csrf_of(client: Any, path: str = "/playground/support/") -> str:
+    """The CSRF token the page's forms carry."""
+    import re
+
+    found = re.search(r'name="csrf" value="([^"]+)"', client.get(path).text)
+    assert found is not None, "the page has no form with a CSRF token"
+    return found[1]
+
+
 def ask(service: Any, message: str, session: str | None = None) -> dict[str, Any]:
     """One round through the service, as the playground runs it."""
     import asyncio

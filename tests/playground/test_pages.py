@@ -12,21 +12,17 @@ from urllib.parse import unquote
 import pytest
 from starlette.testclient import TestClient
 
-from runner.playground.serving import ServeError, playground_routes
-from runner.serve.app import create_app
-from tests.playground.conftest import retrieval_round
+from tests.playground.conftest import csrf_of, playground_client, retrieval_round
 
 
 @pytest.fixture(scope="module")
 def client(service: Any) -> Iterator[TestClient]:
-    routes, prefix = playground_routes(service)
-    app = create_app(service, extra_routes=routes, public_prefixes=[prefix], close_service=False)
-    yield TestClient(app, follow_redirects=False)
+    yield playground_client(service)
 
 
 def send(client: TestClient, message: str, session: str | None = None) -> str:
     """Post a message as the form does; the redirect's target (the chat, at the new round)."""
-    form = {"message": message, **({"session": session} if session else {})}
+    form = {"message": message, "csrf": csrf_of(client), **({"session": session} if session else {})}
     response = client.post("/playground/support/say", data=form)
     assert response.status_code == 303, response.text
     return response.headers["location"]
@@ -78,7 +74,9 @@ def test_the_why_page_is_the_task_tree_and_the_timeline(client: TestClient) -> N
 def test_an_empty_message_is_refused_on_the_chat_page_with_the_services_message(
     client: TestClient,
 ) -> None:
-    response = client.post("/playground/support/say", data={"message": "  "})
+    response = client.post(
+        "/playground/support/say", data={"message": "  ", "csrf": csrf_of(client)}
+    )
     assert response.status_code == 400
     assert 'role="alert"' in response.text and "non-empty" in response.text
 
@@ -110,7 +108,8 @@ def test_keep_shows_the_case_for_review_and_save_writes_and_runs_it(
     edited = html.unescape(case[1]).replace(
         "name: Is the KW-620 still under warranty? It is a KW-620", "name: a kept warranty case", 1
     )
-    posted = client.post(f"/playground/support/sessions/{session}/keep", data={"case": edited})
+    form = {"case": edited, "csrf": csrf_of(client)}
+    posted = client.post(f"/playground/support/sessions/{session}/keep", data=form)
     assert posted.status_code == 303
     saved = client.get(posted.headers["location"])
     assert saved.status_code == 200 and 'id="test-result" class="pass"' in saved.text
@@ -132,11 +131,6 @@ def test_the_vendored_scripts_are_served_from_the_playground_itself(client: Test
     assert scripts and all(unquote(src).startswith("/playground/static/") for src in scripts)
     for src in scripts:
         assert client.get(src).status_code == 200
-
-
-def test_a_service_with_tokens_gets_no_playground(service: Any) -> None:
-    with pytest.raises(ServeError, match="no login of its own"):
-        playground_routes(service, tokens=["secret"])
 
 
 def test_the_why_page_lists_a_retrieval_tools_ranked_pages_with_links() -> None:
@@ -185,7 +179,8 @@ def test_a_form_posted_from_another_site_is_refused_and_runs_nothing(
 ) -> None:
     before = len(service.stores["support"].sessions())
     for headers in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
-        response = client.post("/playground/support/say", data={"message": "Hi"}, headers=headers)
+        form = {"message": "Hi", "csrf": csrf_of(client)}
+        response = client.post("/playground/support/say", data=form, headers=headers)
         assert response.status_code == 403 and "another site" in response.text
     assert len(service.stores["support"].sessions()) == before
 
@@ -193,10 +188,20 @@ def test_a_form_posted_from_another_site_is_refused_and_runs_nothing(
 def test_a_form_from_the_playground_itself_is_taken(client: TestClient) -> None:
     response = client.post(
         "/playground/support/say",
-        data={"message": "Hello"},
-        headers={"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"},
+        data={"message": "Hello", "csrf": csrf_of(client)},
+        headers={"Origin": "http://127.0.0.1", "Sec-Fetch-Site": "same-origin"},
     )
     assert response.status_code == 303
+
+
+def test_issue_19_a_form_without_its_csrf_token_is_refused_and_runs_nothing(
+    client: TestClient, service: Any
+) -> None:
+    before = len(service.stores["support"].sessions())
+    for form in ({"message": "Hi"}, {"message": "Hi", "csrf": "0" * 32}):
+        response = client.post("/playground/support/say", data=form)
+        assert response.status_code == 403 and "CSRF token" in response.text
+    assert len(service.stores["support"].sessions()) == before
 
 
 def test_a_degraded_round_says_so_above_its_warnings() -> None:

@@ -110,7 +110,11 @@ def test_limits_refuse_a_long_message_and_a_large_body(http):
     assert "more than this service's limit of 300" in long.json()["error"]["message"]
     large = post_round(http, message="x" * 250, padding="y" * 3000)
     assert large.status_code == 413
-    broken = http.post("/v1/pipelines/shop/rounds", content=b"{not json")
+    broken = http.post(
+        "/v1/pipelines/shop/rounds",
+        content=b"{not json",
+        headers={"Content-Type": "application/json"},
+    )
     assert broken.status_code == 400
     assert "not JSON" in broken.json()["error"]["message"]
 
@@ -213,7 +217,8 @@ def test_the_user_field_names_the_session_when_no_header_does(openai_client):
     answered = openai_client.chat.completions.create(
         model="shop", messages=[{"role": "user", "content": "kw-620"}], user=user
     )
-    assert answered.model_extra["runner"]["session"] == user
+    # the user's session, inside the client's own namespace (issue 19, M1)
+    assert answered.model_extra["runner"]["session"].endswith(f"-u-{user}")
     assert answered.model_extra["runner"]["round"] == 2
 
 
