@@ -22,7 +22,9 @@ def client(service: Any) -> Iterator[TestClient]:
 
 def send(client: TestClient, message: str, session: str | None = None) -> str:
     """Post a message as the form does; the redirect's target (the chat, at the new round)."""
-    form = {"message": message, "csrf": csrf_of(client), **({"session": session} if session else {})}
+    form = {"message": message, "csrf": csrf_of(client)}
+    if session:
+        form["session"] = session
     response = client.post("/playground/support/say", data=form)
     assert response.status_code == 303, response.text
     return response.headers["location"]
