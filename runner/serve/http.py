@@ -65,7 +65,7 @@ async def read_json(request: Request, limit: int, timeout_s: float | None = None
         )
         raise TooSlow(f"the request body did not arrive within {wait:g} s") from None
     except ClientDisconnect:
-        log.info("runner serve: a client left while sending its request to %s", request.url.path)
+        log.warning("runner serve: a client left while sending its request to %s", request.url.path)
         raise ClientGone("the client left before its request body arrived") from None
     try:
         data = json.loads(body)
