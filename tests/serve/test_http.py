@@ -206,17 +206,16 @@ def test_issue_19_m5_a_stream_left_by_its_client_finishes_and_is_stored(http, se
         "stream": True,
         "user": "leaver",
     }
-    with Held(folder) as held:
-        with httpx.Client(base_url=server.url, timeout=30) as leaving:
-            request = leaving.build_request(
-                "POST",
-                "/v1/chat/completions",
-                json=body,
-                headers={"Authorization": f"Bearer {TOKEN}"},
-            )
-            response = leaving.send(request, stream=True)
-            held.wait_until_held()
-            response.close()  # the client leaves while the round runs
+    with Held(folder) as held, httpx.Client(base_url=server.url, timeout=30) as leaving:
+        request = leaving.build_request(
+            "POST",
+            "/v1/chat/completions",
+            json=body,
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        )
+        response = leaving.send(request, stream=True)
+        held.wait_until_held()
+        response.close()  # the client leaves while the round runs
     scope = hashlib.sha256(TOKEN.encode()).hexdigest()[:12]
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
