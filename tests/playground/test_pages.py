@@ -31,7 +31,7 @@ def send(client: TestClient, message: str, session: str | None = None) -> str:
 
 
 def session_of(location: str) -> str:
-    found = re.search(r"session=(\w+)", location)
+    found = re.search(r"session=([\w-]+)", location)
     assert found is not None
     return found[1]
 
@@ -222,3 +222,79 @@ def test_a_degraded_round_says_so_above_its_warnings() -> None:
     page = render("why.html", domain="support", session="s1", round=shown)
     assert 'class="degraded" role="alert"' in page
     assert "Warning: tool lookup failed on task 1" in page
+
+
+# --- issue 19: the playground with a login, its forms and its windows ---------------------------
+
+TOKENS = ("token-a", "token-b")
+
+
+def signed_in(service: Any, token: str) -> TestClient:
+    client = playground_client(service, tokens=TOKENS)
+    response = client.post("/playground/login", data={"token": token})
+    assert response.status_code == 303, response.text
+    return client
+
+
+def test_m6_with_tokens_a_page_asks_for_a_login_first(service: Any) -> None:
+    client = playground_client(service, tokens=TOKENS)
+    response = client.get("/playground/support/")
+    assert response.status_code == 303 and response.headers["location"] == "/playground/login"
+    assert client.get("/playground/login").status_code == 200
+    refused = client.post("/playground/login", data={"token": "guess"})
+    assert refused.status_code == 401 and "not a token" in refused.text
+
+
+def test_m6_the_login_sets_an_http_only_strict_cookie_and_opens_the_chat(service: Any) -> None:
+    client = playground_client(service, tokens=TOKENS)
+    response = client.post("/playground/login", data={"token": "token-a"})
+    cookie = response.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie
+    assert client.get("/playground/support/").status_code == 200
+
+
+def test_m1_a_session_of_one_token_is_not_found_by_another_in_the_playground(
+    service: Any,
+) -> None:
+    a, b = signed_in(service, "token-a"), signed_in(service, "token-b")
+    session = session_of(send(a, "Is the KW-620 quiet?"))
+    assert a.get("/playground/support/", params={"session": session}).status_code == 200
+    for path in (f"/playground/support/sessions/{session}/rounds/1", "/playground/support/"):
+        response = b.get(path, params={"session": session})
+        assert response.status_code == 404 and "KW-620 quiet" not in response.text
+
+
+def test_h1_a_kept_case_naming_a_file_is_refused_and_nothing_is_read_or_written(
+    client: TestClient, support: Any
+) -> None:
+    session = session_of(send(client, "Is the KW-620 quiet?"))
+    case = "- name: leak\n  llm: {script_file: /etc/passwd}\n  turns:\n    - message: hi\n"
+    form = {"case": case, "csrf": csrf_of(client)}
+    response = client.post(f"/playground/support/sessions/{session}/keep", data=form)
+    assert response.status_code == 400 and "names no file" in response.text
+    assert "root:" not in response.text
+    written = support.parent / "tests" / "playground.yaml"
+    assert not written.exists() or "leak" not in written.read_text(encoding="utf-8")
+
+
+def test_m3_the_chat_shows_the_newest_rounds_and_links_the_earlier_ones(
+    client: TestClient, service: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    monkeypatch.setattr(service, "limits", replace(service.limits, rounds_shown=2))
+    session = session_of(send(client, "Is the KW-620 quiet?"))
+    for _ in range(2):
+        send(client, "And the KD-450?", session)
+    page = client.get("/playground/support/", params={"session": session}).text
+    assert 'id="round-3"' in page and 'id="round-1"' not in page
+    assert "Earlier rounds" in page
+    earlier = client.get("/playground/support/", params={"session": session, "before": 2}).text
+    assert 'id="round-1"' in earlier and 'id="round-3"' not in earlier
+
+
+def test_l4_the_pages_carry_a_policy_that_runs_no_inline_script(client: TestClient) -> None:
+    response = client.get("/playground/support/health")
+    policy = response.headers["Content-Security-Policy"]
+    assert "script-src 'self';" in policy and "frame-ancestors 'none'" in policy
+    assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", response.text)

@@ -85,3 +85,15 @@ def test_runner_playground_on_a_port_in_use_says_how_to_choose_another(support: 
         )
     assert result.exit_code == 1
     assert f"could not listen on 127.0.0.1:{port}" in result.output and "--port 0" in result.output
+
+
+def test_issue_19_m6_without_tokens_the_playground_keeps_its_own_store(
+    support: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RUNNER_STATE", str(tmp_path / "production.sqlite"))
+    app = build_app(ServeSettings(paths=[str(support)], playground=True))
+    try:
+        location = app.state.service.stores["support"].location
+        assert location.endswith("playground.sqlite") and "production" not in location
+    finally:
+        app.state.service.close()
