@@ -459,8 +459,7 @@ def test_issue_19_m3_a_step_costs_the_same_however_many_rounds_the_session_had(
     assert store.load("s1")[0].history == state.history[-1:]
 
 
-def test_rounds_between_reads_a_window_of_a_long_session(sqlite_store, pipeline):
-    store = sqlite_store
+def test_rounds_between_reads_a_window_of_a_long_session(store, pipeline):
     state = busy_state(pipeline)
     version = store.save(state, 0)
     for number in range(1, 8):
@@ -470,15 +469,34 @@ def test_rounds_between_reads_a_window_of_a_long_session(sqlite_store, pipeline)
     assert store.rounds_between("s1", 9, 12) == []
 
 
-def test_prune_deletes_the_sessions_not_updated_since_a_time_and_their_rounds(
-    sqlite_store, pipeline
-):
-    store = sqlite_store
+def test_prune_deletes_the_sessions_not_updated_since_a_time_and_their_rounds(store, pipeline):
     old, new = busy_state(pipeline, "old"), busy_state(pipeline, "new")
-    store.save(old, 0, round_record=RoundRecord(1, "m", "answer", {}, []))
+    record = RoundRecord(1, "m", "answer", {}, [], request_id="pruned-key")
+    store.save(old, 0, round_record=record)
     cut = time.time()
     time.sleep(0.01)
     store.save(new, 0)
     assert store.prune(cut) == 1
     assert [info.id for info in store.sessions()] == ["new"]
-    assert store._db.execute("SELECT count(*) FROM rounds").fetchone()[0] == 0
+    assert store.committed("pruned-key") is None
+
+
+def test_runner_sessions_prune_deletes_old_sessions_from_the_named_store(tmp_path, pipeline):
+    from click.testing import CliRunner
+
+    from runner.cli import main
+
+    location = tmp_path / "state.sqlite"
+    with open_store(str(location)) as store:
+        store.save(busy_state(pipeline, "old"), 0)
+    kept = CliRunner().invoke(
+        main, ["sessions", "prune", "--older-than", "1d", "--state", location]
+    )
+    assert kept.exit_code == 0 and "deleted 0 session(s)" in kept.output
+    time.sleep(0.01)
+    gone = CliRunner().invoke(
+        main, ["sessions", "prune", "--older-than", "0.001s", "--state", str(location)]
+    )
+    assert gone.exit_code == 0 and "deleted 1 session(s)" in gone.output
+    wrong = CliRunner().invoke(main, ["sessions", "prune", "--older-than", "soon", "--state", "x"])
+    assert wrong.exit_code == 2 and "not a duration" in wrong.output
