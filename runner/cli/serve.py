@@ -94,7 +94,7 @@ from runner.cli.sessions import Duration
 )
 @click.option(
     "--max-rounds-in-flight",
-    default=64,
+    default=256,
     show_default=True,
     type=click.IntRange(min=1),
     help="Rounds a worker runs at once; more get 503 with Retry-After.",

@@ -261,6 +261,8 @@ class Playground:
         runs it."""
         domain, session = request.path_params["domain"], request.path_params["session"]
         name = request.query_params.get("name", "")
+        if request.headers.get("sec-fetch-site") == "cross-site":  # it runs the test file
+            return problem("open the kept case from the playground's own pages", 403, domain)
         try:
             client_of(request).check_owns(session)
             path = self.service.runtime(domain).pipeline.path.parent / keep.DEFAULT_FILE

@@ -18,12 +18,16 @@ from pathlib import Path
 from typing import Any
 
 REDACTED = "[redacted]"
+# a secret's characters, and a lookahead that wants a digit or a symbol in them (or length): a
+# real token has them, and "bearer tokens" or "password: required" in an answer stays as it is
+_SECRET = r"[A-Za-z0-9._~+/=-]"
+_LIKE_A_SECRET = r"(?=[^\s\"',;}&]*[0-9_.~+/=-]|[^\s\"',;}&]{16})"
 _CREDENTIALS = (
-    re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}"),
-    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{6,}"),
+    re.compile(rf"(?i)\b(bearer)\s+{_LIKE_A_SECRET}{_SECRET}{{8,}}"),
+    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}"),
     re.compile(
-        r"(?i)([\"']?\b(?:api[_-]?key|x-api-key|access[_-]?token|token|secret|password)[\"']?"
-        r"\s*[:=]\s*[\"']?)[^\s\"',;}&]{4,}"
+        r"(?i)([\"']?\b(?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|client[_-]?secret"
+        rf"|secret[_-]?key|password)[\"']?\s*[:=]\s*[\"']?){_LIKE_A_SECRET}[^\s\"',;}}&]{{4,}}"
     ),
 )
 # an absolute path: not after a word, a colon or a slash (so not a URL's path)
@@ -34,13 +38,10 @@ class Redactor:
     """Redacts the texts of a service whose own folders are `roots`."""
 
     def __init__(self, roots: Iterable[Path] = ()) -> None:
-        known = [*roots, Path.cwd()]
-        # the longest first, so that a pipeline folder inside the working folder keeps its name
-        self._roots = sorted(
-            {str(root.resolve().parent if root in roots else root.resolve()) for root in known},
-            key=len,
-            reverse=True,
-        )
+        # a pipeline folder is shown by its name (`support/.runner/…`), the working folder's
+        # files relative to it; the longest first, so the most precise one applies
+        shown_from = [root.resolve().parent for root in roots] + [Path.cwd().resolve()]
+        self._roots = sorted({str(root) for root in shown_from}, key=len, reverse=True)
         self._home = str(Path.home())
 
     def text(self, text: str) -> str:
@@ -73,7 +74,7 @@ def _keep_label(match: re.Match[str]) -> str:
     label = match.group(1) if match.lastindex else None
     if label is None:
         return REDACTED
-    return f"{label} {REDACTED}" if label.lower() in ("bearer", "basic") else label + REDACTED
+    return f"{label} {REDACTED}" if label.lower() == "bearer" else label + REDACTED
 
 
 def _file_name(match: re.Match[str]) -> str:

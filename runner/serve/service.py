@@ -49,7 +49,7 @@ class Limits:
     store_threads: int = 32  # blocking store calls in flight at once, off the event loop
     # rounds running at once in this worker (a stream's client that left still counts: its
     # round finishes and is stored); past it a round is refused with 503 and Retry-After
-    max_rounds_in_flight: int = 64
+    max_rounds_in_flight: int = 256
     retry_after_s: int = 2
     rounds_shown: int = 50  # the rounds of a session read at once (the newest, or a page)
 

@@ -298,3 +298,12 @@ def test_l4_the_pages_carry_a_policy_that_runs_no_inline_script(client: TestClie
     policy = response.headers["Content-Security-Policy"]
     assert "script-src 'self';" in policy and "frame-ancestors 'none'" in policy
     assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", response.text)
+
+
+def test_m4_a_link_from_another_site_does_not_run_the_kept_tests(client: TestClient) -> None:
+    response = client.get(
+        "/playground/support/sessions/any/kept",
+        params={"name": "x"},
+        headers={"Sec-Fetch-Site": "cross-site"},
+    )
+    assert response.status_code == 403
