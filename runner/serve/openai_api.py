@@ -42,10 +42,11 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
         domain = _model(data, service)
         message = _last_user_message(data)
         client = client_of(request)
-        session_id = request.headers.get(SESSION_HEADER)
+        header = request.headers.get(SESSION_HEADER)
         user = optional_text(data, "user")
-        if session_id is None and user is not None:
-            session_id = client.user_session(user)  # a session the client names: created
+        # the header names a session the service gave; `user`, one of the client's own
+        # namespace, started when new
+        session_id = header if header is not None or user is None else client.user_session(user)
         request_id = request_id_of(request, data)
         round_ = service.run_round(
             domain,
@@ -53,7 +54,7 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
             session_id=session_id,
             request_id=request_id,
             client=client,
-            create=session_id is not None and request.headers.get(SESSION_HEADER) is None,
+            create=header is None,
         )
         if data.get("stream"):
             return StreamingResponse(

@@ -163,6 +163,8 @@ class TokenBackend(AuthenticationBackend):
             )
         client = self.client_for(given)
         if client is None:
+            if under(path, self._public):  # the login page, whatever an old cookie holds
+                return None
             raise AuthenticationError("the bearer token is not one this service accepts")
         return AuthCredentials(["client"]), ClientUser(client)
 

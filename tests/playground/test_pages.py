@@ -307,3 +307,13 @@ def test_m4_a_link_from_another_site_does_not_run_the_kept_tests(client: TestCli
         headers={"Sec-Fetch-Site": "cross-site"},
     )
     assert response.status_code == 403
+
+
+def test_m6_a_cookie_of_a_token_no_longer_accepted_leads_back_to_the_login(
+    service: Any,
+) -> None:
+    client = playground_client(service, tokens=TOKENS)
+    client.cookies.set("runner_token", "rotated-away")
+    response = client.get("/playground/support/")
+    assert response.status_code == 303 and response.headers["location"] == "/playground/login"
+    assert client.get("/playground/login").status_code == 200
