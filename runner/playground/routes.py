@@ -29,6 +29,7 @@ import asyncio
 import hashlib
 import hmac
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -279,7 +280,7 @@ class Playground:
             name=name,
             text=keep.case_yaml(case),
             display_path=health.display_path(path),
-            report=report,
+            report=replace(report, text=self.service.redactor.text(report.text)),
         )
 
     async def _case(self, request: Request) -> keep.KeptCase | Response:

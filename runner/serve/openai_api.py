@@ -43,7 +43,7 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
         message = _last_user_message(data)
         client = client_of(request)
         header = request.headers.get(SESSION_HEADER)
-        user = optional_text(data, "user")
+        user = optional_text(data, "user") or None  # "" names no session
         # the header names a session the service gave; `user`, one of the client's own
         # namespace, started when new
         session_id = header if header is not None or user is None else client.user_session(user)
