@@ -6,6 +6,7 @@ screenshots the browser tests take are the ones docs/playground.md shows (docs/i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import shutil
@@ -41,7 +42,16 @@ def support(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def playground(support: Path) -> Iterator[str]:
     """`runner playground support.yaml --port 0 --no-open`, as a user starts it: its URL."""
+    with running_playground(support) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def running_playground(support: Path, **environment: str) -> Iterator[str]:
+    """`runner playground` started on `support` (with `environment` added), until the block
+    ends: its URL."""
     env = {k: v for k, v in os.environ.items() if k not in ("RUNNER_STATE", "RUNNER_LLM")}
+    env.update(environment)
     process = subprocess.Popen(
         [
             sys.executable,

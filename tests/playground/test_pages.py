@@ -317,3 +317,19 @@ def test_m6_a_cookie_of_a_token_no_longer_accepted_leads_back_to_the_login(
     response = client.get("/playground/support/")
     assert response.status_code == 303 and response.headers["location"] == "/playground/login"
     assert client.get("/playground/login").status_code == 200
+
+
+def test_l3_no_page_shows_where_the_machine_keeps_the_pipeline(
+    client: TestClient, support: Any
+) -> None:
+    session = session_of(send(client, "Is the KW-620 quiet?"))
+    form = {"case": "- name: quiet\n  turns:\n    - message: Is the KW-620 quiet?\n"}
+    form["csrf"] = csrf_of(client)
+    kept = client.post(f"/playground/support/sessions/{session}/keep", data=form)
+    pages = [
+        client.get("/playground/support/health").text,
+        client.get(kept.headers["location"]).text,
+        client.get("/playground/support/", params={"session": "nope"}).text,
+    ]
+    for text in pages:
+        assert str(support.parent) not in text

@@ -97,3 +97,17 @@ def test_issue_19_m6_without_tokens_the_playground_keeps_its_own_store(
         assert location.endswith("playground.sqlite") and "production" not in location
     finally:
         app.state.service.close()
+
+
+def test_issue_19_m6_runner_playground_honours_the_service_tokens(support: Path) -> None:
+    import httpx
+
+    from tests.playground.conftest import running_playground
+
+    with running_playground(support, RUNNER_SERVE_TOKENS="play-token") as url:
+        page = httpx.get(url + "support/", follow_redirects=False)
+        assert page.status_code == 303 and page.headers["location"] == "/playground/login"
+        with httpx.Client(follow_redirects=False) as browser:
+            signed = browser.post(url + "login", data={"token": "play-token"})
+            assert signed.status_code == 303
+            assert browser.get(url + "support/").status_code == 200
