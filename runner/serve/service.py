@@ -344,7 +344,8 @@ class Service:
     # --- health and shutdown -------------------------------------------------------------
 
     def readiness(self) -> dict[str, Any]:
-        """{"ready": bool, "pipelines": [...], "store": "ok" | its error}."""
+        """{"ready": bool, "pipelines": [...], "store": "ok" | its error, "closing",
+        "rounds_in_flight"}."""
         problems: dict[str, str] = {}
         for store in _distinct(self.stores.values()):
             try:
@@ -358,6 +359,7 @@ class Service:
             "pipelines": sorted(self.runtimes),
             "store": problems or "ok",
             "closing": self.closing,
+            "rounds_in_flight": self._in_flight,  # of --max-rounds-in-flight
         }
 
     @property

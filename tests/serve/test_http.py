@@ -216,6 +216,9 @@ def test_issue_19_m5_a_stream_left_by_its_client_finishes_and_is_stored(http, se
         response = leaving.send(request, stream=True)
         held.wait_until_held()
         response.close()  # the client leaves while the round runs
+        time.sleep(0.2)
+        # its round goes on, and counts against --max-rounds-in-flight until it ends
+        assert httpx.get(f"{server.url}/readyz").json()["rounds_in_flight"] == 1
     scope = hashlib.sha256(TOKEN.encode()).hexdigest()[:12]
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
