@@ -266,3 +266,24 @@ def test_session_ttl_prunes_idle_sessions(service: Service) -> None:
     assert asyncio.run(service.prune(3600)) == 0
     assert asyncio.run(service.prune(0)) >= 1
     assert result["session"] not in sessions(service)
+
+
+def test_h2_the_names_answered_are_the_bound_address_loopback_and_the_allowed_ones() -> None:
+    from runner.serve.hosts import allowed_hosts
+
+    names = allowed_hosts("10.0.0.5", ["runner.example.com"])
+    assert {"10.0.0.5", "runner.example.com", "127.0.0.1", "localhost"} <= set(names)
+    assert "rebind.attacker.example" not in names
+    assert "*" not in allowed_hosts("0.0.0.0")
+
+
+def test_h2_an_allowed_host_is_answered(service: Service) -> None:
+    app = compose(
+        service,
+        tokens=(A,),
+        playground=False,
+        close_service=False,
+        allowed=["runner.example.com"],
+    )
+    named = TestClient(app, base_url="http://runner.example.com")
+    assert named.get("/healthz").status_code == 200
