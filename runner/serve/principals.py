@@ -38,6 +38,7 @@ from runner.serve.errors import BadRequest, NotFound
 COOKIE = "runner_token"  # the playground's login cookie (HttpOnly, SameSite=Strict)
 SCOPE_CHARS = 12
 MAX_NAME_CHARS = 200
+READABLE_USER_CHARS = 64  # a longer `user` is named by its digest: the id stays short
 # what a session id or a `user` sent by a client may hold: it comes back in a header
 _SAFE_ID = re.compile(r"[A-Za-z0-9._@+:-]{1,200}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -75,7 +76,9 @@ class Client:
                 f"`user` must be 1 to {MAX_NAME_CHARS} characters without line breaks or "
                 "control characters"
             )
-        shown = user if _SAFE_ID.fullmatch(user) else hashlib.sha256(user.encode()).hexdigest()[:16]
+        # readable when it can be echoed in a header as it is; else a digest of it
+        readable = _SAFE_ID.fullmatch(user) and len(user) <= READABLE_USER_CHARS
+        shown = user if readable else hashlib.sha256(user.encode()).hexdigest()[:16]
         return self._scoped(f"u-{shown}")
 
     def request_key(self, domain: str, request_id: str | None) -> str | None:

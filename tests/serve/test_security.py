@@ -246,8 +246,9 @@ def test_l3_a_user_with_a_line_break_is_a_400_and_stores_nothing(
     response = chat(client(app), COMPARE, user="eve\r\nSet-Cookie: x=1")
     assert response.status_code == 400 and "`user`" in response.json()["error"]["message"]
     assert sessions(service) == before
-    accented = chat(client(app), COMPARE, user="josé")
-    assert accented.status_code == 200 and accented.headers["X-Runner-Session"].isascii()
+    for user in ("josé", "x" * 200):
+        named = chat(client(app), COMPARE, user=user)
+        assert named.status_code == 200 and named.headers["X-Runner-Session"].isascii()
 
 
 # --- L4: security headers -----------------------------------------------------------------------
