@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "Serve pipelines over HTTP (native and OpenAI-compatible APIs)."),
     "playground": ("playground", "Try a pipeline in the browser and keep conversations as tests."),
     "keep": ("keep", "Keep a stored conversation as a runner test case."),
+    "sessions": ("sessions", "Manage stored sessions (delete those unused for a while)."),
 }
 
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import secrets
 import tempfile
 from pathlib import Path
 
 import click
 
 from runner.cli.run import friendly_errors
+from runner.cli.sessions import Duration
 
 
 @click.command("serve")
@@ -75,7 +77,41 @@ from runner.cli.run import friendly_errors
 @click.option(
     "--playground",
     is_flag=True,
-    help="Also serve the playground at /playground (no login: not with bearer tokens).",
+    help="Also serve the playground at /playground (with tokens, behind a token login).",
+)
+@click.option(
+    "--allowed-host",
+    "allowed_host",
+    multiple=True,
+    metavar="NAME",
+    help="A Host name to answer besides the bound address and loopback names (repeatable; "
+    "the name clients use, e.g. runner.example.com).",
+)
+@click.option(
+    "--session-ttl",
+    type=Duration(),
+    help="Delete sessions unused for this long (30d, 12h …), at start and every hour.",
+)
+@click.option(
+    "--max-rounds-in-flight",
+    default=256,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Rounds a worker runs at once; more get 503 with Retry-After.",
+)
+@click.option(
+    "--max-connections",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Open connections a worker accepts (uvicorn's limit_concurrency); more get 503.",
+)
+@click.option(
+    "--body-timeout",
+    default=10.0,
+    show_default=True,
+    type=float,
+    help="Seconds a request body may take to arrive (408 after).",
 )
 @click.option("--log-level", default="info", show_default=True, help="uvicorn's log level.")
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
@@ -95,6 +131,11 @@ def command(
     lock_wait: float,
     drain_timeout: float,
     playground: bool,
+    allowed_host: tuple[str, ...],
+    session_ttl: float | None,
+    max_rounds_in_flight: int,
+    max_connections: int,
+    body_timeout: float,
     log_level: str,
     debug: bool,
 ) -> None:
@@ -110,12 +151,7 @@ def command(
         from runner.serve.http import load_tokens
 
         tokens = load_tokens(token_file)
-        refuse_open_binding(host, tokens, insecure)
-        if playground and tokens:
-            raise click.UsageError(
-                "the playground has no login of its own and is not served with bearer tokens: "
-                "serve it on 127.0.0.1 without tokens, or serve the API alone"
-            )
+        refuse_open_binding(host, tokens, insecure, playground)
         settings = ServeSettings(
             paths=[str(p) for p in paths],
             state=state,
@@ -128,6 +164,12 @@ def command(
             drain_timeout_s=drain_timeout,
             tokens=tokens,
             playground=playground,
+            host=host,
+            allowed_hosts=list(allowed_host),
+            max_rounds_in_flight=max_rounds_in_flight,
+            body_timeout_s=body_timeout,
+            session_ttl_s=session_ttl,
+            secret=secrets.token_hex(32),  # the same in every worker: forms post to any
         )
         import uvicorn
 
@@ -137,6 +179,8 @@ def command(
             "log_level": log_level,
             "timeout_graceful_shutdown": int(drain_timeout) or None,
             "access_log": log_level == "debug",
+            "limit_concurrency": max_connections,
+            "timeout_keep_alive": KEEP_ALIVE_S,
         }
         if workers == 1:
             app = build_app(settings)  # load errors are told here, before binding
@@ -149,8 +193,20 @@ def command(
         uvicorn.run("runner.cli.webapp:worker_app", factory=True, workers=workers, **common)
 
 
-def refuse_open_binding(host: str, tokens: list[str], insecure: bool) -> None:
-    if tokens or insecure or is_loopback(host):
+KEEP_ALIVE_S = 5  # an idle connection is closed after this
+
+
+def refuse_open_binding(
+    host: str, tokens: list[str], insecure: bool, playground: bool = False
+) -> None:
+    if tokens or is_loopback(host):
+        return
+    if playground:  # it writes test files and runs them: never open to the network
+        raise click.UsageError(
+            f"--host {host} is reachable from other machines: the playground is served there "
+            "only with bearer tokens (RUNNER_SERVE_TOKENS or --token-file), --insecure or not"
+        )
+    if insecure:
         return
     raise click.UsageError(
         f"--host {host} is reachable from other machines and no bearer token is set: set "

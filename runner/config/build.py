@@ -53,7 +53,7 @@ from runner.config.model import (
     ToolKind,
     Where,
 )
-from runner.config.paths import PathOutsideFolder, PathRefused, contained
+from runner.config.paths import PathOutsideFolder, PathRefused, contained, written_outside
 from runner.documents.diagnostics import KeyPath, PipelineError
 from runner.documents.loader import Document
 
@@ -285,6 +285,9 @@ class _Builder:
             extra["embedding"] = Embedding(self.embedding_model(spec["embedding"]["model"]))
         follow = spec.get("follow_symlinks", False)
         where = ("corpora", name, "path")
+        if written_outside(spec["path"]):  # a folder elsewhere, named on purpose
+            path = Path(spec["path"]).expanduser().resolve()
+            return Corpus(name=name, path=path, follow_symlinks=follow, outside=True, **extra)
         return Corpus(
             name=name,
             path=self.read_path(spec["path"], where, follow_symlinks=follow),

@@ -329,6 +329,8 @@ class Corpus:
     embedding: Embedding | None = None  # None: $RUNNER_EMBED_MODEL or runner's default
     # documents may be symlinks that lead outside the pipeline's folder (runner/config/paths.py)
     follow_symlinks: bool = False
+    # `path` names a folder outside the pipeline's (absolute or `~`): documents stay in it
+    outside: bool = False
 
 
 @dataclass(frozen=True)

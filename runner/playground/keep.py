@@ -305,7 +305,26 @@ def edited(kept: KeptCase, text: str) -> KeptCase:
     problems = schema_problems("testcase", {"cases": [data]}, "the edited case")
     if problems:
         raise KeepError("\n".join(problems))
+    _refuse_foreign_llm(data.get("llm"))
     return KeptCase(str(data.get("name")), data, kept.path, kept.notes)
+
+
+# what a kept case's `llm:` may hold: the recorded replies, nothing that names a file or a model
+KEPT_LLM_KEYS = frozenset({"script", "fallback"})
+
+
+def _refuse_foreign_llm(llm: Any) -> None:
+    """A case edited in the browser names no file (`script_file`, `cassette`: the test would
+    read it, here and in CI) and no provider: its replies are its script."""
+    if llm is None:
+        return
+    extra = sorted(set(llm) - KEPT_LLM_KEYS) if isinstance(llm, dict) else ["llm"]
+    if extra:
+        raise KeepError(
+            f"a kept case's `llm:` holds only `script` and `fallback`, not {', '.join(extra)}: "
+            "a case kept from the playground names no file and no model; write such a case in "
+            "a test file of your own"
+        )
 
 
 def save(

@@ -43,6 +43,7 @@ from runner.retrieval.pages import (
     check_corpus_folder,
     corpus_entries,
     corpus_folder,
+    document_root,
     read_document,
 )
 from runner.retrieval.store import PAGES_FILE, PageStore, write_pages
@@ -104,7 +105,7 @@ def open_corpus(
     contained_documents(
         name,
         (source / relative for relative in snapshot.relatives),
-        pipeline.folder,
+        document_root(corpus, pipeline.folder),
         follow_symlinks=corpus.follow_symlinks,
     )
     reason = "forced" if force else _stale_reason(target, snapshot, source)

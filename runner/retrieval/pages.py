@@ -322,3 +322,9 @@ def from_node(node: TextNode) -> Page:
 def corpus_folder(corpus: Corpus, pipeline_folder: Path) -> Path:
     """The corpus folder; a relative path is relative to the pipeline file."""
     return corpus.path if corpus.path.is_absolute() else pipeline_folder / corpus.path
+
+
+def document_root(corpus: Corpus, pipeline_folder: Path) -> Path:
+    """The folder a corpus's documents must stay in, symlinks followed: the pipeline's, or
+    the corpus's own when its `path` names a folder elsewhere (absolute or `~`)."""
+    return corpus_folder(corpus, pipeline_folder) if corpus.outside else pipeline_folder

@@ -1,9 +1,11 @@
 """The OpenAI-compatible API: `POST /v1/chat/completions` and `GET /v1/models`.
 
-A model is a domain. The conversation is a session, named by the `X-Runner-Session` header,
-else by the request's `user` field, else new on every call; the session id comes back in the
-`X-Runner-Session` response header and in the `runner` field. Only the last user message is
-sent to the pipeline: the session remembers the rest (its pending question included).
+A model is a domain. The conversation is a session, named by the `X-Runner-Session` header
+(an id the service gave this client), else by the request's `user` field (a session of that
+name in the client's own namespace, started when new), else new on every call; the session id
+comes back in the `X-Runner-Session` response header and in the `runner` field. Only the last
+user message is sent to the pipeline: the session remembers the rest (its pending question
+included).
 
 The reply's content is the answer with its sources listed at the end (or the clarifying
 question, or what failed); the extra `runner` field is the whole `runner run --json` result,
@@ -24,6 +26,7 @@ from starlette.routing import BaseRoute, Route
 
 from runner.serve.errors import BadRequest, ServiceError, as_service_error
 from runner.serve.http import optional_text, read_json, request_id_of
+from runner.serve.principals import client_of
 
 if TYPE_CHECKING:
     from runner.serve.service import Service
@@ -38,9 +41,21 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
         data = await read_json(request, max_body_bytes)
         domain = _model(data, service)
         message = _last_user_message(data)
-        session_id = request.headers.get(SESSION_HEADER) or optional_text(data, "user")
+        client = client_of(request)
+        header = request.headers.get(SESSION_HEADER)
+        user = optional_text(data, "user") or None  # "" names no session
+        # the header names a session the service gave; `user`, one of the client's own
+        # namespace, started when new
+        session_id = header if header is not None or user is None else client.user_session(user)
         request_id = request_id_of(request, data)
-        round_ = service.run_round(domain, message, session_id=session_id, request_id=request_id)
+        round_ = service.run_round(
+            domain,
+            message,
+            session_id=session_id,
+            request_id=request_id,
+            client=client,
+            create=header is None,
+        )
         if data.get("stream"):
             return StreamingResponse(
                 _stream(round_, domain), media_type="text/event-stream", headers=_no_buffering()
@@ -176,7 +191,7 @@ def _text_content(content: Any) -> str:
         parts = [
             p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
         ]
-        if parts:
+        if parts and all(isinstance(part, str) for part in parts):
             return "\n".join(parts)
     raise BadRequest("a user message's `content` must be text (a string or text parts)")
 

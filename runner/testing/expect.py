@@ -6,7 +6,6 @@ exactly what a user of the command line sees.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
@@ -65,8 +64,14 @@ def _text(what: str, expect: TextExpect | None, text: str | None) -> Iterator[st
     for unwanted in expect.not_contains:
         if unwanted.casefold() in folded:
             yield f"{what} contains {unwanted!r}, which it must not"
-    if expect.matches is not None and re.search(expect.matches, text) is None:
-        yield f"{what} does not match /{expect.matches}/"
+    if expect.matches is not None:
+        from runner.text.patterns import PatternTimeoutError, search_text
+
+        try:
+            if not search_text(expect.matches, text):
+                yield f"{what} does not match /{expect.matches}/"
+        except PatternTimeoutError as error:
+            yield f"{what}: {error}"
 
 
 def _sources(expect: Expect, sources: Sequence[Mapping[str, Any]]) -> Iterator[str]:

@@ -134,3 +134,17 @@ def test_a_degraded_round_is_kept_as_expected_to_degrade_and_said_so(tmp_path: P
     )
     assert kept.case["turns"][0]["expect"]["degraded"] is True
     assert any("round 1 was degraded" in note for note in kept.notes)
+
+
+@pytest.mark.parametrize(
+    "llm",
+    ["{script_file: /etc/passwd}", "{cassette: /etc/hostname}", "{provider: replay}"],
+)
+def test_an_edited_case_names_no_file_and_no_model(
+    warranty: list[keep.KeptRound], support: Path, llm: str
+) -> None:
+    """Issue 19, H1: the edited case took any `llm:`, and `runner test` read the file it named."""
+    kept = keep.keep(warranty, pipeline_path=support, provider="offline")
+    text = f"- name: leak\n  llm: {llm}\n  turns:\n    - message: hi\n"
+    with pytest.raises(keep.KeepError, match="names no file and no model"):
+        keep.edited(kept, text)

@@ -1,6 +1,7 @@
 """Document collections: a corpus folder that holds documents (R122) that stay inside the
-pipeline's folder once symlinks are followed (R124, unless the corpus sets `follow_symlinks`),
-and tools that name a declared corpus (R106)."""
+pipeline's folder once symlinks are followed (R124, unless the corpus sets `follow_symlinks`) —
+or, for a corpus that names a folder elsewhere with an absolute or `~` path, inside that
+folder — and tools that name a declared corpus (R106)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from runner.config.checks.context import Checks
 from runner.config.checks.paths import existing_path, inside_folder
 from runner.config.corpus_files import DEFAULT_INCLUDE, document_format, excluded, folder_glob
 from runner.config.humanize import suggestion_suffix
-from runner.config.paths import PathOutsideFolder, PathUnusable, contained_documents
+from runner.config.paths import (
+    PathOutsideFolder,
+    PathUnusable,
+    contained_documents,
+    written_outside,
+)
 
 
 def corpora(checks: Checks) -> None:
@@ -39,15 +45,28 @@ def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
         inside_folder(checks, model, ("corpora", name, "embedding", "model"))
     follow = spec.get("follow_symlinks", False)
     where = ("corpora", name, "path")
-    folder = existing_path(checks, spec["path"], where, folder=True, follow_symlinks=follow)
-    if folder is None:
-        return
+    root = checks.folder  # the folder the documents must stay in
+    if written_outside(spec["path"]):  # a folder elsewhere, named on purpose
+        folder = root = Path(spec["path"]).expanduser()
+        if not folder.is_dir():
+            checks.emit(
+                "R107",
+                f"folder not found: `{spec['path'][:60]}`",
+                where,
+                hint="an absolute or ~ path names a folder of this machine: check it exists",
+            )
+            return
+    else:
+        found = existing_path(checks, spec["path"], where, folder=True, follow_symlinks=follow)
+        if found is None:
+            return
+        folder = found
     include = spec.get("include", list(DEFAULT_INCLUDE))
     exclude = spec.get("exclude", [])
     matched = corpus_documents(checks, name, folder, include)
     documents = [path for path in matched if not excluded(path.relative_to(folder), exclude)]
     try:
-        contained_documents(name, documents, checks.folder, follow_symlinks=follow)
+        contained_documents(name, documents, root, follow_symlinks=follow)
     except PathOutsideFolder as error:
         checks.emit("R124", error.problem, where, hint=error.hint)
     except PathUnusable as error:
