@@ -83,6 +83,7 @@ MIN_SHARE_OF_QUESTION = 1 / 3  # the chosen units must cover this share of the q
 ANSWER_WORDS = 120  # context units stop being added past this many words
 TITLE_SHARE = 0.6  # a section whose heading holds this share of a part's weight is about it…
 SECTION_WORDS = 160  # …and its units are quoted in order up to this many words in all
+ANSWERED_SHARE = 0.6  # a page holding this share of a part's weight answers it (the gatekeeper's)
 FOLLOWER_ITEMS = 8  # list items a chosen unit may bring along
 
 
@@ -307,8 +308,10 @@ def _answering(
     if not candidates or limit <= 0:
         return []
     weights = _idf(candidates, question_parts)
-    competing = _competing(question_parts, candidates, weights, covered)
-    now_covered = set(covered)
+    # a part a page of the context answers is quoted from it, whatever else covers its words
+    still_open = covered - _answered_here(question_parts, candidates, weights)
+    competing = _competing(question_parts, candidates, weights, still_open)
+    now_covered = set(still_open)
     chosen = _covering(competing, weights, now_covered, limit)
     if not any(_share(now_covered, weights, p) >= MIN_SHARE_OF_QUESTION for p in question_parts):
         return []
@@ -316,6 +319,21 @@ def _answering(
     chosen += _supporting(chosen, competing, limit)
     chosen += _section_lead(chosen, candidates, weights, question_parts)
     return chosen + _followers(chosen, candidates)
+
+
+def _answered_here(
+    question_parts: Sequence[Part], candidates: Sequence[_Candidate], weights: Mapping[str, float]
+) -> set[str]:
+    """The words of the parts some page of the context answers (it holds ANSWERED_SHARE of the
+    part's weight): what guaranteed passages cover of them does not keep that page out. A deep
+    search's supplement (guaranteed, C28) adds to the first search's pages; it never displaces
+    one that answered."""
+    held = _page_words(candidates).values()
+    answered: set[str] = set()
+    for part in question_parts:
+        if any(_share(words, weights, part) >= ANSWERED_SHARE for words in held):
+            answered |= part.stems
+    return answered
 
 
 def _competing(
