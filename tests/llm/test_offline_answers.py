@@ -202,13 +202,17 @@ def test_headings_are_not_sentences_but_the_section_of_the_sentences_under_them(
     assert reply == "Scale slows it down. [doc.md p. 1]"
 
 
-def test_code_and_directives_are_not_quoted() -> None:
+def test_markup_directives_and_notes_are_not_code() -> None:
+    """A toctree's body is markup, never quoted; a note's body is prose, quoted as such."""
     text = (
-        "Copy a dictionary with its copy method::\n\n   new = old.copy()\n\n"
-        ".. note::\n\n   Copies are shallow.\n\n>>> new == old\nTrue\n"
+        "Copy a dictionary with its copy method.\n\n.. toctree::\n\n   copying.rst\n\n"
+        ".. note::\n\n   Copies of a dictionary are shallow.\n"
     )
     reply = answer("How do I copy a dictionary?", page(text, "faq.rst.txt"))
-    assert reply == "Copy a dictionary with its copy method. [faq.rst.txt p. 1]"
+    assert reply == (
+        "Copy a dictionary with its copy method. Copies of a dictionary are shallow. "
+        "[faq.rst.txt p. 1]"
+    )
 
 
 # --- lookup-style context -----------------------------------------------------------------------
