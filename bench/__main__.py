@@ -19,6 +19,7 @@ BENCHMARKS = (
     "tables",
     "retrieval",
     "faq",
+    "gatekeeper",
     "index_open",
     "multipart",
     "overhead",

@@ -192,6 +192,24 @@ def faq_rows(results: Mapping[str, Any]) -> list[Row]:
     ]
 
 
+def gatekeeper_rows(results: Mapping[str, Any]) -> list[Row]:
+    target = results["target"]
+    return [
+        [
+            f"offline gatekeeper, `{name}`: “enough” with a gold page / “not enough” without",
+            f"{figures['enough_when_gold_found']:.0%} / "
+            f"{figures['not_enough_when_gold_missing']:.0%}",
+            "",
+            f"≥ {target:.0%} both",
+            _met(
+                figures["enough_when_gold_found"] >= target
+                and figures["not_enough_when_gold_missing"] >= target
+            ),
+        ]
+        for name, figures in results["sets"].items()
+    ]
+
+
 def serve_rows(results: Mapping[str, Any]) -> list[Row]:
     targets = results["targets"]
     runs = {(r["setup"], r["arrivals"]): r for r in results["runs"]}
@@ -321,6 +339,7 @@ SOURCES: dict[str, Callable[[Mapping[str, Any]], list[Row]]] = {
     "startup": startup_rows,
     "retrieval": retrieval_rows,
     "faq": faq_rows,
+    "gatekeeper": gatekeeper_rows,
     "index_open": index_open_rows,
     "serve": serve_rows,
     "realmodel": realmodel_rows,

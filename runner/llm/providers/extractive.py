@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from runner.llm.providers.offline_passages import (
     Passage,
@@ -40,19 +40,16 @@ from runner.llm.providers.offline_passages import (
     source_labels,
 )
 from runner.llm.providers.offline_question import FRAMING_STEMS, Part, parts, unit_cues
-from runner.llm.providers.offline_records import compact_record
+from runner.llm.providers.offline_selection import Selection
 from runner.llm.providers.offline_units import (
     ITEM,
-    RECORD,
     ROW,
     SENTENCE,
     Unit,
-    citation_text,
-    closed,
     parse,
     word_pairs,
 )
-from runner.text.words import content_words, stem, tokenize
+from runner.text.words import tokenize
 
 # the passages and their citations live in offline_passages; these names are also read from here
 __all__ = [
@@ -83,6 +80,7 @@ MIN_SHARE_OF_QUESTION = 1 / 3  # the chosen units must cover this share of the q
 ANSWER_WORDS = 120  # context units stop being added past this many words
 TITLE_SHARE = 0.6  # a section whose heading holds this share of a part's weight is about it…
 SECTION_WORDS = 160  # …and its units are quoted in order up to this many words in all
+ANSWERED_SHARE = 0.6  # a unit holding this share of a part's weight answers it (the gatekeeper's)
 FOLLOWER_ITEMS = 8  # list items a chosen unit may bring along
 
 
@@ -108,46 +106,6 @@ class _Candidate:
     @property
     def section(self) -> tuple[int, tuple[str, ...], str]:
         return (self.passage, self.unit.labels, self.unit.section)
-
-
-@dataclass
-class Selection:
-    """Chosen units per passage, printed in passage order and text order within a passage."""
-
-    passages: Sequence[Passage]
-    question: str = ""
-    chosen: dict[tuple[int, int], Unit] = field(default_factory=dict)
-    covered: set[str] = field(default_factory=set)  # question stems the chosen units match
-
-    @property
-    def empty(self) -> bool:
-        return not self.chosen
-
-    def text(self, *, cite: bool) -> str:
-        """One line per passage and citation: the units, then their citation (`cited_by`). A
-        unit ending with a colon whose next unit is not quoted ends with a full stop instead; a
-        record shows the fields the question names."""
-        wanted = {stem(word) for word in content_words(self.question)}
-        lines: list[_Line] = []
-        for passage, position in sorted(self.chosen):
-            unit = self.chosen[(passage, position)]
-            citation = citation_text(cited_by(self.passages[passage], unit.labels)) if cite else ""
-            shown = compact_record(unit.fields, wanted) if unit.kind == RECORD else unit.text
-            following = self.chosen.get((passage, position + 1))
-            if unit.introduces and (following is None or following.labels != unit.labels):
-                shown = closed(shown)  # what it introduced is not quoted
-            if lines and (lines[-1].passage, lines[-1].citation) == (passage, citation):
-                lines[-1].texts.append(shown)
-            else:
-                lines.append(_Line(passage, citation, [shown]))
-        return "\n".join(f"{' '.join(line.texts)} {line.citation}".rstrip() for line in lines)
-
-
-@dataclass
-class _Line:
-    passage: int
-    citation: str
-    texts: list[str]
 
 
 # --- selection ----------------------------------------------------------------------------------
@@ -307,8 +265,10 @@ def _answering(
     if not candidates or limit <= 0:
         return []
     weights = _idf(candidates, question_parts)
-    competing = _competing(question_parts, candidates, weights, covered)
-    now_covered = set(covered)
+    # a part a page of the context answers is quoted from it, whatever else covers its words
+    still_open = covered - _answered_here(question_parts, candidates, weights, covered)
+    competing = _competing(question_parts, candidates, weights, still_open)
+    now_covered = set(still_open)
     chosen = _covering(competing, weights, now_covered, limit)
     if not any(_share(now_covered, weights, p) >= MIN_SHARE_OF_QUESTION for p in question_parts):
         return []
@@ -316,6 +276,25 @@ def _answering(
     chosen += _supporting(chosen, competing, limit)
     chosen += _section_lead(chosen, candidates, weights, question_parts)
     return chosen + _followers(chosen, candidates)
+
+
+def _answered_here(
+    question_parts: Sequence[Part],
+    candidates: Sequence[_Candidate],
+    weights: Mapping[str, float],
+    covered: set[str],
+) -> set[str]:
+    """The words of the parts a unit of the context answers as fully as the guaranteed passages
+    do (it holds, with its heading, ANSWERED_SHARE of the part's weight and no less than they
+    cover): what the guaranteed passages cover of them does not keep that unit out. A deep
+    search's supplement (guaranteed, C28) adds to the first search's pages; it never displaces
+    one that answered."""
+    answered: set[str] = set()
+    for part in question_parts:
+        needed = max(ANSWERED_SHARE, _share(covered, weights, part))
+        if any(_share(candidate.match.keys(), weights, part) >= needed for candidate in candidates):
+            answered |= part.stems
+    return answered
 
 
 def _competing(

@@ -210,15 +210,24 @@ def _defines(text: str, term: str) -> bool:
     return re.search(pattern, text, re.IGNORECASE) is not None
 
 
+_NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
+_PLAIN_COMPOUND = re.compile(r"^[a-z]+(?:-[a-z]+)+$")
+
+
 def names(question: str) -> list[str]:
     """The names a question asks about: words with a digit, an inner `_` `.` or `-`, or a
     capital past their first letter (`KW-620`, `os.path`, `__init__`, `PyPI`), and capitalised
-    words that do not start the question or a sentence (`Python`, `Tkinter`), lower-cased."""
+    words that do not start the question or a sentence (`Python`, `Tkinter`), lower-cased. A
+    number (`3`, `0.1`) is a value the question gives, and a compound of plain lower-case words
+    (`one-line`, `key-value`) is wording: neither is a name."""
     found: list[str] = []
     start_of_sentence = True
     for token in re.findall(r"[\w][\w.\-']*[\w]|\w|[.!?]", question):
         if token in ".!?":
             start_of_sentence = True
+            continue
+        if _NUMBER.match(token) or _PLAIN_COMPOUND.match(token):
+            start_of_sentence = False
             continue
         shaped = any(ch.isdigit() for ch in token) or any(ch in "_.-" for ch in token)
         inner_capital = any(ch.isupper() for ch in token[1:])
