@@ -22,9 +22,11 @@ LOCAL_HOST = "127.0.0.1"
 
 
 def build_app(settings: ServeSettings) -> Starlette:
+    from runner.cli.streamed import start_observability
     from runner.serve.app import create_app
     from runner.serve.service import Limits, Service
 
+    start_observability()  # in each worker process: every worker reports its own rounds
     service = Service.open(
         [Path(p) for p in settings.paths],
         state=settings.state,

@@ -4,7 +4,7 @@ A face that shows the answer while the model writes it sets `ANSWER_STREAM` (thr
 `runner.app.watching`) to a function taking each new piece of text. Only requests marked
 `streams` (the `answer` purpose, and a prompt tool whose output is the terminal answer) are
 streamed, and only by a provider that can (`stream`); the others answer as before, and the face
-shows what the stream did not carry when the round ends (`rest_of`).
+shows what the stream did not carry when the round ends (`runner.render.rest_of`).
 
 What a stream carries is the answer as the round will return it: leading and trailing blanks
 dropped, as the reply is stripped, and the `answer` purpose's `[n]` markers rewritten as
@@ -95,12 +95,3 @@ def safe_end(text: str) -> int:
     while end > 0 and text[end - 1].isspace():
         end -= 1
     return end
-
-
-def rest_of(streamed: str, final: str) -> str:
-    """What a face still has to show of `final` after showing `streamed`: the rest when the
-    stream was its beginning; all of it, after a line break, when it was not (an attempt that
-    failed half-way and was asked again)."""
-    if final.startswith(streamed):
-        return final[len(streamed) :]
-    return "\n" + final if streamed else final

@@ -46,7 +46,8 @@ def create_app(
     """The ASGI app serving `service`. `extra_routes` are mounted beside the API (the
     playground's); paths under `public_prefixes` need no token. On shutdown the app waits up
     to `drain_timeout_s` for rounds in flight, then closes the service (`close_service`)."""
-    from runner.serve import native, openai_api
+    from runner.serve import native, openai_api, streaming
+    from runner.serve.tracecontext import TraceContext
 
     exporter = None
     if metrics:
@@ -72,6 +73,7 @@ def create_app(
         Route("/readyz", ready),
         Route("/metrics", metrics_page),
         *native.routes(service, max_body_bytes),
+        *streaming.routes(service, max_body_bytes),
         *openai_api.routes(service, max_body_bytes),
         *extra_routes,
     ]
@@ -94,6 +96,7 @@ def create_app(
     )
     public = (*PUBLIC_PATHS, *public_prefixes)
     app.add_middleware(_Authenticate, tokens=list(tokens), public=public)
+    app.add_middleware(TraceContext)
     app.state.service = service
     return app
 

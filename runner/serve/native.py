@@ -1,6 +1,7 @@
 """The native API: rounds, sessions and pipelines, as `runner run --json` gives them.
 
 POST /v1/pipelines/{domain}/rounds   {message, session_id?, request_id?} -> the result
+POST /v1/pipelines/{domain}/rounds/stream   the same, as server-sent events (streaming.py)
 GET  /v1/pipelines                   -> {"pipelines": [{domain, description, tools, corpora}]}
 GET  /v1/sessions/{id}               -> the session's status, pending question and rounds
 GET  /v1/sessions/{id}/rounds/{n}    -> one round's message, result and trace
@@ -23,15 +24,9 @@ if TYPE_CHECKING:
 
 def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
     async def post_round(request: Request) -> Response:
-        data = await read_json(request, max_body_bytes)
-        message = data.get("message")
-        if not isinstance(message, str):
-            raise BadRequest("the body needs `message`, a string: the user's message")
+        message, session_id, request_id = await round_request(request, max_body_bytes)
         result = await service.run_round(
-            request.path_params["domain"],
-            message,
-            session_id=optional_text(data, "session_id"),
-            request_id=request_id_of(request, data),
+            request.path_params["domain"], message, session_id=session_id, request_id=request_id
         )
         return JSONResponse(result)
 
@@ -51,3 +46,14 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
         Route("/v1/sessions/{session_id}", get_session),
         Route("/v1/sessions/{session_id}/rounds/{number:int}", get_round),
     ]
+
+
+async def round_request(
+    request: Request, max_body_bytes: int
+) -> tuple[str, str | None, str | None]:
+    """A round's body: the message, the session id and the request id (also its header)."""
+    data = await read_json(request, max_body_bytes)
+    message = data.get("message")
+    if not isinstance(message, str):
+        raise BadRequest("the body needs `message`, a string: the user's message")
+    return message, optional_text(data, "session_id"), request_id_of(request, data)
