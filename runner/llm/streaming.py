@@ -87,11 +87,14 @@ def safe_end(text: str) -> int:
     before it (what follows decides whether they end the reply, or start a citation marker),
     and nothing from a `[` that is not closed yet."""
     end = len(text)
-    opened = text.rfind("[")
-    if opened != -1 and "]" not in text[opened:]:
-        end = opened
-    while end > 0 and not text[end - 1].isspace():
-        end -= 1
-    while end > 0 and text[end - 1].isspace():
-        end -= 1
-    return end
+    while True:
+        opened = text.rfind("[", 0, end)
+        if opened != -1 and "]" not in text[opened:end]:
+            end = opened  # (a marker may hold blanks: `[1, 2]`)
+        while end > 0 and not text[end - 1].isspace():
+            end -= 1
+        while end > 0 and text[end - 1].isspace():
+            end -= 1
+        opened = text.rfind("[", 0, end)
+        if opened == -1 or "]" in text[opened:end]:
+            return end
