@@ -102,7 +102,9 @@ def time_to_first_token(
 def round_times(
     pipeline: Path, folder: Path, rounds: int, observer: Callable[[Any], None]
 ) -> dict[str, list[float]]:
-    """Milliseconds per round, off and on, interleaved so that both see the same machine."""
+    """Milliseconds per round, off and on, interleaved so that both see the same machine: each
+    question twice in a row, one way then the other, the first way alternating (the second run
+    of a question finds warmer caches)."""
     from runner import observability
     from runner.app import Runtime
     from runner.sessions import open_store
@@ -114,7 +116,8 @@ def round_times(
     ):
         runtime.open_corpora()
         for index in range(rounds * 2 + 2):  # the first two: warming up
-            mode = "on" if index % 2 else "off"
+            first_on = index // 2 % 2 == 1
+            mode = "on" if (index % 2 == 1) != first_on else "off"
             if mode == "on":
                 observability.add_observer(observer)
             started = time.perf_counter()
