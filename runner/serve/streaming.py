@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,8 @@ class RoundStream:
         from runner.app import RoundWatch, watching
 
         self._queue: asyncio.Queue[Item | None] = asyncio.Queue()
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
         with watching(RoundWatch(on_event=self._event, on_delta=self._delta)):
             self.task = asyncio.ensure_future(start())  # the watch goes with the task's context
         self.task.add_done_callback(self._ended)
@@ -84,15 +87,22 @@ class RoundStream:
             detail = {name: fields[name] for name in shown if name in fields}
             if event == "retrieval":
                 detail["pages"] = len(fields.get("pages") or ())
-            self._queue.put_nowait(("progress", {"event": event, "task": task, **detail}))
+            self._put(("progress", {"event": event, "task": task, **detail}))
 
     def _delta(self, text: str) -> None:
-        self._queue.put_nowait(("delta", text))
+        self._put(("delta", text))
+
+    def _put(self, item: Item | None) -> None:
+        """Queued for the response; from a thread a tool started, through the event loop."""
+        if threading.get_ident() == self._thread:
+            self._queue.put_nowait(item)
+        else:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
 
     def _ended(self, task: asyncio.Future[Any]) -> None:
         if not task.cancelled():
             task.exception()  # retrieved here: a client that left never awaits it
-        self._queue.put_nowait(None)
+        self._put(None)
 
 
 def sse(data: Any, event: str | None = None) -> str:
