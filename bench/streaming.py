@@ -1,13 +1,14 @@
 """Streamed answers and OpenTelemetry: how soon the answer starts to show, and what telemetry
 costs a round, off and on.
 
-    python -m bench.streaming [--rounds 30] [--latency 0.1] [--word 0.02]
+    python -m bench.streaming [--rounds 30] [--latency 0.1] [--word 0.02] [--smollm2]
 
 - Time to the first token: the support example on the simulated LLM (bench/simllm.py), every
   call taking `--latency` to its first word and `--word` for each word after it. A face
   watching the round (`runner.app.watching`, what `runner serve`'s streams and `runner run
   --stream` use) sees the answer's first word after the time to the first token; without
-  streaming it sees the answer when the round ends.
+  streaming it sees the answer when the round ends. With `--smollm2` (make test-llm's model
+  environment), the same on SmolLM2-135M through llama.cpp's server, on the minimal example.
 - Telemetry off and on: the same round on the offline LLM (no latency: the figure is runner's
   own time), `--rounds` times each way, interleaved: no observer (OpenTelemetry off: the
   process never imports it), then the OpenTelemetry observer with the SDK's tracer and meter
@@ -27,6 +28,7 @@ import tempfile
 import time
 import timeit
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -94,6 +96,53 @@ def time_to_first_token(
                 }
             )
     return {"latency_s": latency_s, "word_s": word_s, "repeats": repeats, "questions": rows}
+
+
+def smollm2_first_token(folder: Path, questions: Sequence[str]) -> dict[str, Any]:
+    """The same figures on SmolLM2-135M (llama.cpp's server on one thread, started here), on
+    the minimal example: a retrieval, a prompt tool, the answer."""
+    from bench import llama_server
+    from runner.app import Runtime
+    from runner.config import load_pipeline
+    from runner.config.model import LLMConfig
+    from runner.sessions import open_store
+
+    why = llama_server.available()
+    if why is not None:
+        return {"skipped": why}
+    examples = SUPPORT.parent
+    shutil.copy(examples / "minimal.yaml", folder)
+    shutil.copytree(examples / "minimal", folder / "minimal", ignore=shutil.ignore_patterns(".*"))
+    rows = []
+    with llama_server.running(folder / "llama-server.log") as server:
+        llm = LLMConfig(
+            provider="openai_like",
+            model=llama_server.MODEL_ALIAS,
+            api_base=server.url,
+            timeout_s=600.0,
+            max_tokens=256,
+            concurrency=1,
+            context_window=llama_server.CONTEXT_WINDOW,
+        )
+        pipeline = replace(load_pipeline(folder / "minimal.yaml"), llm=llm)
+        with (
+            Runtime.from_pipeline(pipeline) as runtime,
+            open_store(str(folder / "smollm2.sqlite")) as store,
+        ):
+            for question in questions:
+                first, whole, pieces = asyncio.run(first_token(runtime, store, question))
+                rows.append(
+                    {
+                        "question": question,
+                        "first_token_s": round(first, 3),
+                        "round_s": round(whole, 3),
+                        "pieces": pieces,
+                    }
+                )
+    return {"questions": rows}
+
+
+SMOLLM2_QUESTIONS = ("How do I descale the kettle?", "How do I reset the boil-dry protection?")
 
 
 # --- telemetry off and on -----------------------------------------------------------------------
@@ -231,6 +280,25 @@ def section(results: dict[str, Any]) -> str:
     ]
     checks = cost["off_checks"]
     machine = ", ".join(f"{key} {value}" for key, value in results["machine"].items())
+    smollm2 = results.get("smollm2") or {"skipped": "not asked for (`--smollm2`)"}
+    if "skipped" in smollm2:
+        on_model = f"On SmolLM2-135M: skipped ({smollm2['skipped']})."
+    else:
+        model_rows = [
+            [
+                row["question"],
+                f"{row['first_token_s']:.2f} s",
+                f"{row['round_s']:.2f} s",
+                f"{row['first_token_s'] / row['round_s']:.0%}",
+                str(row["pieces"]),
+            ]
+            for row in smollm2["questions"]
+        ]
+        on_model = (
+            "On SmolLM2-135M (llama.cpp's server, one CPU thread; the minimal example: a "
+            "retrieval, a prompt tool, the answer; one round each):\n\n"
+            + table(["question", "first token", "whole round", "share", "pieces"], model_rows)
+        )
     return f"""`{results["command"]}` ({results["date"]}; {machine}). Raw figures:
 `bench/results/streaming.json`.
 
@@ -240,6 +308,8 @@ round shows the answer's first word after the first column; without streaming, a
 second.
 
 {table(["question", "first token", "whole round", "share", "pieces"], rows)}
+
+{on_model}
 
 Telemetry, the same rounds on the offline LLM (runner's own time), median of {cost["rounds"]}
 rounds each way, interleaved: off {cost["off_ms"]} ms a round; on (OpenTelemetry's SDK, spans to
@@ -257,6 +327,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--word", type=float, default=0.02)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--smollm2", action="store_true", help="also on SmolLM2-135M (make test-llm's env)"
+    )
     args = parser.parse_args(argv or [])
     from bench.retrieval import machine
 
@@ -265,12 +338,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         pipeline = stage(Path(folder))
         cost = telemetry_cost(pipeline, Path(folder), args.rounds)
         ttft = time_to_first_token(pipeline, Path(folder), args.latency, args.word, args.repeats)
+        smollm2 = smollm2_first_token(Path(folder), SMOLLM2_QUESTIONS) if args.smollm2 else None
     results = {
         "date": date.today().isoformat(),
         "command": "python -m bench.streaming" + "".join(f" {arg}" for arg in (argv or [])),
         "machine": host,
         "first_token": ttft,
         "telemetry": cost,
+        "smollm2": smollm2,
         "targets": TARGETS,
     }
     write_results("streaming", results)
