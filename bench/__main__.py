@@ -23,6 +23,7 @@ BENCHMARKS = (
     "index_open",
     "multipart",
     "overhead",
+    "streaming",
     "serve",
 )
 # run only when named: they need an environment `make bench` does not build (`realmodel`: the

@@ -27,6 +27,7 @@ SECTIONS = (
     "Index open and the PostgreSQL manual",
     "A real model: SmolLM2-135M with and without constrained decoding",
     "Serving: rounds over HTTP, two workers on PostgreSQL",
+    "Streaming and OpenTelemetry: time to the first token, and telemetry's cost",
 )
 
 HEADER = """# Benchmarks

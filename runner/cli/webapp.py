@@ -25,9 +25,11 @@ LOCAL_HOST = "127.0.0.1"
 
 
 def build_app(settings: ServeSettings) -> Starlette:
+    from runner.cli.streamed import start_observability
     from runner.serve.hosts import allowed_hosts
     from runner.serve.service import Limits, Service
 
+    start_observability()  # in each worker process: every worker reports its own rounds
     # without tokens the playground never opens the production store unless told to
     sandboxed = settings.playground and not settings.tokens and not settings.state
     service = Service.open(

@@ -37,6 +37,8 @@ class CallRecord:
     notice: str | None = None  # said once per run: the server refused the structured mode
     prompt_cut: Mapping[str, Any] | None = None  # the prompt was cut to fit the window
     task: str | None = field(default_factory=CHARGED_TASK.get)  # the task it was made for
+    finish_reason: str | None = None  # why the model stopped, when the provider said
+    first_token_ms: float | None = None  # a streamed reply: when its first text arrived
 
     def to_json(self) -> dict[str, Any]:
         fields = {key: value for key, value in asdict(self).items() if value is not None}

@@ -24,6 +24,7 @@ import json
 import random
 import time
 import weakref
+from collections.abc import Awaitable
 from typing import Any
 
 from runner.config.model import LLMConfig, ModelSettings
@@ -32,8 +33,9 @@ from runner.llm.accounting import CallRecord, RoundAccounting
 from runner.llm.cache import CachedReply, ResponseCache, cache_key
 from runner.llm.cassette import Entry, Recorder
 from runner.llm.errors import LLMCallError, LLMError, LLMReplyError
-from runner.llm.providers.base import Provider
+from runner.llm.providers.base import Provider, ProviderReply
 from runner.llm.settings import DEFAULT_CONTEXT_WINDOW, model_settings
+from runner.llm.streaming import ANSWER_STREAM, Deltas
 from runner.llm.types import LLMReply, LLMRequest, Purpose
 from runner.text.words import estimate_tokens
 
@@ -76,6 +78,8 @@ class _Answer:
     completion_tokens: int
     cached: bool
     estimated: bool = False  # the provider reported no usage; counts are estimates
+    finish_reason: str | None = None
+    first_token_ms: float | None = None  # streamed: when the first text arrived
 
 
 @dataclasses.dataclass
@@ -84,9 +88,20 @@ class _Timing:
 
     queue_ms: float = 0.0
     started: float = dataclasses.field(default_factory=time.perf_counter)
+    first_token_ms: float | None = None
 
     def call_ms(self) -> float:
         return (time.perf_counter() - self.started) * 1000
+
+    def passing_to(self, on_delta: Deltas) -> Deltas:
+        """`on_delta`, noting when the first text arrived."""
+
+        def delta(text: str) -> None:
+            if self.first_token_ms is None and text:
+                self.first_token_ms = round(self.call_ms(), 3)
+            on_delta(text)
+
+        return delta
 
 
 class Client:
@@ -291,7 +306,7 @@ class Client:
             timing.queue_ms = (time.perf_counter() - queued) * 1000
             timing.started = time.perf_counter()
             reply = await asyncio.wait_for(
-                self.provider.generate(request, settings), self.config.timeout_s
+                self._generate(request, settings, timing), self.config.timeout_s
             )
         return _Answer(
             text=reply.text,
@@ -299,7 +314,20 @@ class Client:
             completion_tokens=_or_estimate(reply.completion_tokens, reply.text),
             cached=False,
             estimated=reply.prompt_tokens is None or reply.completion_tokens is None,
+            finish_reason=reply.finish_reason,
+            first_token_ms=timing.first_token_ms,
         )
+
+    def _generate(
+        self, request: LLMRequest, settings: ModelSettings, timing: _Timing
+    ) -> Awaitable[ProviderReply]:
+        """The provider's reply; streamed to the round's watcher when the request is the final
+        answer, someone watches and the provider can stream."""
+        on_delta = ANSWER_STREAM.get() if request.streams else None
+        stream = getattr(self.provider, "stream", None) if on_delta is not None else None
+        if stream is None or on_delta is None:
+            return self.provider.generate(request, settings)
+        return stream(request, settings, timing.passing_to(on_delta))
 
     def _cached(self, request: LLMRequest, settings: ModelSettings) -> _Answer | None:
         if self.cache is None:
@@ -345,6 +373,8 @@ class Client:
                 tokens_estimated=answer.estimated,
                 structured=settings.structured,
                 prompt_cut=request.cut,
+                finish_reason=answer.finish_reason,
+                first_token_ms=answer.first_token_ms,
             )
         )
 

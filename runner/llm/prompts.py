@@ -31,6 +31,7 @@ from runner.llm.passages import (
 )
 from runner.llm.purposes import PURPOSE_VARIABLES
 from runner.llm.settings import model_settings
+from runner.llm.streaming import answer_written
 from runner.llm.types import LLMClient, LLMRequest, Purpose
 from runner.resources import templates_dir
 from runner.templating import environment as templates
@@ -157,12 +158,14 @@ class Prompts:
         *,
         tool: str,
         subject: str,
+        final: bool = False,
     ) -> Answer:
         """A prompt tool's call: its own template (`render`, given the template's variables),
         the variables but `context` (`facts`), and the buffer's passages, of which those that
         fit the context window become the template's `context` — cut by relevance to `subject`,
         as every purpose's passages are. `render` may be called several times; its last call
-        renders the prompt sent. The reply's `used` are the passages the prompt was given."""
+        renders the prompt sent. The reply's `used` are the passages the prompt was given.
+        `final`: the reply is the round's terminal answer, streamed to a watching face."""
         kept, cut = await self._fit(
             Purpose.TOOL,
             {"context": context},
@@ -171,9 +174,16 @@ class Prompts:
         )
         sent = {**facts, "context": passages_json(kept["context"])}
         request = LLMRequest(
-            Purpose.TOOL, render(sent), subject=subject, tool=tool, facts=sent, cut=cut
+            Purpose.TOOL,
+            render(sent),
+            subject=subject,
+            tool=tool,
+            facts=sent,
+            cut=cut,
+            streams=final,
         )
-        reply = await self.client.complete(request)
+        with answer_written():
+            reply = await self.client.complete(request)
         return Answer(reply.text.strip(), tuple(kept["context"]))
 
     # --- deep search ----------------------------------------------------------------------------
@@ -326,10 +336,17 @@ class Prompts:
             self._renderer(Purpose.ANSWER, facts_of, template),
             question=question,
         )
-        reply = await self._ask(
-            Purpose.ANSWER, facts_of(kept), subject=question, template=template, cut=cut
-        )
-        return cited_answer(reply, [*kept["guaranteed"], *kept["context"]])
+        numbered = [*kept["guaranteed"], *kept["context"]]
+        with answer_written(lambda text: cited_answer(text, numbered).text):
+            reply = await self._ask(
+                Purpose.ANSWER,
+                facts_of(kept),
+                subject=question,
+                template=template,
+                cut=cut,
+                streams=True,
+            )
+        return cited_answer(reply, numbered)
 
     # --- the common path ------------------------------------------------------------------------
 
@@ -343,11 +360,19 @@ class Prompts:
         tool: str | None = None,
         template: TemplateRef | None = None,
         cut: Mapping[str, Any] | None = None,
+        streams: bool = False,
     ) -> Any:
         assert set(facts) == PURPOSE_VARIABLES[purpose], "facts must be the template variables"
         prompt = self.render(purpose, facts, template)
         request = LLMRequest(
-            purpose, prompt, subject=subject, tool=tool, schema=schema, facts=facts, cut=cut
+            purpose,
+            prompt,
+            subject=subject,
+            tool=tool,
+            schema=schema,
+            facts=facts,
+            cut=cut,
+            streams=streams,
         )
         reply = await self.client.complete(request)
         return reply.data if schema is not None else reply.text.strip()

@@ -8,6 +8,7 @@ page reads without JavaScript.
     GET  /playground/                                  the served pipelines
     GET  /playground/{domain}/?session=ID              the chat (a new session without `session`)
     POST /playground/{domain}/say                      one round; back to the chat
+    POST /playground/{domain}/say/stream               … its answer streamed (streaming.py)
     GET  /playground/{domain}/sessions/{id}/rounds/{n} why the round did what it did
     GET  /playground/{domain}/source?document=…&page=… the cited page, highlighted
     GET  /playground/{domain}/sessions/{id}/keep       the conversation as a test case, to review
@@ -41,7 +42,8 @@ from starlette.staticfiles import StaticFiles
 from runner.playground import health, keep
 from runner.playground.citations import SourceNotFoundError, cited_segments, quote_of, source_page
 from runner.playground.pages import PREFIX, STATIC, render, url
-from runner.playground.recording import ReplyLog, install, provider_name, recording
+from runner.playground.recording import ReplyLog, install, provider_name
+from runner.playground.streaming import recorded_round, round_location, streamed_say
 from runner.playground.why import round_view
 from runner.serve.errors import ServiceError
 from runner.serve.principals import COOKIE, Client, client_of
@@ -77,6 +79,7 @@ class Playground:
                     Route("/login", self.login, methods=["POST"]),
                     Route("/{domain}/", self.chat),
                     Route("/{domain}/say", self.say, methods=["POST"]),
+                    Route("/{domain}/say/stream", self.say_streamed, methods=["POST"]),
                     Route("/{domain}/sessions/{session}/rounds/{number:int}", self.why),
                     Route("/{domain}/source", self.source),
                     Route("/{domain}/sessions/{session}/keep", self.keep),
@@ -164,19 +167,26 @@ class Playground:
         refused = cross_site(request) or self.forged(form, client)
         if refused is not None:
             return refused
-        message = str(form.get("message") or "")
-        session = str(form.get("session") or "") or None
         try:
-            with recording() as replies:
-                result = await self.service.run_round(
-                    domain, message, session_id=session, client=client, create=False
-                )
+            result = await recorded_round(self.service, self._log(domain), domain, form, client)
         except ServiceError as exc:
-            return await self._chat(request, domain, session, error=exc, draft=message)
-        if self.recorded.get(domain):
-            self.replies.add(result["session"], result["round"], replies)
-        target = url(domain, "", session=result["session"]) + f"#round-{result['round']}"
-        return RedirectResponse(target, 303)
+            session = str(form.get("session") or "") or None
+            draft = str(form.get("message") or "")
+            return await self._chat(request, domain, session, error=exc, draft=draft)
+        return RedirectResponse(round_location(domain, result), 303)
+
+    async def say_streamed(self, request: Request) -> Response:
+        domain = request.path_params["domain"]
+        client = client_of(request)
+        form = await read_form(request)
+        refused = cross_site(request) or self.forged(form, client)
+        if refused is not None:
+            return refused
+        return streamed_say(self.service, self._log(domain), domain, form, client)
+
+    def _log(self, domain: str) -> ReplyLog | None:
+        """Where a round's replies are kept: a real model's only."""
+        return self.replies if self.recorded.get(domain) else None
 
     async def why(self, request: Request) -> Response:
         domain = request.path_params["domain"]

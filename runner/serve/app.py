@@ -64,7 +64,8 @@ def create_app(
     `body_timeout_s`. With `session_ttl_s`, sessions idle longer are deleted at start and
     then every hour (or TTL, when shorter). On shutdown the app waits up to
     `drain_timeout_s` for rounds in flight, then closes the service (`close_service`)."""
-    from runner.serve import native, openai_api
+    from runner.serve import native, openai_api, streaming
+    from runner.serve.tracecontext import TraceContext
 
     exporter = None
     if metrics:
@@ -90,6 +91,7 @@ def create_app(
         Route("/readyz", ready),
         Route("/metrics", metrics_page),
         *native.routes(service, max_body_bytes),
+        *streaming.routes(service, max_body_bytes),
         *openai_api.routes(service, max_body_bytes),
         *extra_routes,
     ]
@@ -124,7 +126,9 @@ def create_app(
             return RedirectResponse(login_path, 303)
         return error_response(Unauthorized(str(exc)), {"WWW-Authenticate": "Bearer"})
 
-    # the last added runs first: headers on every response, then the Host, then the token
+    # the last added runs first: headers on every response, then the Host, then the token,
+    # then the caller's trace context around the route
+    app.add_middleware(TraceContext)
     app.add_middleware(AuthenticationMiddleware, backend=backend, on_error=refused)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
     app.add_middleware(SecurityHeaders)

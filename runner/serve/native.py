@@ -1,6 +1,7 @@
 """The native API: rounds, sessions and pipelines, as `runner run --json` gives them.
 
 POST /v1/pipelines/{domain}/rounds   {message, session_id?, request_id?} -> the result
+POST /v1/pipelines/{domain}/rounds/stream   the same, as server-sent events (streaming.py)
 GET  /v1/pipelines                   -> {"pipelines": [{domain, description, tools, corpora}]}
 GET  /v1/sessions/{id}?before=&limit= -> its status, pending question and newest rounds
 GET  /v1/sessions/{id}/rounds/{n}    -> one round's message, result and trace
@@ -26,15 +27,12 @@ if TYPE_CHECKING:
 
 def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
     async def post_round(request: Request) -> Response:
-        data = await read_json(request, max_body_bytes)
-        message = data.get("message")
-        if not isinstance(message, str):
-            raise BadRequest("the body needs `message`, a string: the user's message")
+        message, session_id, request_id = await round_request(request, max_body_bytes)
         result = await service.run_round(
             request.path_params["domain"],
             message,
-            session_id=optional_text(data, "session_id"),
-            request_id=request_id_of(request, data),
+            session_id=session_id,
+            request_id=request_id,
             client=client_of(request),
             create=False,
         )
@@ -76,3 +74,14 @@ def _number(value: str | None, name: str) -> int | None:
     if not value.isdigit() or int(value) < 1:
         raise BadRequest(f"`{name}` must be a whole number from 1")
     return int(value)
+
+
+async def round_request(
+    request: Request, max_body_bytes: int
+) -> tuple[str, str | None, str | None]:
+    """A round's body: the message, the session id and the request id (also its header)."""
+    data = await read_json(request, max_body_bytes)
+    message = data.get("message")
+    if not isinstance(message, str):
+        raise BadRequest("the body needs `message`, a string: the user's message")
+    return message, optional_text(data, "session_id"), request_id_of(request, data)

@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("explain", "testing"),  # authors' commands' insides
     ("render",),  # how results and errors are shown, by every face
     ("app",),  # the application layer: a run composed, sessions kept
-    ("tools", "sessions"),
+    ("tools", "sessions", "observability"),  # observability: rounds told to OpenTelemetry
     ("engine", "retrieval"),
     ("llm",),
     ("tables",),  # lookup tables' key indexes

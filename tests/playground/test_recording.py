@@ -111,3 +111,18 @@ def test_the_playground_records_a_real_models_rounds_and_keeps_them_as_the_scrip
         assert "purpose: decompose" in written and "times: 1" in written
     finally:
         service.close()
+
+
+def test_an_answer_streamed_as_it_is_written_is_recorded_too() -> None:
+    from runner.config.model import ModelSettings, ScriptRule
+    from runner.llm.providers.scripted import ScriptedProvider, rules_from_config
+    from runner.llm.types import LLMRequest, Purpose
+
+    rule = ScriptRule(purpose="answer", reply="Ten hours, at most.")
+    provider = RecordingProvider(ScriptedProvider(rules_from_config((rule,), "test")))
+    request = LLMRequest(Purpose.ANSWER, "How long?", subject="battery", streams=True)
+    pieces: list[str] = []
+    with recording() as replies:
+        reply = asyncio.run(provider.stream(request, ModelSettings(), pieces.append))
+    assert len(pieces) > 1 and reply.text == "Ten hours, at most."
+    assert [(r.purpose, r.reply) for r in replies] == [("answer", "Ten hours, at most.")]
