@@ -40,6 +40,7 @@ class ToolKind(str, Enum):
     NEIGHBOR_SEARCH = "neighbor_search"
     DEEP_SEARCH = "deep_search"
     PYTHON = "python"
+    MCP = "mcp"
 
 
 class ActivationMode(str, Enum):
@@ -233,6 +234,14 @@ class PythonOptions:
     path: Path | None = None  # a folder (relative to the pipeline) put on sys.path
 
 
+@dataclass(frozen=True)
+class McpOptions:
+    server: str  # a key of `mcp_servers`
+    tool: str  # the server's tool, as the server names it
+    arguments: Mapping[str, Any] = field(default_factory=dict)  # fixed, never extracted
+    clarify: Clarify | None = None  # asked when a required argument is missing
+
+
 KindOptions = (
     PromptOptions
     | LookupOptions
@@ -241,6 +250,7 @@ KindOptions = (
     | NeighborSearchOptions
     | DeepSearchOptions
     | PythonOptions
+    | McpOptions
 )
 
 
@@ -332,6 +342,23 @@ class Corpus:
 
 
 @dataclass(frozen=True)
+class McpServer:
+    """An MCP server `mcp` tools call: a program over stdio (`command`) or an HTTP endpoint
+    (`url`). `env` and `headers` values may hold `${NAME}`, read from runner's environment when
+    the server starts, so that no secret is written in the file."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = 30.0
+    folder: Path | None = None  # where a stdio server runs: the pipeline's folder
+    where: Where | None = None
+
+
+@dataclass(frozen=True)
 class Gatekeeper:
     mode: str = "llm"  # llm | rule
     min_coverage: float = 0.6  # rule: share of important words the context must cover
@@ -368,6 +395,7 @@ class Pipeline:
     llm: LLMConfig = field(default_factory=LLMConfig)
     prompt_types: PromptTypes = field(default_factory=PromptTypes)
     corpora: Mapping[str, Corpus] = field(default_factory=dict)
+    mcp_servers: Mapping[str, McpServer] = field(default_factory=dict)
     retrieval_tool: str | None = None
     deep_fallback: DeepFallback | None = None
     answer: AnswerConfig = field(default_factory=AnswerConfig)
