@@ -316,7 +316,7 @@ class _Builder:
             headers=frozen(spec.get("headers", {})),
             folder=self.folder,
             where=self.where(("mcp_servers", name)),
-            **_pick(spec, "timeout_s"),
+            **_pick(spec, "timeout_s", "start_timeout_s"),
         )
 
     def deep_fallback(self, data: Mapping[str, Any]) -> DeepFallback:

@@ -11,6 +11,7 @@ concurrent rounds without anyone changing it under them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -341,6 +342,11 @@ class Corpus:
     follow_symlinks: bool = False
 
 
+# `${NAME}` in an MCP server's `env` and `headers` values: runner's environment variable NAME
+ENV_REFERENCE = re.compile(r"\$\{([^}]*)\}")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 @dataclass(frozen=True)
 class McpServer:
     """An MCP server `mcp` tools call: a program over stdio (`command`) or an HTTP endpoint
@@ -353,7 +359,8 @@ class McpServer:
     env: Mapping[str, str] = field(default_factory=dict)
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
-    timeout_s: float = 30.0
+    timeout_s: float = 30.0  # each call
+    start_timeout_s: float = 30.0  # the start (a stdio program) or the first connection
     folder: Path | None = None  # where a stdio server runs: the pipeline's folder
     where: Where | None = None
 

@@ -39,6 +39,11 @@ def reason(error: BaseException) -> str:
     return text if isinstance(error, McpError) else f"{type(error).__name__}: {text}"
 
 
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
 def _closed(error: BaseException) -> bool:
     """The SDK's way of saying the server went away mid-request."""
     from mcp.shared.exceptions import MCPError
@@ -58,6 +63,7 @@ def _key(server: McpServer) -> tuple[Any, ...]:
         tuple(sorted(server.headers.items())),
         str(server.folder),
         server.timeout_s,
+        server.start_timeout_s,
     )
 
 
@@ -85,12 +91,14 @@ class Connection:
             self._owner = asyncio.create_task(self._own(self._ready))
         assert self._ready is not None
         try:
-            return await asyncio.wait_for(asyncio.shield(self._ready), self.server.timeout_s)
+            return await asyncio.wait_for(asyncio.shield(self._ready), self.server.start_timeout_s)
         except asyncio.TimeoutError:
             self._owner.cancel()
+            self._ready.add_done_callback(_retrieved)  # what the start says next, nobody hears
+            verb = "answer" if self.server.url else "start"
             raise McpError(
-                f"{describe(self.server)} did not start within {self.server.timeout_s:g} s; "
-                "check that it runs on its own, or raise its `timeout_s`"
+                f"{describe(self.server)} did not {verb} within {self.server.start_timeout_s:g} "
+                "s; check that it runs on its own, or raise its `start_timeout_s`"
             ) from None
 
     async def within(self, what: str, call: Callable[[Any], Awaitable[Result]]) -> Result:
@@ -135,12 +143,12 @@ class Connection:
             await asyncio.wait_for(owner, STOP_WAIT_S)
 
     async def _own(self, ready: asyncio.Future[Any]) -> None:
-        from mcp import Client
-        from mcp_types import Implementation
-
         from runner import __version__
 
         try:
+            from mcp import Client
+            from mcp_types import Implementation
+
             async with AsyncExitStack() as stack:
                 transport = await self._transport(stack)
                 client = Client(

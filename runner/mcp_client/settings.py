@@ -11,12 +11,10 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from runner.config.model import ENV_REFERENCE
+
 if TYPE_CHECKING:
     from runner.config.model import McpServer
-
-# `${NAME}`: an environment variable; anything else after a `$` is kept as written
-VARIABLE = re.compile(r"\$\{([^}]*)\}")
-VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class McpError(RuntimeError):
@@ -43,7 +41,7 @@ def expand(value: str, where: str, environ: Mapping[str, str] | None = None) -> 
             raise McpError(f"{where} reads the environment variable {name}, which is not set")
         return environ[name]
 
-    return VARIABLE.sub(variable, value)
+    return ENV_REFERENCE.sub(variable, value)
 
 
 def expanded(values: Mapping[str, str], where: str) -> dict[str, str]:
