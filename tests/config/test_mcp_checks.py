@@ -38,7 +38,7 @@ def test_an_http_server_with_headers_from_the_environment_is_valid(write_pipelin
 
 def test_a_tool_naming_an_undeclared_server_is_r130_with_did_you_mean(write_pipeline) -> None:
     found = report(write_pipeline, server="wether")
-    [(code, severity, message, line)] = [d for d in found if d[0] == "R130"]
+    [(_, severity, message, line)] = [d for d in found if d[0] == "R130"]
     assert severity == "error"
     assert message == "unknown MCP server `wether`; did you mean `weather`?"
     assert line == 9
