@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "Serve pipelines over HTTP (native and OpenAI-compatible APIs)."),
     "playground": ("playground", "Try a pipeline in the browser and keep conversations as tests."),
     "keep": ("keep", "Keep a stored conversation as a runner test case."),
+    "mcp": ("mcp", "List a pipeline's MCP servers' tools, or serve pipelines as MCP tools."),
 }
 
 

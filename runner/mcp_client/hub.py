@@ -163,6 +163,8 @@ class Connection:
             self._ended = "it was stopped"
         except BaseException as error:  # the transport's task group ends us when the server dies
             self._ended = reason(error)
+            if isinstance(error, ModuleNotFoundError) and (error.name or "").startswith("mcp"):
+                self._ended = "the `mcp` extra is not installed: pip install 'runner[mcp]'"
             if not ready.done():
                 verb = "reached" if self.server.url else "started"
                 ready.set_exception(
