@@ -77,6 +77,11 @@ from runner.cli.run import friendly_errors
     is_flag=True,
     help="Also serve the playground at /playground (no login: not with bearer tokens).",
 )
+@click.option(
+    "--mcp",
+    is_flag=True,
+    help="Also serve each pipeline as an MCP tool at /mcp (streamable HTTP; needs the mcp extra).",
+)
 @click.option("--log-level", default="info", show_default=True, help="uvicorn's log level.")
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def command(
@@ -95,6 +100,7 @@ def command(
     lock_wait: float,
     drain_timeout: float,
     playground: bool,
+    mcp: bool,
     log_level: str,
     debug: bool,
 ) -> None:
@@ -128,6 +134,7 @@ def command(
             drain_timeout_s=drain_timeout,
             tokens=tokens,
             playground=playground,
+            mcp=mcp,
         )
         import uvicorn
 

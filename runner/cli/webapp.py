@@ -41,7 +41,7 @@ def build_app(settings: ServeSettings) -> Starlette:
 
         routes, prefix = playground_routes(service, settings.tokens)
         extra_routes, public = routes, [prefix]
-    return create_app(
+    app = create_app(
         service,
         tokens=settings.tokens,
         max_body_bytes=settings.max_body_bytes,
@@ -49,6 +49,11 @@ def build_app(settings: ServeSettings) -> Starlette:
         extra_routes=extra_routes,
         public_prefixes=public,
     )
+    if settings.mcp:
+        from runner.serve.mcp_tools import mount
+
+        mount(app, service, tokens=bool(settings.tokens))
+    return app
 
 
 def worker_app() -> Starlette:

@@ -26,6 +26,7 @@ class ServeSettings:
     drain_timeout_s: float = 30.0
     tokens: list[str] = field(default_factory=list)  # resolved by the command
     playground: bool = False  # mount the playground at /playground (runner.playground)
+    mcp: bool = False  # serve the pipelines as MCP tools at /mcp (runner.serve.mcp_tools)
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
