@@ -16,10 +16,10 @@ from runner.mcp_client.settings import McpError, describe
 if TYPE_CHECKING:
     from runner.mcp_client.hub import Hub
 
-__all__ = ["McpError", "ServerTool", "ToolReply", "describe", "hub"]
+__all__ = ["McpError", "ServerTool", "ToolReply", "connections", "describe"]
 
 
-def hub() -> Hub:
+def connections() -> Hub:
     """The process's connections (imported on first use: it registers their closing at exit)."""
     from runner.mcp_client.hub import HUB
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, suppress
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from runner.mcp_client.replies import ServerTool, ToolReply
 from runner.mcp_client.settings import McpError, command_of, describe, expanded
@@ -37,6 +38,19 @@ def reason(error: BaseException) -> str:
         error = error.exceptions[0]  # type: ignore[attr-defined]
     text = str(error) or type(error).__name__
     return text if isinstance(error, McpError) else f"{type(error).__name__}: {text}"
+
+
+def _server_log() -> TextIO:
+    """Where a stdio server's own messages go: runner's stderr, or the process's when something
+    replaced it with a stream that is no file (a notebook, a test runner's capture)."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return open(os.devnull, "w")
 
 
 def _retrieved(future: asyncio.Future[Any]) -> None:
@@ -195,7 +209,7 @@ class Connection:
             env=expanded(server.env, f"{where}.env"),
             cwd=server.folder,
         )
-        return stdio_client(parameters, errlog=sys.stderr)
+        return stdio_client(parameters, errlog=_server_log())
 
 
 class Hub:

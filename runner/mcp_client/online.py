@@ -48,14 +48,14 @@ class OnlineReport:
 
 def check_online(pipeline: Pipeline, document: Document) -> OnlineReport:
     """Start every server the pipeline declares, list its tools, and check the `mcp` tools."""
-    from runner.mcp_client import hub
+    from runner.mcp_client import connections
 
     listings: dict[str, ServerListing] = {}
     diagnostics: list[Diagnostic] = []
     for name, server in pipeline.mcp_servers.items():
         listing = listings[name] = ServerListing(name)
         try:
-            listing.tools = hub().tools_now(server)
+            listing.tools = connections().tools_now(server)
         except McpError as error:
             listing.error = str(error)
             diagnostics.append(

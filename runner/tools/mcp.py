@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from runner.config.model import McpOptions, ToolConfig
 from runner.engine.results import ToolResult
 from runner.llm.types import Purpose
-from runner.mcp_client import McpError, ServerTool, describe, hub
+from runner.mcp_client import McpError, ServerTool, connections, describe
 from runner.sources import Source
 from runner.tools.base import (
     BuiltinTool,
@@ -81,7 +81,7 @@ class McpTool(BuiltinTool):
             )
         arguments = {**params, **self.fixed}
         try:
-            reply = await hub().call(self.server, listed.name, arguments)
+            reply = await connections().call(self.server, listed.name, arguments)
         except McpError as error:
             raise ToolRunError(f"{place(self.config)}: {error}") from None
         if reply.is_error:
@@ -101,7 +101,7 @@ class McpTool(BuiltinTool):
     async def server_tool(self) -> ServerTool:
         """The tool as its server lists it (listed once per start of the server)."""
         try:
-            tools = await hub().tools(self.server)
+            tools = await connections().tools(self.server)
         except McpError as error:
             raise ToolRunError(f"{place(self.config)}: {error}") from None
         listed = tools.get(self.options.tool)

@@ -36,9 +36,7 @@ def test_a_desktop_client_lists_the_pipeline_and_has_its_question_answered(shop)
     assert [tool.name for tool in tools] == ["shop"]
     assert result.content[0].text == "The KD-450 costs 100 EUR more than the KW-620."
     assert result.structured_content["outcome"] == "answer"
-    assert {"document": "products.csv", "heading": "KD-450"} in result.structured_content[
-        "sources"
-    ]
+    assert {"document": "products.csv", "heading": "KD-450"} in result.structured_content["sources"]
 
 
 def test_c24_over_stdio_a_clarifying_question_is_answered_in_the_same_session(shop):

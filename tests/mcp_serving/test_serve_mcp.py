@@ -16,9 +16,11 @@ from .conftest import ASK, COMPARE, QUESTION, TOKEN
 
 async def with_client(url: str, token: str | None, work: Any) -> Any:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
-        async with Client(streamable_http_client(url, http_client=http)) as client:
-            return await work(client)
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        return await work(client)
 
 
 def call(served, work, token: str | None = TOKEN) -> Any:
@@ -53,9 +55,7 @@ def test_c24_a_clarifying_question_comes_back_marked_with_the_session_to_answer_
     async def converse(client):
         asked = await client.call_tool("shop", {"question": ASK})
         session = asked.structured_content["session_id"]
-        answered = await client.call_tool(
-            "shop", {"question": "the kw-620", "session_id": session}
-        )
+        answered = await client.call_tool("shop", {"question": "the kw-620", "session_id": session})
         return asked, answered
 
     asked, answered = call(served, converse)
