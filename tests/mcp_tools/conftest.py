@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from serve.server import free_port
 
 from runner.app import Runtime
 from runner.engine.outcome import RoundResult
@@ -64,12 +65,6 @@ def write_pipeline(pipelines_folder: Path, request: pytest.FixtureRequest):
 def run_round(runtime: Runtime, state: SessionState, message: str) -> RoundResult:
     """One round on its own event loop, as `runner run` runs it."""
     return asyncio.run(runtime.orchestrator().run_round(state, message))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="session")

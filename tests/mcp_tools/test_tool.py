@@ -4,6 +4,11 @@ server can fail a tool without hanging the round."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+
 from runner.app import Runtime
 from runner.engine.state import SessionState
 from runner.llm.types import Purpose
@@ -268,3 +273,31 @@ def test_a_header_reading_an_unset_variable_fails_the_tool_naming_it(
         "mcp_servers.weather.headers.Authorization reads the environment variable "
         "RUNNER_TEST_UNSET, which is not set"
     ) in warning
+
+
+def test_runner_stops_its_stdio_servers_when_it_exits(write_pipeline, pipelines_folder):
+    # the server is left busy in a call that timed out: closing its input alone would not end
+    # it (nor runner, waiting for it) for a minute; both end well before only if runner stops
+    # it on its way out
+    pid_file = pipelines_folder / "server.pid"
+    pid_file.unlink(missing_ok=True)
+    servers = QUICK_SERVER + f"    env: {{RUNNER_TEST_PID_FILE: '{pid_file}'}}\n"
+    tools = "- {name: slow, kind: mcp, server: quick, activation: always}\n"
+    script = "- {purpose: extract, tool: slow, reply: {seconds: 60}}\n"
+    path = write_pipeline(tools, servers, script)
+    command = [sys.executable, "-c", "from runner.cli import main; main()", "run", str(path)]
+    finished = subprocess.run([*command, "wait"], capture_output=True, timeout=40)
+    assert b"took more than 1 s" in finished.stderr
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 20
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
