@@ -44,6 +44,7 @@ def list_tools(pipeline: Path, fmt: str, debug: bool) -> None:
     Exit 0: every server answered and every `mcp` tool matches a tool it lists; 1 otherwise.
     """
     with friendly_errors(debug):
+        require_sdk()
         report = online_report(pipeline)
         if fmt == "json":
             click.echo(json.dumps(report_json(report), indent=2, ensure_ascii=False))
@@ -77,6 +78,7 @@ def serve(
     but the protocol is written to stdout; messages go to stderr.
     """
     with friendly_errors(debug):
+        require_sdk()
         import anyio
 
         from runner.serve.mcp_tools import serve_stdio
@@ -88,6 +90,14 @@ def serve(
             anyio.run(serve_stdio, service)
         finally:
             service.close()
+
+
+def require_sdk() -> None:
+    """A usage error naming the extra when the MCP SDK is not installed."""
+    from importlib.util import find_spec
+
+    if find_spec("mcp") is None or find_spec("mcp_types") is None:
+        raise click.UsageError("MCP needs the `mcp` extra: pip install 'runner[mcp]'")
 
 
 def online_report(pipeline: Path) -> OnlineReport:

@@ -117,6 +117,10 @@ def command(
 
         tokens = load_tokens(token_file)
         refuse_open_binding(host, tokens, insecure)
+        if mcp:
+            from runner.cli.mcp import require_sdk
+
+            require_sdk()
         if playground and tokens:
             raise click.UsageError(
                 "the playground has no login of its own and is not served with bearer tokens: "
