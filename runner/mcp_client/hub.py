@@ -19,6 +19,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, suppress
+from importlib.metadata import version
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from runner.mcp_client.replies import ServerTool, ToolReply
@@ -157,8 +158,6 @@ class Connection:
             await asyncio.wait_for(owner, STOP_WAIT_S)
 
     async def _own(self, ready: asyncio.Future[Any]) -> None:
-        from runner import __version__
-
         try:
             from mcp import Client
             from mcp_types import Implementation
@@ -168,7 +167,7 @@ class Connection:
                 client = Client(
                     transport,
                     read_timeout_seconds=self.server.timeout_s,
-                    client_info=Implementation(name="runner", version=__version__),
+                    client_info=Implementation(name="runner", version=version("runner")),
                     cache=None,  # runner keeps the listing itself, once per start
                 )
                 await stack.enter_async_context(client)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from importlib.metadata import version
 from typing import TYPE_CHECKING, Annotated, Any
 
 # at the top, not in the functions: the SDK reads the tools' signatures (their annotations)
@@ -42,11 +43,9 @@ def pipelines_server(service: Service) -> MCPServer:
     """An MCP server whose tools are the service's pipelines, one per domain."""
     from mcp.server import MCPServer
 
-    from runner import __version__
-
     server = MCPServer(
         "runner",
-        version=__version__,
+        version=version("runner"),
         instructions=(
             "Each tool answers questions of one domain. When a result is a clarifying "
             "question, ask the user, then call the same tool with their answer as `question` "
