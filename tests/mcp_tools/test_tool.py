@@ -301,3 +301,33 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def test_c13_a_coordinators_subtasks_require_the_mcp_tool_once_per_item(write_pipeline):
+    tools = """\
+- name: trip
+  kind: prompt
+  activation: always
+  prompt: "Plan: {{ task }}"
+  decompose:
+    extract:
+      schema: {type: object, properties: {cities: {type: array, items: {type: string}}}}
+    subtasks:
+      - for_each: params.cities
+        as: city
+        prompt: "The weather in {{ city }}"
+        required_tools: [forecast]
+- {name: forecast, kind: mcp, server: weather, activation: coordinator_only}
+"""
+    script = (
+        "- {purpose: decompose, tool: trip, reply: {cities: [Oslo, Bergen]}}\n"
+        "- {purpose: extract, tool: forecast, task: Oslo, reply: {city: Oslo}}\n"
+        "- {purpose: extract, tool: forecast, task: Bergen, reply: {city: Bergen}}\n"
+        "- {purpose: tool, tool: trip, reply: Pack light.}\n"
+    )
+    runtime, state, result = open_round(write_pipeline, tools, "Oslo then Bergen", script=script)
+    with runtime:
+        buffer = state.buffer.snapshot()
+    assert result.outcome == "answer"
+    assert buffer["1.1:forecast"][0].context.startswith("Oslo: sunny")
+    assert buffer["1.2:forecast"][0].context.startswith("Bergen: sunny")
