@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "playground": ("playground", "Try a pipeline in the browser and keep conversations as tests."),
     "keep": ("keep", "Keep a stored conversation as a runner test case."),
     "sessions": ("sessions", "Manage stored sessions (delete those unused for a while)."),
+    "mcp": ("mcp", "List a pipeline's MCP servers' tools, or serve pipelines as MCP tools."),
 }
 
 

@@ -113,6 +113,11 @@ from runner.cli.sessions import Duration
     type=float,
     help="Seconds a request body may take to arrive (408 after).",
 )
+@click.option(
+    "--mcp",
+    is_flag=True,
+    help="Also serve each pipeline as an MCP tool at /mcp (streamable HTTP; needs the mcp extra).",
+)
 @click.option("--log-level", default="info", show_default=True, help="uvicorn's log level.")
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def command(
@@ -136,6 +141,7 @@ def command(
     max_rounds_in_flight: int,
     max_connections: int,
     body_timeout: float,
+    mcp: bool,
     log_level: str,
     debug: bool,
 ) -> None:
@@ -152,6 +158,10 @@ def command(
 
         tokens = load_tokens(token_file)
         refuse_open_binding(host, tokens, insecure, playground)
+        if mcp:
+            from runner.cli.mcp import require_sdk
+
+            require_sdk()
         settings = ServeSettings(
             paths=[str(p) for p in paths],
             state=state,
@@ -170,6 +180,7 @@ def command(
             body_timeout_s=body_timeout,
             session_ttl_s=session_ttl,
             secret=secrets.token_hex(32),  # the same in every worker: forms post to any
+            mcp=mcp,
         )
         import uvicorn
 

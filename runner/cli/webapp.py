@@ -45,7 +45,7 @@ def build_app(settings: ServeSettings) -> Starlette:
         allow_python=settings.allow_python,
         build_indexes=settings.build,
     )
-    return compose(
+    app = compose(
         service,
         tokens=settings.tokens,
         playground=settings.playground,
@@ -56,6 +56,11 @@ def build_app(settings: ServeSettings) -> Starlette:
         session_ttl_s=settings.session_ttl_s,
         body_timeout_s=settings.body_timeout_s,
     )
+    if settings.mcp:
+        from runner.serve.mcp_tools import mount
+
+        mount(app, service, tokens=bool(settings.tokens))
+    return app
 
 
 def compose(

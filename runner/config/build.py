@@ -36,6 +36,8 @@ from runner.config.model import (
     Limits,
     LLMConfig,
     LookupOptions,
+    McpOptions,
+    McpServer,
     ModelSettings,
     NeighborSearchOptions,
     Output,
@@ -192,6 +194,12 @@ class _Builder:
             corpora=MappingProxyType(
                 {name: self.corpus(name, spec) for name, spec in data.get("corpora", {}).items()}
             ),
+            mcp_servers=MappingProxyType(
+                {
+                    name: self.mcp_server(name, spec)
+                    for name, spec in data.get("mcp_servers", {}).items()
+                }
+            ),
             retrieval_tool=data.get("retrieval_tool"),
             deep_fallback=self.deep_fallback(deep) if deep is not None else None,
             answer=self.answer(data.get("answer", {})),
@@ -301,6 +309,19 @@ class _Builder:
         local = self.folder / model
         return str(local) if local.is_dir() else model
 
+    def mcp_server(self, name: str, spec: Mapping[str, Any]) -> McpServer:
+        return McpServer(
+            name=name,
+            command=spec.get("command"),
+            args=tuple(spec.get("args", ())),
+            env=frozen(spec.get("env", {})),
+            url=spec.get("url"),
+            headers=frozen(spec.get("headers", {})),
+            folder=self.folder,
+            where=self.where(("mcp_servers", name)),
+            **_pick(spec, "timeout_s", "start_timeout_s"),
+        )
+
     def deep_fallback(self, data: Mapping[str, Any]) -> DeepFallback:
         gate = data.get("gatekeeper", {})
         gate_path = ("deep_fallback", "gatekeeper")
@@ -359,6 +380,7 @@ class _Builder:
             ToolKind.NEIGHBOR_SEARCH: self.neighbor_options,
             ToolKind.DEEP_SEARCH: self.deep_search_options,
             ToolKind.PYTHON: self.python_options,
+            ToolKind.MCP: self.mcp_options,
         }
         return builders[kind](data, path)
 
@@ -413,6 +435,14 @@ class _Builder:
             reference=data["class"],
             settings=frozen(data.get("settings", {})),
             path=self.optional_read_path(data.get("path"), (*path, "path")),
+        )
+
+    def mcp_options(self, data: Mapping[str, Any], path: KeyPath) -> McpOptions:
+        return McpOptions(
+            server=data["server"],
+            tool=data.get("tool", data["name"]),
+            arguments=frozen(data.get("arguments", {})),
+            clarify=self.clarify(data.get("clarify"), (*path, "clarify")),
         )
 
     def extraction(self, data: Mapping[str, Any] | None, path: KeyPath) -> Extraction | None:

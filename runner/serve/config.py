@@ -32,6 +32,7 @@ class ServeSettings:
     body_timeout_s: float = 10.0
     session_ttl_s: float | None = None  # sessions idle longer are deleted (--session-ttl)
     secret: str = ""  # signs the playground's CSRF tokens; the same in every worker
+    mcp: bool = False  # serve the pipelines as MCP tools at /mcp (runner.serve.mcp_tools)
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))

@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tools", "sessions", "observability"),  # observability: rounds told to OpenTelemetry
     ("engine", "retrieval"),
     ("llm",),
+    ("mcp_client",),  # connections to the MCP servers `mcp` tools call, one per server
     ("tables",),  # lookup tables' key indexes
     ("config",),  # pipeline files: schema, checks, the typed model
     ("templating",),  # the sandboxed Jinja environment and its budget
