@@ -1,0 +1,53 @@
+"""Asking the questions in this process: `--jobs N` rounds at a time on one event loop.
+
+Every question shares the one runtime, so the LLM client's `concurrency` limit holds across
+all of them and its response cache is shared; `--jobs` only decides how many rounds are under
+way at once (a round waiting for the model lets another one work).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+
+from runner.eval.asking import Answered, Asker
+from runner.eval.model import Question
+from runner.eval.setup import EvalSpec, asking, open_judge, open_runtime
+
+
+async def ask_each(
+    asker: Asker, questions: Iterable[Question], jobs: int, done: Callable[[Answered], None]
+) -> None:
+    """Ask every question, `jobs` at a time; `done` gets each as it finishes. Questions are
+    drawn one by one, so a set of 100k questions never has 100k rounds waiting in memory."""
+    remaining = iter(questions)
+
+    async def worker() -> None:
+        for question in remaining:  # one iterator shared by the workers of one loop
+            done(await asker.ask(question))
+
+    await asyncio.gather(*(worker() for _ in range(max(1, jobs))))
+
+
+def run_local(
+    spec: EvalSpec,
+    questions: Iterable[Question],
+    done: Callable[[Answered], None],
+    *,
+    jobs: int = 1,
+    index_progress: Callable[[str, str, int, int], None] | None = None,
+) -> None:
+    runtime = open_runtime(spec, index_progress=index_progress)
+    judge = None
+    try:
+        judge = open_judge(spec, runtime)
+
+        async def main() -> None:
+            async with asking(runtime, judge) as asker:
+                await ask_each(asker, questions, jobs, done)
+
+        asyncio.run(main())
+    finally:
+        runtime.close()
+        if judge is not None:
+            judge.close()
