@@ -147,8 +147,33 @@ def command(pipeline: Path, questions: Path, **values: Any) -> None:
         raise click.BadParameter(str(error), param_hint="--fail-under") from None
     if values["fail_on_regression"] and not values["baseline"]:
         raise click.UsageError("--fail-on-regression compares with a run: give --baseline RUN")
+    from runner.eval.questions import QuestionSetError
+    from runner.eval.ray_runner import RayUnavailable
+    from runner.eval.results import ResultsError
+
     with friendly_errors(values["debug"]):
-        _evaluate(pipeline, questions, floors, values)
+        try:
+            _evaluate(pipeline, questions, floors, values)
+        except QuestionSetError as error:
+            _show_diagnostics(error)
+            sys.exit(EXIT_FAILED)
+        except (ResultsError, RayUnavailable) as error:
+            click.echo(f"error: {error}", err=True)
+            sys.exit(EXIT_FAILED)
+
+
+def _show_diagnostics(error: Any) -> None:
+    from runner.config.formats import display_path
+    from runner.documents.diagnostics import render
+
+    for diagnostic in error.diagnostics:
+        click.echo(render(diagnostic, display_file=display_path(diagnostic.file)), err=True)
+    count = len(error.diagnostics)
+    click.echo(
+        f"{display_path(error.path)}: {count} problem{'s' if count != 1 else ''}; the question "
+        "set's format is in docs/eval.md",
+        err=True,
+    )
 
 
 def _evaluate(pipeline: Path, questions: Path, floors: list[Any], values: dict[str, Any]) -> None:

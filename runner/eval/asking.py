@@ -55,7 +55,14 @@ class Asker:
         if grounded is not None:
             share = grounded["supported"] / grounded["sentences"] if grounded["sentences"] else None
             grounded["share"] = None if share is None else round(share, 4)
-        judge = await self._grades(question, final, answer) if self.judge and answer else None
+        judge = None
+        if self.judge is not None and answer:
+            try:
+                judge = await self._grades(question, final, answer)
+            except Exception as error:  # a judge that fails leaves the question ungraded
+                from runner.render import describe_error
+
+                judge = {"error": describe_error(error)}
         record = question_record(
             question,
             rounds,

@@ -291,6 +291,10 @@ def _missing_column(error: Any) -> str:
 
 
 def _csv_message(error: Any) -> str:
+    # a cell's values are a list: the alternative that failed is the list's, not the text's
+    specific = [e for e in error.context or () if e.validator in ("pattern", "minLength")]
+    if specific:
+        error = specific[0]
     if error.validator == "minLength":
         return "the cell is empty"
     if error.validator == "pattern":

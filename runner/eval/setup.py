@@ -73,7 +73,8 @@ def open_judge(spec: EvalSpec, runtime: Runtime) -> Judge | None:
     client = build_client(
         pipeline.llm,
         pipeline=pipeline,
-        override=spec.judge,
+        # a script names its provider (scripted), which `override` would beat
+        override=spec.judge if spec.judge_script is None else None,
         script=spec.judge_script,
         cache=spec.cache,
     )

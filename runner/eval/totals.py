@@ -39,7 +39,7 @@ METRICS = (*_SHARES, "llm_calls", "tokens", "latency_p50_ms", "latency_p95_ms")
 
 def _grade(record: Record, name: str) -> float | None:
     grade = (record.get("judge") or {}).get(name)
-    return None if grade is None else float(grade["score"])
+    return float(grade["score"]) if isinstance(grade, Mapping) else None
 
 
 def mean(values: Iterable[float | bool | None]) -> float | None:
