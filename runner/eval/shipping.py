@@ -54,4 +54,3 @@ def unpack(data: bytes, folder: Path, spec: EvalSpec) -> EvalSpec:
         if getattr(spec, name) is not None
     }
     return spec.moved(folder / PIPELINE_FOLDER / spec.pipeline.name, **moved)
-

@@ -164,8 +164,18 @@ def test_the_judge_grades_correctness_and_faithfulness(
         "- {tool: eval_judge_faithfulness, reply: {score: 1, reason: All from the policy.}}\n",
     )
     result = cli(
-        "eval", hr_module, questions, "--out", tmp_path / "run", "-q", "--judge", "scripted",
-        "--judge-script", script, "--format", "json",
+        "eval",
+        hr_module,
+        questions,
+        "--out",
+        tmp_path / "run",
+        "-q",
+        "--judge",
+        "scripted",
+        "--judge-script",
+        script,
+        "--format",
+        "json",
     )
     assert result.exit_code == 0, result.output
     metrics = json.loads(result.stdout)["summary"]["metrics"]

@@ -7,14 +7,23 @@ from typing import Any
 import pytest
 
 from runner.eval.compare import compare, question_changes
-from runner.eval.gates import GateError, Floor, failed_gates, parse_floor
+from runner.eval.gates import Floor, GateError, failed_gates, parse_floor
 
 
 def rec(**values: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
-        "id": "q", "question": "?", "line": 2, "gold": ["leave.md"], "outcome": "answer",
-        "degraded": False, "rank": 1, "sourced": True, "checks": [], "groundedness": 1.0,
-        "judge": None, "warnings": [],
+        "id": "q",
+        "question": "?",
+        "line": 2,
+        "gold": ["leave.md"],
+        "outcome": "answer",
+        "degraded": False,
+        "rank": 1,
+        "sourced": True,
+        "checks": [],
+        "groundedness": 1.0,
+        "judge": None,
+        "warnings": [],
     }
     return {**base, **values}
 
@@ -37,9 +46,7 @@ def test_a_failed_answer_check_is_a_reason_for_worse() -> None:
 
 def test_a_degraded_round_is_a_reason_for_worse_with_what_failed() -> None:
     after = rec(degraded=True, warnings=["tool policy_rag failed: timeout"])
-    assert reasons(rec(), after) == [
-        ("the round degraded: tool policy_rag failed: timeout", False)
-    ]
+    assert reasons(rec(), after) == [("the round degraded: tool policy_rag failed: timeout", False)]
 
 
 def test_a_gold_page_ranked_higher_is_a_reason_for_better() -> None:
@@ -60,9 +67,7 @@ def test_a_small_change_of_groundedness_is_not_a_change() -> None:
 
 
 def test_a_question_with_a_loss_and_a_gain_counts_as_worse() -> None:
-    comparison = compare(
-        [rec(rank=1, sourced=False)], {}, [rec(rank=3, sourced=True)], {}, "base"
-    )
+    comparison = compare([rec(rank=1, sourced=False)], {}, [rec(rank=3, sourced=True)], {}, "base")
     assert [change.id for change in comparison.worse] == ["q"]
     assert comparison.better == []
     assert comparison.regressed

@@ -45,8 +45,14 @@ def test_a_gold_heading_matches_whatever_its_case_and_spacing() -> None:
 
 def test_the_rank_is_the_best_gold_rank_over_the_rounds_retrievals() -> None:
     first = {"tool": "rag", "pages": [page(1, "a.md"), page(2, "annual-leave-policy.md", "x")]}
-    second = {"tool": "deep", "pages": [page(1, "b.md"), page(2, "c.md"),
-                                        page(3, "annual-leave-policy.md", "Carrying leave over")]}
+    second = {
+        "tool": "deep",
+        "pages": [
+            page(1, "b.md"),
+            page(2, "c.md"),
+            page(3, "annual-leave-policy.md", "Carrying leave over"),
+        ],
+    }
     got = record(Question("q", "?", (CARRY,)), round_json(retrieval=[first, second]))
     assert (got["rank"], got["hit@1"], got["hit@k"], got["rr"]) == (3, False, True, 0.333333)
     assert [r["rank"] for r in got["retrievals"]] == [None, 3]
@@ -63,16 +69,21 @@ def test_retrieval_metrics_do_not_apply_to_a_question_without_sources() -> None:
 
 
 def test_sourced_means_a_gold_source_among_the_answers_sources() -> None:
-    cited = round_json(sources=[{"document": "annual-leave-policy.md", "page": 3,
-                                 "heading": "Carrying leave over"}])
+    cited = round_json(
+        sources=[
+            {"document": "annual-leave-policy.md", "page": 3, "heading": "Carrying leave over"}
+        ]
+    )
     assert record(Question("q", "?", (CARRY,)), cited)["sourced"] is True
     assert record(Question("q", "?", (CARRY,)), round_json())["sourced"] is False
 
 
 def test_answer_checks_are_case_insensitive_and_all_must_pass() -> None:
     got = record(Question("q", "?", answer=("FIVE days", "next year")), round_json())
-    assert got["checks"] == [{"text": "FIVE days", "passed": True},
-                             {"text": "next year", "passed": False}]
+    assert got["checks"] == [
+        {"text": "FIVE days", "passed": True},
+        {"text": "next year", "passed": False},
+    ]
     assert got["checks_passed"] is False
 
 

@@ -15,11 +15,16 @@ CSV = """id,question,sources,answer,tags
 carry,can I carry days over,annual-leave-policy.md#Carrying leave over|leave.md,days|year,leave|hr
 notice,how much notice,annual-leave-policy.md,,leave
 """
-JSONL = """\
-{"id": "carry", "question": "can I carry days over", "sources": ["annual-leave-policy.md#Carrying leave over", "leave.md"], "answer": ["days", "year"], "tags": ["leave", "hr"]}
-
-{"id": "notice", "question": "how much notice", "sources": "annual-leave-policy.md", "tags": ["leave"]}
-"""
+JSONL = "\n".join(
+    [
+        '{"id": "carry", "question": "can I carry days over", "sources": '
+        '["annual-leave-policy.md#Carrying leave over", "leave.md"], "answer": ["days", "year"], '
+        '"tags": ["leave", "hr"]}',
+        "",  # a blank line is skipped
+        '{"id": "notice", "question": "how much notice", "sources": "annual-leave-policy.md", '
+        '"tags": ["leave"]}',
+    ]
+)
 YAML = """\
 questions:
   - id: carry
@@ -74,8 +79,9 @@ def test_an_empty_question_cell_is_reported_at_its_row_and_cell(tmp_path: Path) 
 
 def test_a_source_that_is_not_document_or_document_heading_is_refused(tmp_path: Path) -> None:
     found = problems(write(tmp_path / "q.csv", 'question,sources\n"x, y",#Heading only\n'))
-    assert found == ["2:8 Q105 column `sources`: `#Heading only` is not `document` or "
-                     "`document#heading`"]
+    assert found == [
+        "2:8 Q105 column `sources`: `#Heading only` is not `document` or `document#heading`"
+    ]
 
 
 def test_a_csv_without_a_question_column_says_what_the_header_needs(tmp_path: Path) -> None:
@@ -88,12 +94,15 @@ def test_a_jsonl_line_that_is_not_json_is_reported_at_its_line_and_column(
     tmp_path: Path,
 ) -> None:
     found = problems(write(tmp_path / "q.jsonl", '{"question": "a"}\n{"question": "b",}\n'))
-    assert found == ["2:18 Q104 this line is not a JSON object: Expecting property name "
-                     "enclosed in double quotes"]
+    assert found == [
+        "2:18 Q104 this line is not a JSON object: Expecting property name "
+        "enclosed in double quotes"
+    ]
 
 
 def test_a_jsonl_line_against_the_schema_is_located_on_its_line(tmp_path: Path) -> None:
-    found = problems(write(tmp_path / "q.jsonl", '{"question": "a"}\n{"question": "b", "tag": "x"}\n'))
+    text = '{"question": "a"}\n{"question": "b", "tag": "x"}\n'
+    found = problems(write(tmp_path / "q.jsonl", text))
     assert len(found) == 1
     assert found[0].startswith("2:19 S101 unknown key `tag`")
     assert "did you mean `tags`?" in found[0]
