@@ -23,6 +23,7 @@ BENCHMARKS = (
     "multipart",
     "overhead",
     "serve",
+    "eval",
 )
 # run only when named: they need an environment `make bench` does not build (`realmodel`: the
 # model server's .venv-llm, from `make test-llm`)

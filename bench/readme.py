@@ -26,6 +26,7 @@ SECTIONS = (
     "Index open and the PostgreSQL manual",
     "A real model: SmolLM2-135M with and without constrained decoding",
     "Serving: rounds over HTTP, two workers on PostgreSQL",
+    "runner eval: question sets, speed and memory",
 )
 
 HEADER = """# Benchmarks

@@ -13,7 +13,7 @@ import platform
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.eval.asking import Answered
 from runner.eval.compare import Comparison, compare
@@ -23,6 +23,9 @@ from runner.eval.questions import load_questions
 from runner.eval.results import REPORT, RunWriter, default_folder, read_run, utc_now
 from runner.eval.setup import EvalSpec
 from runner.eval.totals import summarize
+
+if TYPE_CHECKING:
+    from runner.llm.client import Client
 
 
 @dataclass
@@ -37,6 +40,9 @@ class EvalOptions:
     report: bool = True
     traces: bool = True
     index_progress: Callable[[str, str, int, int], None] | None = None
+    # an LLM client to ask with instead of the pipeline's (a benchmark's simulated model; local
+    # runs only): the run owns it and closes it
+    client: Client | None = None
 
 
 @dataclass
@@ -72,7 +78,7 @@ def evaluate(spec: EvalSpec, questions_path: Path, options: EvalOptions) -> Eval
         progress.advance()
 
     try:
-        _ask(spec, todo, done, options)
+        timing = _ask(spec, todo, done, options)
     finally:
         writer.close()
     progress.finish()
@@ -91,6 +97,8 @@ def evaluate(spec: EvalSpec, questions_path: Path, options: EvalOptions) -> Eval
             "resumed": options.resume,
         },
         "machine": {"python": platform.python_version(), "system": platform.system()},
+        # this run's own: a resumed run asked `asked` questions
+        "timing": {**timing, "asked": len(todo), "questions_per_s": _rate(len(todo), timing)},
         **summarize(records),
     }
     writer.finish(summary)
@@ -114,17 +122,31 @@ def _state_folder(spec: EvalSpec) -> Path:
     return load_pipeline(spec.pipeline).state_folder
 
 
+def _rate(asked: int, timing: dict[str, float]) -> float | None:
+    seconds = timing.get("ask_s")
+    return round(asked / seconds, 3) if seconds else None
+
+
 def _ask(
     spec: EvalSpec, todo: list[Question], done: Callable[[Answered], None], options: EvalOptions
-) -> None:
+) -> dict[str, float]:
+    """Ask the questions; how long opening and asking took."""
     if options.ray is not None:
         from runner.eval.ray_runner import run_on_ray
 
-        run_on_ray(spec, todo, done, address=options.ray, jobs=options.jobs, batch=options.batch)
-        return
+        return run_on_ray(
+            spec, todo, done, address=options.ray, jobs=options.jobs, batch=options.batch
+        )
     from runner.eval.local import run_local
 
-    run_local(spec, todo, done, jobs=options.jobs, index_progress=options.index_progress)
+    return run_local(
+        spec,
+        todo,
+        done,
+        jobs=options.jobs,
+        index_progress=options.index_progress,
+        client=options.client,
+    )
 
 
 def _report(outcome: EvalOutcome) -> None:

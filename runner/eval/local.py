@@ -8,11 +8,16 @@ way at once (a round waiting for the model lets another one work).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from runner.eval.asking import Answered, Asker
 from runner.eval.model import Question
 from runner.eval.setup import EvalSpec, asking, open_judge, open_runtime
+
+if TYPE_CHECKING:
+    from runner.llm.client import Client
 
 
 async def ask_each(
@@ -36,17 +41,26 @@ def run_local(
     *,
     jobs: int = 1,
     index_progress: Callable[[str, str, int, int], None] | None = None,
-) -> None:
-    runtime = open_runtime(spec, index_progress=index_progress)
+    client: Client | None = None,
+) -> dict[str, float]:
+    """Returns how long opening the pipeline (its indexes included) and asking took."""
+    started = time.perf_counter()
+    runtime = open_runtime(spec, index_progress=index_progress, client=client)
     judge = None
     try:
+        runtime.open_corpora()  # now, so that the first questions do not wait for it
         judge = open_judge(spec, runtime)
+        opened = time.perf_counter()
 
         async def main() -> None:
             async with asking(runtime, judge) as asker:
                 await ask_each(asker, questions, jobs, done)
 
         asyncio.run(main())
+        return {
+            "open_s": round(opened - started, 3),
+            "ask_s": round(time.perf_counter() - opened, 3),
+        }
     finally:
         runtime.close()
         if judge is not None:

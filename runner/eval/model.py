@@ -3,6 +3,7 @@ from: CSV, JSONL or YAML all become `Question`s, each with the line it was writt
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,8 +39,13 @@ class Gold:
         return heading is not None and _folded(str(heading)) == _folded(self.heading)
 
 
+# a section number before an HTML heading ("11.2. Index Types", "Chapter 26. Backup"): a gold
+# heading is written without it
+_SECTION_NUMBER = re.compile(r"^(?:(?:Chapter|Appendix|Part)\s+)?[0-9A-Z]+(?:\.[0-9A-Z]+)*\.\s+")
+
+
 def _folded(text: str) -> str:
-    return " ".join(text.split()).casefold()
+    return " ".join(_SECTION_NUMBER.sub("", text.strip()).split()).casefold()
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,12 @@ def test_a_gold_heading_matches_whatever_its_case_and_spacing() -> None:
     assert not CARRY.matches({"document": "annual-leave-policy.md", "heading": "Notice periods"})
 
 
+def test_a_gold_heading_matches_a_numbered_html_heading() -> None:
+    gold = Gold("indexes-types.html", "Index Types")
+    assert gold.matches({"document": "indexes-types.html", "heading": "11.2. Index Types"})
+    assert gold.matches({"document": "indexes-types.html", "heading": "Chapter 11. Index Types"})
+
+
 def test_the_rank_is_the_best_gold_rank_over_the_rounds_retrievals() -> None:
     first = {"tool": "rag", "pages": [page(1, "a.md"), page(2, "annual-leave-policy.md", "x")]}
     second = {
