@@ -37,10 +37,12 @@ def build_app(settings: ServeSettings) -> Starlette:
     )
     extra_routes, public = [], []
     if settings.playground:
+        from runner.playground.evals import eval_routes
         from runner.playground.serving import playground_routes
 
         routes, prefix = playground_routes(service, settings.tokens)
-        extra_routes, public = routes, [prefix]
+        # the evaluations' pages first: the playground's mount answers every path under it
+        extra_routes, public = [*eval_routes(service), *routes], [prefix]
     return create_app(
         service,
         tokens=settings.tokens,
