@@ -145,6 +145,11 @@ def command(pipeline: Path, questions: Path, **values: Any) -> None:
         floors = [parse_floor(text) for text in values["floors"]]
     except GateError as error:
         raise click.BadParameter(str(error), param_hint="--fail-under") from None
+    if (values["judge"] or "").split(":")[0].split("@")[0] == "offline":
+        raise click.BadParameter(
+            "the offline provider cannot grade answers: name a model, e.g. ollama:qwen2.5",
+            param_hint="--judge",
+        )
     if values["fail_on_regression"] and not values["baseline"]:
         raise click.UsageError("--fail-on-regression compares with a run: give --baseline RUN")
     from runner.eval.questions import QuestionSetError

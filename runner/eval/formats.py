@@ -140,10 +140,7 @@ def _changes_text(comparison: Comparison | None) -> list[str]:
     for title, changes in (("worse", comparison.worse), ("better", comparison.better)):
         for change in changes[:LISTED_CHANGES]:
             lines.append(f"  {title} {change.id}: {change.question}")
-            shown = [
-                r for r in change.reasons if r.better == (title == "better") or title == "worse"
-            ]
-            lines += [f"    - {reason.text}" for reason in shown]
+            lines += [f"    - {reason.text}" for reason in change.reasons]
         if len(changes) > LISTED_CHANGES:
             lines.append(f"  … and {len(changes) - LISTED_CHANGES} more {title} (see the report)")
     return lines
