@@ -39,9 +39,9 @@ FORMATS = ("text", "markdown", "json", "junit", "github")
 @click.option(
     "--ray",
     "ray_address",
-    metavar="ADDRESS|auto",
-    help="Ask the questions on a Ray cluster (pip install 'runner[ray]'): its address, or "
-    "`auto` for the cluster this machine belongs to.",
+    metavar="ADDRESS|auto|local",
+    help="Ask the questions on a Ray cluster (pip install 'runner[ray]'): its address, `auto` "
+    "for the cluster this machine belongs to, or `local` for one started here for the run.",
 )
 @click.option(
     "--batch",

@@ -44,10 +44,22 @@ def pack(spec: EvalSpec) -> bytes:
     return buffer.getvalue()
 
 
+def _check_members(archive: tarfile.TarFile, folder: Path) -> None:
+    root = folder.resolve()
+    for member in archive.getmembers():
+        target = (root / member.name).resolve()
+        if not target.is_relative_to(root) or member.issym() or member.islnk():
+            raise ValueError(f"refused an archive member outside {folder}: {member.name}")
+
+
 def unpack(data: bytes, folder: Path, spec: EvalSpec) -> EvalSpec:
     """The archive written out in `folder`, and the spec pointing at the copies."""
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
-        archive.extractall(folder, filter="data")
+        try:
+            archive.extractall(folder, filter="data")  # no link or path out of `folder`
+        except TypeError:  # a Python before 3.10.12 / 3.11.4: our own archive, checked here
+            _check_members(archive, folder)
+            archive.extractall(folder)
     moved = {
         name: folder / FILES_FOLDER / name
         for name in _SPEC_FILES

@@ -131,3 +131,12 @@ def test_an_unknown_file_kind_says_which_ones_are_read(tmp_path: Path) -> None:
 )
 def test_the_examples_question_sets_are_valid(path: Path) -> None:
     assert len(load_questions(path).questions) >= 10
+
+
+def test_runner_schema_prints_the_question_set_schema() -> None:
+    from click.testing import CliRunner
+
+    from runner.cli import main
+
+    printed = CliRunner().invoke(main, ["schema", "--kind", "questions"]).stdout
+    assert printed == (ROOT / "schemas" / "questions.schema.json").read_text(encoding="utf-8")
