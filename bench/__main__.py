@@ -25,6 +25,7 @@ BENCHMARKS = (
     "overhead",
     "streaming",
     "serve",
+    "eval",
 )
 # run only when named: they need an environment `make bench` does not build (`realmodel`: the
 # model server's .venv-llm, from `make test-llm`)

@@ -28,6 +28,7 @@ SECTIONS = (
     "A real model: SmolLM2-135M with and without constrained decoding",
     "Serving: rounds over HTTP, two workers on PostgreSQL",
     "Streaming and OpenTelemetry: time to the first token, and telemetry's cost",
+    "runner eval: question sets, speed and memory",
 )
 
 HEADER = """# Benchmarks

@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "chat": ("chat", "Talk to a pipeline interactively, clarifying questions included."),
     "index": ("index", "Build and store the indexes of a pipeline's corpora."),
     "test": ("test_cmd", "Run a pipeline's test cases with a scripted or replayed LLM."),
+    "eval": ("eval", "Measure a pipeline's answers over a question set, and compare runs."),
     "explain": ("explain", "Explain a pipeline, or why a session did what it did."),
     "schema": ("schema", "Print the pipeline JSON Schema (for editors)."),
     "serve": ("serve", "Serve pipelines over HTTP (native and OpenAI-compatible APIs)."),

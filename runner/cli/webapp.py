@@ -80,9 +80,12 @@ def compose(
     if playground:
         from runner.playground.serving import playground_routes
 
+        from runner.playground.evals import eval_routes
+
         mounted = playground_routes(service, tokens, secret=secret or secrets.token_bytes(32))
         extra = {
-            "extra_routes": mounted.routes,
+            # the evaluations' pages first: the playground's mount answers every path under it
+            "extra_routes": [*eval_routes(service), *mounted.routes],
             "public_prefixes": mounted.public,
             "cookie_prefixes": mounted.cookie_prefixes,
             "login_path": mounted.login_path,

@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),  # the commands; runner.cli.webapp composes the service and the playground
     ("playground",),  # a face mounted on the service's app
     ("serve",),  # the HTTP service: a face on the application layer
-    ("explain", "testing"),  # authors' commands' insides
+    ("explain", "testing", "eval"),  # authors' commands' insides
     ("render",),  # how results and errors are shown, by every face
     ("app",),  # the application layer: a run composed, sessions kept
     ("tools", "sessions", "observability"),  # observability: rounds told to OpenTelemetry
