@@ -10,7 +10,8 @@ Policy for one request:
 - a server that refuses the structured-output field (runner.llm.decoding) is asked again at
   once with the next mode down; that mode is kept for the model for the rest of the run, and
   said once (`notices`, and the refused call's `notice`, which the round that made the call
-  turns into one of its warnings);
+  turns into one of its warnings); with `accepted_modes`, it is kept in the state folder too,
+  and the next process starts in it (runner.llm.accepted_modes);
 - an unusable reply — invalid against its schema, or empty where text is expected — is asked
   again `structured_retries` times with the problem appended to the prompt, then fails with
   LLMReplyError.
@@ -28,6 +29,7 @@ from typing import Any
 
 from runner.config.model import LLMConfig, ModelSettings
 from runner.llm import decoding, structured
+from runner.llm.accepted_modes import AcceptedModes, server_key
 from runner.llm.accounting import CallRecord, RoundAccounting
 from runner.llm.cache import CachedReply, ResponseCache, cache_key
 from runner.llm.cassette import Entry, Recorder
@@ -99,6 +101,7 @@ class Client:
         *,
         cache: ResponseCache | None = None,
         recorder: Recorder | None = None,
+        accepted_modes: AcceptedModes | None = None,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 8.0,
     ) -> None:
@@ -106,6 +109,7 @@ class Client:
         self.config = config
         self.cache = cache
         self.recorder = recorder
+        self.accepted_modes = accepted_modes
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self._random = random.Random()
@@ -114,6 +118,7 @@ class Client:
             weakref.WeakKeyDictionary()
         )
         self._floors: dict[str | None, str] = {}  # model -> the most a server accepted
+        self._recalled: set[str | None] = set()  # models whose remembered mode was read
         self._windows: dict[str | None, int | None] = {}
         self.notices: list[str] = []  # said once per run: a structured-output fallback
 
@@ -250,9 +255,36 @@ class Client:
         if request.schema is None:
             return dataclasses.replace(settings, structured=None)
         mode = settings.structured or decoding.MODES[0]
-        floor = self._floors.get(settings.model, decoding.MODES[0])
+        floor = self._floor(settings)
         lowest = max(decoding.MODES.index(mode), decoding.MODES.index(floor))
         return dataclasses.replace(settings, structured=decoding.MODES[lowest])
+
+    def _floor(self, settings: ModelSettings) -> str:
+        """The highest mode the server accepts for this model: what this run found, else what
+        an earlier process found and remembered, else the highest there is."""
+        remembered = None
+        if settings.model not in self._recalled and self._remembers():
+            assert self.accepted_modes is not None
+            self._recalled.add(settings.model)  # the file is read once per model and run
+            remembered = self.accepted_modes.recall(self._server(settings))
+        if remembered is not None and settings.model not in self._floors:
+            self._floors[settings.model] = remembered
+            self.notices.append(
+                f"structured replies of model {self._model(settings)} use {remembered} mode "
+                f"from the start: the {self.provider.name} server refused a higher mode in an "
+                f"earlier run (remembered in {self.accepted_modes.path}; delete it to try again)"
+            )
+        return self._floors.get(settings.model, decoding.MODES[0])
+
+    def _remembers(self) -> bool:
+        """Whether refusals are kept across processes: a state folder was given and the
+        provider has a structured-output field a server can refuse."""
+        return self.accepted_modes is not None and bool(
+            getattr(self.provider, "structured_field", None)
+        )
+
+    def _server(self, settings: ModelSettings) -> str:
+        return server_key(self.provider.name, self.config.api_base, self._model(settings))
 
     def _step_down(
         self, request: LLMRequest, settings: ModelSettings, error: BaseException
@@ -268,6 +300,9 @@ class Client:
         known = self._floors.get(settings.model, decoding.MODES[0])
         if decoding.MODES.index(lower) > decoding.MODES.index(known):
             self._floors[settings.model] = lower
+            if self._remembers():
+                assert self.accepted_modes is not None
+                self.accepted_modes.remember(self._server(settings), lower, refused=str(mode))
             notice = (
                 f"the {self.provider.name} server refused `{field}` in {mode} mode "
                 f"({_describe(error)[:160]}); structured replies of model "
