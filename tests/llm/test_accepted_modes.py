@@ -53,7 +53,7 @@ def test_another_model_on_the_same_server_is_asked_in_the_highest_mode(tmp_path:
 
 def test_an_unreadable_file_counts_as_nothing_remembered(tmp_path: Path) -> None:
     path = tmp_path / FILE
-    for text in ("{not json", '["a list"]', '{"servers": {"%s": {"mode": "yaml"}}}' % KEY):
+    for text in ("{not json", '["a list"]', json.dumps({"servers": {KEY: {"mode": "yaml"}}})):
         path.write_text(text, encoding="utf-8")
         assert AcceptedModes(path).recall(KEY) is None
 
