@@ -98,6 +98,17 @@ def test_the_clarifications_answer_continues_the_round(cases: list[CaseReport]) 
     assert len(warranty.turns) == 2 and warranty.turns[1].result is not None
 
 
+def test_the_warranty_question_asks_which_model_whatever_the_model_extracted(
+    cases: list[CaseReport],
+) -> None:
+    warranty = next(case for case in cases if "warranty" in case.case.name)
+    first = warranty.turns[0].result
+    assert first is not None and first["outcome"] == "clarification", first
+    assert "Which Kestrel model" in (first.get("question") or "")
+    ran = {tool["name"]: tool["status"] for tool in first["tasks"]["tools"]}
+    assert ran.get("warranty_check") == "asked", ran
+
+
 def format_reports_of(failed: list[CaseReport]) -> str:
     lines = []
     for case in failed:
