@@ -14,57 +14,34 @@ Policy for one request:
   and the next process starts in it (runner.llm.accepted_modes);
 - an unusable reply — invalid against its schema, or empty where text is expected — is asked
   again `structured_retries` times with the problem appended to the prompt, then fails with
-  LLMReplyError.
+  LLMReplyError;
+- a degenerate text reply — a sentence repeated until `max_tokens`, the prompt echoed
+  (runner.llm.degenerate) — is asked again once, saying so; when it stays degenerate, what is
+  left once the repeats are cut is the reply, and its call record says `degenerate`, which makes
+  the round degraded.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import random
 import time
 import weakref
 from typing import Any
 
 from runner.config.model import LLMConfig, ModelSettings
-from runner.llm import decoding, structured
+from runner.llm import decoding, degenerate, structured
 from runner.llm.accepted_modes import AcceptedModes, server_key
 from runner.llm.accounting import CallRecord, RoundAccounting
 from runner.llm.cache import CachedReply, ResponseCache, cache_key
 from runner.llm.cassette import Entry, Recorder
 from runner.llm.errors import LLMCallError, LLMError, LLMReplyError
 from runner.llm.providers.base import Provider
+from runner.llm.retrying import backoff_delay, is_broken_body, is_transient
 from runner.llm.settings import DEFAULT_CONTEXT_WINDOW, model_settings
 from runner.llm.types import LLMReply, LLMRequest, Purpose
 from runner.text.words import estimate_tokens
-
-# Exception class names (anywhere in the MRO) that mean "try again": openai's connection and
-# timeout errors, httpx's transport errors. Matched by name so we never import those packages.
-_TRANSIENT_NAMES = frozenset(
-    {"APIConnectionError", "APITimeoutError", "TransportError", "TimeoutException"}
-)
-# A reply whose body is not JSON: openai's parse failure, or json's own (httpx, ollama).
-_BROKEN_BODY_NAMES = frozenset({"APIResponseValidationError", "JSONDecodeError"})
-
-
-def is_transient(error: BaseException) -> bool:
-    status = getattr(error, "status_code", None)
-    if is_broken_body(error):
-        return True
-    if isinstance(status, int):
-        return status in (408, 409, 429) or status >= 500
-    if isinstance(error, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
-        return True
-    return any(cls.__name__ in _TRANSIENT_NAMES for cls in type(error).__mro__)
-
-
-def is_broken_body(error: BaseException) -> bool:
-    """An answer that arrived but is not JSON (a proxy's error page, a cut-off body): the
-    server's fault of the moment, like a 5xx, never the pipeline's settings."""
-    if isinstance(error, json.JSONDecodeError):
-        return True
-    return any(cls.__name__ in _BROKEN_BODY_NAMES for cls in type(error).__mro__)
 
 
 class EmptyReply(structured.InvalidReply):
@@ -151,7 +128,8 @@ class Client:
         rounds = 1 + self.config.structured_retries
         prompt, attempts = request.prompt, 0
         last_error, last_text = structured.InvalidReply("no reply"), ""
-        for _ in range(rounds):
+        asked_again = False  # a degenerate reply is asked again once
+        for number in range(rounds):
             asked = dataclasses.replace(request, prompt=prompt)
             answer, attempts, record = await self._answer(asked, settings, attempts)
             try:
@@ -161,7 +139,15 @@ class Client:
                 prompt = request.prompt + _correction(error, request)
                 last_error, last_text = error, answer.text
                 continue
-            return self._accept(asked, settings, answer, data, attempts, started)
+            wrong = degenerate.in_reply(answer.text, request)
+            if wrong is not None and not asked_again and number + 1 < rounds:
+                self._mark(record, outcome="degenerate", error=wrong.detail)
+                prompt, asked_again = request.prompt + wrong.correction(), True
+                continue
+            if wrong is not None:
+                self._mark(record, degenerate=f"{wrong.detail}; the reply was cut")
+                answer = dataclasses.replace(answer, text=wrong.cut or answer.text)
+            return self._accept(asked, settings, answer, data, attempts, started, wrong is None)
         raise LLMReplyError(
             f"the {request.purpose.value} reply{_for_tool(request)} was not usable after "
             f"{rounds} attempt(s): {last_error}. Reply was: {_excerpt(last_text)}",
@@ -193,8 +179,9 @@ class Client:
         data: Any,
         attempts: int,
         started: float,
+        cacheable: bool = True,
     ) -> LLMReply:
-        if self.cache is not None and not answer.cached:
+        if self.cache is not None and not answer.cached and cacheable:
             key = cache_key(self.provider.name, settings, request.prompt, request.schema)
             self.cache.put(
                 key, CachedReply(answer.text, answer.prompt_tokens, answer.completion_tokens)
@@ -414,8 +401,11 @@ class Client:
 
     def _mark_invalid(self, record: int, message: str) -> None:
         """That call's reply failed validation."""
+        self._mark(record, outcome="invalid", error=message)
+
+    def _mark(self, record: int, **changes: Any) -> None:
         calls = self._accounting.calls
-        calls[record] = dataclasses.replace(calls[record], outcome="invalid", error=message)
+        calls[record] = dataclasses.replace(calls[record], **changes)
 
     def _call_error(self, request: LLMRequest, error: Exception, attempts: int) -> LLMCallError:
         transient = is_transient(error)
@@ -438,12 +428,6 @@ class Client:
             tool=request.tool,
             attempts=attempts,
         )
-
-
-def backoff_delay(retry: int, base_s: float, max_s: float, rng: random.Random) -> float:
-    """Exponential (base, 2×base, 4×base…, capped at max_s), times a random factor in
-    [0.5, 1] so that many clients' retries do not move in step."""
-    return min(max_s, base_s * (2**retry)) * rng.uniform(0.5, 1.0)
 
 
 def _usable(text: str, request: LLMRequest) -> Any:

@@ -25,7 +25,8 @@ CASES = Path(__file__).parent / "cases" / "support.yaml"
 def model_llm(server: Any) -> LLMConfig:
     """The pipeline's `llm` block for the model: the default structured mode (json_schema,
     which this server refuses once), a timeout for one CPU thread on a busy machine, answers
-    capped (a 135M model often writes until max_tokens), the server's window."""
+    capped (a 135M model often writes until max_tokens), the server's window, and the repeat
+    penalty docs/llm.md gives local models."""
     return LLMConfig(
         provider="openai_like",
         model=llama_server.MODEL_ALIAS,
@@ -34,6 +35,7 @@ def model_llm(server: Any) -> LLMConfig:
         max_tokens=256,
         concurrency=1,
         context_window=llama_server.CONTEXT_WINDOW,
+        sampling={"repeat_penalty": 1.1},
     )
 
 
