@@ -45,7 +45,8 @@ class RoundResult:
     @property
     def degraded(self) -> bool:
         """A tool, coordinator or task failed and the round went on without it, or an LLM reply
-        stayed degenerate and was cut: its answer may be incomplete. `warnings` says what failed, on which task, and why."""
+        stayed degenerate and was cut: its answer may be incomplete. `warnings` says what
+        failed, on which task, and why."""
         failed = self.stats.get("failed") or {}
         return any(failed.get(kind, 0) for kind in FAILURE_KINDS)
 
