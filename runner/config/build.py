@@ -244,6 +244,7 @@ class _Builder:
             script_file=self.optional_read_path(data.get("script_file"), ("llm", "script_file")),
             llm_class=data.get("class"),
             options=MappingProxyType(dict(data.get("options", {}))),
+            sampling=MappingProxyType(dict(data.get("sampling", {}))),
             purposes=MappingProxyType(
                 {name: ModelSettings(**spec) for name, spec in data.get("purposes", {}).items()}
             ),

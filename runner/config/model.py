@@ -304,6 +304,8 @@ class LLMConfig:
     context_window: int | None = None  # tokens; None: what the provider reports, else 8192
     llm_class: str | None = None  # llama_index: `class:`, e.g. llama_index.llms.groq.Groq
     options: Mapping[str, Any] = field(default_factory=dict)  # llama_index: the class's options
+    # openai_like, ollama: request-body sampling fields as the server names them (repeat_penalty)
+    sampling: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

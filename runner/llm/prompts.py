@@ -17,7 +17,8 @@ from jinja2 import TemplateError
 from runner.config.model import Pipeline, PromptType, TemplateRef, ToolConfig
 from runner.llm import fitting
 from runner.llm.errors import LLMConfigError
-from runner.llm.known_values import known_values, named_values
+from runner.llm.grounding import grounded
+from runner.llm.known_values import known_values, named_values, table_key
 from runner.llm.passages import (
     Answer,
     BufferEntries,
@@ -124,11 +125,13 @@ class Prompts:
         tool: str,
         instruction: str = "",
         template: TemplateRef | None = None,
+        on_dropped: Callable[[str], None] | None = None,
     ) -> dict[str, Any]:
         """Parameters from the text. A parameter the text does not give is left out (never
         invented): the reply is checked against the schema with `null` allowed for every field
         and the top-level `required` dropped — missing values are what clarification (C24) and
-        `relevant_if` are for."""
+        `relevant_if` are for. A value the model gave that the text does not (runner.llm.
+        grounding) is left out too, and `on_dropped` told why, for the round's trace."""
         if purpose not in (Purpose.DECOMPOSE, Purpose.EXTRACT):
             raise ValueError(f"extract() serves decompose and extract, not {purpose.value}")
         facts = {
@@ -142,7 +145,12 @@ class Prompts:
         data = await self._ask(
             purpose, facts, subject=text, schema=_lenient(schema), tool=tool, template=template
         )
-        return {key: value for key, value in data.items() if value is not None}
+        given = {key: value for key, value in data.items() if value is not None}
+        kept, dropped = grounded(given, text, schema, lambda v: table_key(self.pipeline, v))
+        for value in dropped:
+            if on_dropped is not None:
+                on_dropped(value.message(tool))
+        return kept
 
     def known_values(self, text: str = "") -> dict[str, list[str]]:
         """The tables' values to list for this text (all of a short table's; see known_values)."""

@@ -178,11 +178,11 @@ def expectations(result: Mapping[str, Any]) -> dict[str, Any]:
         expect["error"] = {"contains": [first_sentence(str(result["error"]))]}
     tasks = result.get("tasks")
     if tasks:
-        ran = [
+        ran = [  # a tool that asked the clarifying question ran too: it did the round's work
             tool["key"]
             for task in walk(tasks)
             for tool in task.get("tools") or []
-            if tool.get("status") == "done"
+            if tool.get("status") in ("done", "asked")
         ]
         skipped = [task["task_no"] for task in walk(tasks) if task.get("skipped")]
         if ran:
@@ -221,8 +221,11 @@ def first_sentence(text: str, limit: int = 80) -> str:
 
 
 def _source(source: Mapping[str, Any]) -> Any:
-    page = source.get("page")
-    return source["document"] if page is None else {"document": source["document"], "page": page}
+    """What a kept case pins of a source: its document and the heading of its section, which
+    stay when pages are renumbered (a changed `max_words`); never the page number, which does
+    not."""
+    heading = source.get("heading")
+    return {"document": source["document"], "heading": heading} if heading else source["document"]
 
 
 def script_rules(replies: Sequence[RecordedReply]) -> list[dict[str, Any]]:

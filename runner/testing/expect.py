@@ -85,12 +85,20 @@ def _sources(expect: Expect, sources: Sequence[Mapping[str, Any]]) -> Iterator[s
 def _same_source(wanted: SourceExpect, source: Mapping[str, Any]) -> bool:
     document = str(source.get("document", ""))
     same_document = document == wanted.document or document.endswith("/" + wanted.document)
-    return same_document and (wanted.page is None or source.get("page") == wanted.page)
+    same_page = wanted.page is None or source.get("page") == wanted.page
+    same_section = wanted.heading is None or _same_heading(wanted.heading, source.get("heading"))
+    return same_document and same_page and same_section
+
+
+def _same_heading(wanted: str, heading: object) -> bool:
+    """Headings compared as a reader would: case and spacing aside."""
+    return " ".join(wanted.split()).casefold() == " ".join(str(heading or "").split()).casefold()
 
 
 def _source_label(source: Mapping[str, Any]) -> str:
-    page = source.get("page")
-    return str(source.get("document")) + (f" p. {page}" if page is not None else "")
+    page, heading = source.get("page"), source.get("heading")
+    label = str(source.get("document")) + (f" § {heading}" if heading else "")
+    return label + (f" p. {page}" if page is not None else "")
 
 
 def _tools(expect: Expect, runs: list[tuple[str, str]]) -> Iterator[str]:

@@ -320,7 +320,7 @@ class _Builder:
     def source(data: str | Mapping[str, Any]) -> SourceExpect:
         if isinstance(data, str):
             return SourceExpect(data)
-        return SourceExpect(data["document"], data.get("page"))
+        return SourceExpect(data["document"], data.get("page"), data.get("heading"))
 
     @staticmethod
     def bound(data: int | Mapping[str, int]) -> CallBound:

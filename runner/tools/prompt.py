@@ -33,6 +33,7 @@ from runner.tools.base import (
     plain,
     render,
     template_source,
+    trace_warning,
     with_answer,
 )
 from runner.tools.lookup import lookup_function
@@ -96,6 +97,7 @@ class PromptTool(BuiltinTool):
             tool=self.name,
             instruction=self.config.description or self.config.instruction,
             template=parameters.template,
+            on_dropped=trace_warning(call.env),
         )
         # every declared parameter is present (None when not found), so templates may test it
         declared = dict.fromkeys(self.extract_schema.get("properties", {}))

@@ -82,6 +82,22 @@ def test_a_yaml_error_is_reported_with_its_place(write: Write) -> None:
     assert (code, line) == ("Y002", 3)
 
 
+def test_a_source_may_name_the_heading_of_its_section(write: Write) -> None:
+    path = write(
+        """
+cases:
+  - name: by section
+    turns:
+      - message: What does the KW-620 cost?
+        expect:
+          sources: [{document: products.csv, heading: KW-620}]
+"""
+    )
+    case_file, _pipeline = load_case_file(path, cached_pipeline_loader())
+    (source,) = case_file.cases[0].turns[0].expect.sources
+    assert (source.document, source.heading, source.page) == ("products.csv", "KW-620", None)
+
+
 def test_t101_a_turn_is_a_message_or_an_answer(write: Write) -> None:
     path = write(
         """

@@ -39,6 +39,7 @@ class RecordingPrompts:
         tool: str,
         instruction: str = "",
         template: Any = None,
+        on_dropped: Callable[[str], None] | None = None,
     ) -> dict[str, Any]:
         self.calls.append({"purpose": purpose, "text": text, "schema": schema, "tool": tool})
         reply = self.extract_replies.get(tool, {})

@@ -163,6 +163,10 @@ class LlamaIndexProvider:
             max_tokens=settings.max_tokens,
             timeout=self.config.timeout_s,
             max_retries=0,
+            # fields the OpenAI API does not name (repeat_penalty) go in the body as they are
+            additional_kwargs={"extra_body": dict(self.config.sampling)}
+            if self.config.sampling
+            else {},
             **options,
         )
 
@@ -175,7 +179,7 @@ class LlamaIndexProvider:
             temperature=settings.temperature,
             context_window=settings.context_window or _UNSTATED_WINDOW[self.name],
             request_timeout=self.config.timeout_s,
-            additional_kwargs={"num_predict": settings.max_tokens},
+            additional_kwargs={**self.config.sampling, "num_predict": settings.max_tokens},
             **options,
         )
 
