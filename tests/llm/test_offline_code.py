@@ -152,3 +152,11 @@ def test_code_quoted_by_a_guaranteed_answer_is_quoted_again_with_its_citation() 
     )
     reply = answer("How do I make a list of two numbers?", guaranteed=(composed,))
     assert reply == "A list of two numbers is written: [lists.md p. 1]\n```\nx = [1, 2]\n```"
+
+
+def test_a_line_starting_with_dots_inside_a_paragraph_is_prose_not_a_session() -> None:
+    text = 'Place ``extern "C" {\n... }`` around the include files, in C++.\n'
+    reply = answer("How do I place the include files in C++?", page(text, "faq.rst.txt"))
+    assert (
+        reply == 'Place `extern "C" { ... }` around the include files, in C++. [faq.rst.txt p. 1]'
+    )

@@ -148,3 +148,29 @@ def test_numbers_and_compounds_of_plain_words_are_not_names() -> None:
     assert names("Why is 0.1 + 0.2 not exactly 0.3 in Python?") == ["python"]
     assert names("Is there a small one-line function, key-value style?") == []
     assert names("Does the KW-620 run on Python 3.11?") == ["kw-620", "python"]
+
+
+def test_a_name_in_the_heading_of_a_quoted_sentence_is_held() -> None:
+    """An FAQ entry "…from C?" answers about C though its sentences only say how."""
+    entry = Passage(
+        "[faq.md, page 7] How can I evaluate a Python expression from C?\n"
+        "Call PyRun_String with the start symbol Py_eval_input; it evaluates the expression.",
+        (Source("faq.md", 7),),
+    )
+    enough, reason = gatekeeper("How can I evaluate a Python expression from C?", entry)
+    assert enough is True, reason
+
+
+def test_a_name_in_the_quoted_code_is_held() -> None:
+    entry = Passage(
+        "Adding to a list inside a tuple raises an error here:\n\n"
+        ">>> a_tuple = (['foo'], 'bar')\n>>> a_tuple[0] += ['item']\n",
+        (Source("faq.md", 9),),
+    )
+    _, reason = gatekeeper("Why does adding to a list in a_tuple raise an error?", entry)
+    assert "names not in those sentences" not in reason
+
+
+def test_what_is_x_for_asks_what_it_is_used_for_not_what_it_is() -> None:
+    assert defined_term("What is Python good for?") is None
+    assert defined_term("What is a decorator?") == "decorator"

@@ -47,6 +47,7 @@ from runner.llm.providers.offline_units import (
     SENTENCE,
     Unit,
     parse,
+    unit_stems,
     word_pairs,
 )
 from runner.text.words import tokenize
@@ -143,8 +144,8 @@ def quoted_coverage(
 ) -> tuple[float, set[str], str]:
     """What the units an answer would quote hold of the question: the share of its weight
     (each word weighs its inverse document frequency over the passages' units, so rare words
-    and names weigh most), the question stems they hold (in their text or headings) and their
-    text."""
+    and names weigh most), every stem they hold (in their text, their code or their headings)
+    and their text."""
     question_parts = parts(question)
     weights = _idf(_candidates(question_parts, passages, question), question_parts)
     chosen = select(
@@ -153,7 +154,13 @@ def quoted_coverage(
     total = sum(weights.values())
     held = sum(weight for key, weight in weights.items() if key in chosen.covered)
     share = held / total if total else 0.0
-    return share, set(chosen.covered), chosen.text(cite=False)
+    words = set(chosen.covered).union(
+        *(
+            unit.stems | unit.context_stems | unit_stems(unit.code)
+            for unit in chosen.chosen.values()
+        )
+    )
+    return share, words, chosen.text(cite=False)
 
 
 def _candidates(

@@ -189,14 +189,21 @@ def gatekeeper(request: LLMRequest) -> dict[str, Any]:
 _WHAT_IS = re.compile(
     r"^\s*what(?:'s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?(?P<term>[^?]+?)\s*\??\s*$", re.I
 )
-DEFINED_TERM_WORDS = 3  # "What is X?" asks for a definition when X is this short
+DEFINED_TERM_WORDS = 3  # "What is X?" asks for a definition when X is this short…
+# …and does not end with a preposition: "What is Python good for?" asks what it is used for
+_TRAILING_PREPOSITION = frozenset(
+    ["for", "to", "of", "in", "on", "with", "about", "from", "like", "at", "by"]
+)
 
 
 def defined_term(question: str) -> str | None:
-    """The X of a "What is X?" question (X of at most three words), which only a sentence
-    that says what X is answers; None for any other question."""
+    """The X of a "What is X?" question (X of at most three words, not ending with a
+    preposition), which only a sentence that says what X is answers; None for any other
+    question."""
     found = _WHAT_IS.match(question)
     if found is None or len(found["term"].split()) > DEFINED_TERM_WORDS:
+        return None
+    if found["term"].split()[-1].lower() in _TRAILING_PREPOSITION:
         return None
     return found["term"]
 

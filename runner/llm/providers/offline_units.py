@@ -104,7 +104,7 @@ def _is_heading_text(rest: str) -> bool:
 _MD_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")  # "=====", "-----", "~~~~"
 _DIRECTIVE = re.compile(r"^\s*\.\.(\s|$)")  # ".. note::", ".. _label:", ".. comment"
-_DOCTEST = re.compile(r"^\s*(>>>|\.\.\.)(\s|$)")
+_DOCTEST = re.compile(r"^\s*>>>(\s|$)")  # a session starts at a prompt; `...` goes on
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _LIST_START = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)]|[a-z][.)])\s+\S")
