@@ -78,9 +78,8 @@ def compose(
 
     extra: dict[str, Any] = {}
     if playground:
-        from runner.playground.serving import playground_routes
-
         from runner.playground.evals import eval_routes
+        from runner.playground.serving import playground_routes
 
         mounted = playground_routes(service, tokens, secret=secret or secrets.token_bytes(32))
         extra = {

@@ -121,7 +121,9 @@ def test_a_missing_required_argument_without_clarify_fails_the_tool_saying_which
 def test_a_tool_that_answers_is_error_is_a_failed_tool_in_the_warnings(write_pipeline):
     tools = FORECAST.replace("forecast", "alerts")
     script = "- {purpose: extract, tool: alerts, reply: {region: Nordland}}\n"
-    runtime, state, result = open_round(write_pipeline, tools, "alerts for Nordland?", script=script)
+    runtime, state, result = open_round(
+        write_pipeline, tools, "alerts for Nordland?", script=script
+    )
     runtime.close()
     (warning,) = [w for w in result.warnings if "alerts" in w]
     assert "answered with an error" in warning

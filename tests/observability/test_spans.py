@@ -9,6 +9,7 @@ two subtasks that search the handbook, and composes their results."""
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -189,7 +190,8 @@ def test_opted_in_the_round_carries_its_message_and_answer(support, tmp_path):
     result = run_round(support, tmp_path, telemetry)
     [root] = telemetry.named("invoke_workflow")
     assert QUESTION in root.attributes["gen_ai.input.messages"]
-    assert result.answer in root.attributes["gen_ai.output.messages"].replace('\\"', '"')
+    [message] = json.loads(root.attributes["gen_ai.output.messages"])
+    assert message["parts"][0]["content"] == result.answer
     queries = {span.attributes["gen_ai.retrieval.query.text"] for span in telemetry.named("retr")}
     assert QUESTION in queries
 

@@ -151,6 +151,8 @@ def test_an_edited_case_names_no_file_and_no_model(
     text = f"- name: leak\n  llm: {llm}\n  turns:\n    - message: hi\n"
     with pytest.raises(keep.KeepError, match="names no file and no model"):
         keep.edited(kept, text)
+
+
 def test_a_kept_case_pins_a_documents_section_not_its_page(service: Any, support: Path) -> None:
     result = ask(service, "Can I put aluminium pans in the dishwasher?")
     expect = keep.keep(

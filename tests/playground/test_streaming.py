@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from runner.playground.serving import playground_routes
-from runner.serve.app import create_app
 from runner.serve.service import Service
+from tests.playground.conftest import csrf_of, playground_client
 
 SHOP = Path(__file__).resolve().parents[1] / "cli" / "fixtures" / "shop"
 PRICE = "What does the KW-620 cost?"
@@ -32,12 +31,11 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
 
 @pytest.fixture(scope="module")
 def client(shop: Service) -> TestClient:
-    routes, prefix = playground_routes(shop)
-    app = create_app(shop, extra_routes=routes, public_prefixes=[prefix], close_service=False)
-    return TestClient(app, follow_redirects=False)
+    return playground_client(shop)
 
 
 def streamed(client: TestClient, headers: dict[str, str] | None = None, **form: str):
+    form = {"csrf": csrf_of(client, "/playground/shop/"), **form}
     response = client.post("/playground/shop/say/stream", data=form, headers=headers or {})
     events: list[tuple[str, Any]] = []
     for block in response.text.split("\n\n"):
@@ -70,6 +68,13 @@ def test_the_chat_it_leads_to_shows_the_round(client) -> None:
 def test_a_message_the_service_refuses_is_an_error_event_with_its_words(client) -> None:
     _response, events = streamed(client, message="   ")
     assert events == [("error", {"message": "`message` must be a non-empty string"})]
+
+
+def test_a_stream_without_its_csrf_token_is_refused_and_runs_nothing(client, shop) -> None:
+    before = len(shop.stores["shop"].sessions())
+    response = client.post("/playground/shop/say/stream", data={"message": PRICE})
+    assert response.status_code == 403
+    assert len(shop.stores["shop"].sessions()) == before
 
 
 def test_a_stream_asked_from_another_site_is_refused_and_runs_nothing(client, shop) -> None:

@@ -53,6 +53,7 @@ class RecordingPrompts:
         *,
         tool: str,
         subject: str,
+        final: bool = False,
     ) -> Answer:
         """As `Prompts.tool` with a window that takes every passage: the prompt is the tool's
         template rendered with all of `context`."""
