@@ -303,7 +303,7 @@ def main(only: str | None = None) -> None:
                 results[name] = measure()
     command = "python -m bench.eval" + (f" --only {only}" if only else "")
     results |= {"date": date.today().isoformat(), "machine": machine()}
-    results.setdefault("commands", {})
+    results.setdefault("commands", dict.fromkeys(PHASES, "python -m bench.eval"))
     for name in PHASES if only is None else (only,):
         results["commands"][name] = command
     results["command"] = "python -m bench.eval"
