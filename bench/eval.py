@@ -209,7 +209,11 @@ def overhead(base: Path, pydocs: Path) -> dict[str, Any]:
     from bench.simllm import SimulatedLLM
 
     questions = subset(QUESTIONS / "pydocs-users.csv", base / "overhead.csv", SPEED_QUESTIONS)
-    variants = {"defaults": {}, "no traces, no report": {"traces": False, "report": False}}
+    variants = {
+        "defaults": {},
+        "no report": {"report": False},
+        "no traces, no report": {"traces": False, "report": False},
+    }
     times: dict[str, list[float]] = {"plain": [], **{label: [] for label in variants}}
     for repeat in range(OVERHEAD_REPEATS):
         client = SimulatedLLM({}, latency_s=0).runner_client()
@@ -229,6 +233,9 @@ def overhead(base: Path, pydocs: Path) -> dict[str, Any]:
     for label in variants:
         extra = statistics.median(times[label]) - plain
         found[f"{label}: ms per question over plain"] = round(extra * 1000 / SPEED_QUESTIONS, 2)
+    # the report is drawn once a run, whatever its size
+    report = statistics.median(times["defaults"]) - statistics.median(times["no report"])
+    found["report_s"] = round(report, 2)
     return found
 
 
@@ -362,9 +369,11 @@ opening the pipeline: a cluster pays off with more machines, not on the one that
 
 The eval's own overhead over a plain loop of the same rounds ({over["plain_ms_per_question"]} ms
 a question; medians of {over.get("repeats", 1)} runs each, in turn):
-{over["defaults: ms per question over plain"]} ms a question with the defaults (a trace file a
-question, the report), {over["no traces, no report: ms per question over plain"]} ms without
-them. Peak memory evaluating {mem["questions"]:,} questions (--jobs 2, defaults):
+{over["defaults: ms per question over plain"]} ms a question with the defaults,
+{over.get("no report: ms per question over plain", "–")} ms without the report (which is drawn
+once a run: {over.get("report_s", "–")} s, its plots included, whatever the set's size), and
+{over["no traces, no report: ms per question over plain"]} ms without the traces either (a file
+a question). Peak memory evaluating {mem["questions"]:,} questions (--jobs 2, defaults):
 {mem["peak_mb"]} MB ({mem["seconds"]} s).
 
 Measured again alone: `python -m bench.eval --only sets|speed|overhead|memory` (the other
