@@ -374,8 +374,10 @@ a question; medians of {over.get("repeats", 1)} runs each, in turn):
 once a run: {over.get("report_s", "–")} s, its plots included, whatever the set's size), and
 {over["no traces, no report: ms per question over plain"]} ms without the traces either (a file
 a question). A few milliseconds either way are this shared machine's noise: a negative figure
-means the difference is smaller than it. Peak memory evaluating {mem["questions"]:,} questions (--jobs 2, defaults):
-{mem["peak_mb"]} MB ({mem["seconds"]} s).
+means the difference is smaller than it.
+
+Peak memory evaluating {mem["questions"]:,} questions (--jobs 2, defaults): {mem["peak_mb"]} MB
+({mem["seconds"]} s).
 
 Measured again alone: `python -m bench.eval --only sets|speed|overhead|memory` (the other
 figures are kept).
