@@ -3,7 +3,7 @@ asked yet (`--resume`), locally or on Ray, write the records and the summary, co
 baseline, and write the report.
 
     outcome = evaluate(EvalSpec(Path("pipelines/support/support.yaml")),
-                       Path("pipelines/support/eval/questions.csv"), jobs=4)
+                       Path("pipelines/support/eval/questions.csv"), EvalOptions(jobs=4))
     outcome.summary["metrics"]["hit@k"]
 """
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 class EvalOptions:
     out: Path | None = None
     jobs: int = 1
-    ray: str | None = None  # a Ray address, or "auto"
+    ray: str | None = None  # a Ray address, "auto" or "local"
     batch: int = 16  # questions per Ray task
     resume: bool = False
     baseline: Path | None = None
@@ -95,6 +95,7 @@ def evaluate(spec: EvalSpec, questions_path: Path, options: EvalOptions) -> Eval
             "judge": spec.judge,
             "llm": spec.llm,
             "resumed": options.resume,
+            "baseline": str(baseline.folder) if baseline is not None else None,
         },
         "machine": {"python": platform.python_version(), "system": platform.system()},
         # this run's own: a resumed run asked `asked` questions

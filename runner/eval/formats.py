@@ -124,6 +124,20 @@ def format_text(printed: Printed) -> str:
         for tag, values in by_tag.items():
             cells = "".join(f"{number(values.get(name), name):>14}" for name in TAG_SHOWN)
             lines.append(f"  {tag[:19]:<20}{cells}")
+    purposes = printed.summary.get("by_purpose") or {}
+    if purposes:
+        shown = ", ".join(
+            f"{purpose} {usage['calls']:g} ({usage['prompt_tokens'] + usage['completion_tokens']:g}"
+            " tokens)"
+            for purpose, usage in purposes.items()
+        )
+        lines.append(f"LLM calls by purpose: {shown}")
+    timing = printed.summary.get("timing") or {}
+    if timing.get("questions_per_s"):
+        lines.append(
+            f"asked {timing['asked']} questions in {timing['ask_s']:.1f} s "
+            f"({timing['questions_per_s']:.1f} a second)"
+        )
     lines += _changes_text(printed.comparison)
     lines += [f"FAIL: {gate}" for gate in printed.gates]
     lines.append(f"results: {printed.folder}")

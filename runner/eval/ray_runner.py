@@ -13,6 +13,7 @@ Every node needs runner installed (the same version), as any Ray job needs its c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import tempfile
 import time
@@ -26,6 +27,7 @@ from runner.eval.setup import EvalSpec, open_judge, open_runtime
 from runner.eval.shipping import pack, unpack
 
 RETRIES = 2
+CLOSE_TIMEOUT_S = 30
 
 
 class RayUnavailable(ImportError):
@@ -125,12 +127,20 @@ def run_on_ray(
                 for record, events in answered:
                     done(Answered(record, events))
         finally:
-            for worker in workers:
-                ray.kill(worker)
+            _stop(ray, workers)
         return {"open_s": round(built - started, 3), "ask_s": round(time.perf_counter() - built, 3)}
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _stop(ray: Any, workers: list[Any]) -> None:
+    """Each worker's copy of the pipeline removed, then the worker ended."""
+    # a worker that died took its copy with it, or left it in its node's temporary folder
+    with contextlib.suppress(Exception):
+        ray.get([worker.close.remote() for worker in workers], timeout=CLOSE_TIMEOUT_S)
+    for worker in workers:
+        ray.kill(worker)
 
 
 def _start_workers(

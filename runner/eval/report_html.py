@@ -23,6 +23,8 @@ from runner.eval.plots import PlotsUnavailable
 __all__ = ["PlotsUnavailable", "render_report", "write_report"]
 
 TEMPLATE = Path(__file__).with_name("report.html.j2")  # shipped inside the package
+# a page of 100k questions opens in no browser: past this many, the rest are in the records
+MAX_QUESTIONS_SHOWN = 2000
 
 
 def render_report(
@@ -51,7 +53,8 @@ def render_report(
         summary=summary,
         metrics=summary["metrics"],
         by_tag=summary.get("by_tag") or {},
-        records=records,
+        records=records[:MAX_QUESTIONS_SHOWN],
+        hidden=max(0, len(records) - MAX_QUESTIONS_SHOWN),
         comparison=comparison,
         shown=SHOWN,
         tag_shown=TAG_SHOWN,

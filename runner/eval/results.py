@@ -68,6 +68,8 @@ class RunWriter:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / TRACES).mkdir(exist_ok=True)
         self.done = read_records(folder / RECORDS) if resume else {}
+        # a folder with a summary is a finished run: this one is not, until `finish`
+        (folder / SUMMARY).unlink(missing_ok=True)
         # a resumed run rewrites what it kept, dropping a line cut by the interruption
         self._write_all(self.done.values())
         self._handle: IO[str] = (folder / RECORDS).open("a", encoding="utf-8")

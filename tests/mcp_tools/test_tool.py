@@ -124,8 +124,6 @@ def test_a_tool_that_answers_is_error_is_a_failed_tool_in_the_warnings(write_pip
     runtime, state, result = open_round(
         write_pipeline, tools, "alerts for Nordland?", script=script
     )
-        write_pipeline, tools, "alerts for Nordland?", script=script
-    )
     runtime.close()
     (warning,) = [w for w in result.warnings if "alerts" in w]
     assert "answered with an error" in warning
