@@ -74,10 +74,14 @@ class McpTool(BuiltinTool):
         if missing and self.clarify_source is not None and may_ask(call, self.services):
             return clarifying_question(self.config, self.clarify_source, call, params, missing)
         if missing:
+            fix = (
+                "add `clarify:` to ask the user for it"
+                if self.clarify_source is None
+                else "the user was asked as often as the pipeline allows"
+            )
             raise ToolRunError(
                 f"{place(self.config)}: the task gives no {', '.join(missing)}, which the tool "
-                f"{listed.name!r} of {describe(self.server)} needs; add `clarify:` to ask the "
-                "user for it"
+                f"{listed.name!r} of {describe(self.server)} needs; {fix}"
             )
         arguments = {**params, **self.fixed}
         try:
