@@ -331,3 +331,18 @@ def test_c13_a_coordinators_subtasks_require_the_mcp_tool_once_per_item(write_pi
     assert result.outcome == "answer"
     assert buffer["1.1:forecast"][0].context.startswith("Oslo: sunny")
     assert buffer["1.2:forecast"][0].context.startswith("Bergen: sunny")
+
+
+def test_c24_past_the_clarification_limit_a_missing_argument_fails_the_tool(write_pipeline):
+    tools = FORECAST + '  clarify: {question: "Which city?"}\n'
+    servers = f"  weather:\n{STDIO_SERVER}limits: {{max_clarification_rounds: 1}}\n"
+    script = "- {purpose: extract, tool: forecast, reply: {}}\n"
+    runtime, state, first = open_round(
+        write_pipeline, tools, "what weather?", script=script, servers=servers
+    )
+    with runtime:
+        second = run_round(runtime, state, "no idea")
+    assert first.outcome == "clarification"
+    (warning,) = [w for w in second.warnings if "forecast" in w]
+    assert "the task gives no city" in warning
+    assert "the user was asked as often as the pipeline allows" in warning
