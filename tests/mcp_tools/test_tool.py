@@ -12,6 +12,7 @@ import time
 from runner.app import Runtime
 from runner.engine.state import SessionState
 from runner.llm.types import Purpose
+from runner.mcp_client.replies import MAX_TEXT_CHARS
 from runner.sources import Source
 
 from .conftest import HTTP_TOKEN, STDIO_SERVER, WEATHER_SERVER, run_round
@@ -136,7 +137,7 @@ def test_a_tool_the_server_does_not_have_fails_naming_the_servers_tools(write_pi
     runtime.close()
     (warning,) = [w for w in result.warnings if "forecast" in w]
     assert "has no tool 'forecasts'" in warning
-    assert "alerts, crash, forecast, process, slow" in warning
+    assert "alerts, crash, flood, forecast, process, slow" in warning
 
 
 QUICK_SERVER = f"""\
@@ -346,3 +347,13 @@ def test_c24_past_the_clarification_limit_a_missing_argument_fails_the_tool(writ
     (warning,) = [w for w in second.warnings if "forecast" in w]
     assert "the task gives no city" in warning
     assert "the user was asked as often as the pipeline allows" in warning
+
+
+def test_a_flood_of_text_from_a_server_is_cut_saying_so(write_pipeline):
+    tools = "- {name: flood, kind: mcp, server: weather, activation: always}\n"
+    script = "- {purpose: extract, tool: flood, reply: {chars: 250000}}\n"
+    runtime, state, _ = open_round(write_pipeline, tools, "flood", script=script)
+    with runtime:
+        (entry,) = state.buffer.snapshot()["1:flood"]
+    assert entry.context.endswith("\n[cut: the tool answered 250,000 characters]")
+    assert entry.context.count("x") == MAX_TEXT_CHARS
