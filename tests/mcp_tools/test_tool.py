@@ -357,3 +357,33 @@ def test_a_flood_of_text_from_a_server_is_cut_saying_so(write_pipeline):
         (entry,) = state.buffer.snapshot()["1:flood"]
     assert entry.context.endswith("\n[cut: the tool answered 250,000 characters]")
     assert entry.context.count("x") == MAX_TEXT_CHARS
+
+
+def test_c16_a_conditional_subtask_reads_the_structured_content_of_an_earlier_one(
+    write_pipeline,
+):
+    tools = """\
+- name: trip
+  kind: prompt
+  activation: always
+  prompt: "Plan: {{ task }}"
+  decompose:
+    relevant_if: "true"
+    subtasks:
+      - prompt: "The weather in Oslo"
+        required_tools: [forecast]
+      - prompt: "Where to buy an umbrella in Oslo"
+        required_tools: [advice]
+        conditional:
+          run_if: "completed_so_far['1.1:forecast'][0].data.structured_content.sky != 'sunny'"
+- {name: forecast, kind: mcp, server: weather, activation: coordinator_only}
+- {name: advice, kind: prompt, activation: coordinator_only, prompt: "Advise: {{ task }}"}
+"""
+    script = OSLO + "- {purpose: tool, reply: Pack light.}\n"
+    runtime, state, result = open_round(write_pipeline, tools, "A day in Oslo", script=script)
+    runtime.close()
+    assert result.outcome == "answer"
+    assert [(t.task_no, t.status.value) for t in state.root.sub_tasks] == [
+        ("1.1", "done"),
+        ("1.2", "skipped"),  # the server said sunny
+    ]
