@@ -19,7 +19,7 @@ from runner.config.model import McpOptions, ToolConfig
 from runner.engine.results import ToolResult
 from runner.llm.types import Purpose
 from runner.mcp_client import McpError, ServerTool, connections, describe
-from runner.sources import Source
+from runner.sources import MCP_DOCUMENT_PREFIX, Source
 from runner.tools.base import (
     BuiltinTool,
     Call,
@@ -65,7 +65,9 @@ class McpTool(BuiltinTool):
     @property
     def source(self) -> Source:
         """What the context came from (C33): the server, and its tool as the heading."""
-        return Source(document=f"mcp:{self.server.name}", heading=self.options.tool)
+        return Source(
+            document=f"{MCP_DOCUMENT_PREFIX}{self.server.name}", heading=self.options.tool
+        )
 
     async def run(self, call: Call) -> ToolResult:
         listed = await self.server_tool()
