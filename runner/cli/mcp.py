@@ -148,6 +148,7 @@ def report_json(report: OnlineReport) -> dict[str, Any]:
                         "name": tool.name,
                         "description": tool.description,
                         "input_schema": tool.input_schema,
+                        "output_schema": tool.output_schema,
                         "used_by": server.used_by.get(tool.name),
                     }
                     for tool in server.tools.values()

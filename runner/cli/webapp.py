@@ -59,7 +59,7 @@ def build_app(settings: ServeSettings) -> Starlette:
     if settings.mcp:
         from runner.serve.mcp_tools import mount
 
-        mount(app, service, tokens=bool(settings.tokens))
+        mount(app, service, tokens=bool(settings.tokens), max_body_bytes=settings.max_body_bytes)
     return app
 
 

@@ -319,7 +319,6 @@ class _Builder:
             url=spec.get("url"),
             headers=frozen(spec.get("headers", {})),
             folder=self.folder,
-            where=self.where(("mcp_servers", name)),
             **_pick(spec, "timeout_s", "start_timeout_s"),
         )
 

@@ -366,7 +366,6 @@ class McpServer:
     timeout_s: float = 30.0  # each call
     start_timeout_s: float = 30.0  # the start (a stdio program) or the first connection
     folder: Path | None = None  # where a stdio server runs: the pipeline's folder
-    where: Where | None = None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+# the most of a tool's text that becomes context (and is stored with the session): more would
+# only be cut again to fit the model's window
+MAX_TEXT_CHARS = 100_000
+
 
 @dataclass(frozen=True)
 class ServerTool:
@@ -42,6 +46,8 @@ class ToolReply:
         data = result.structured_content
         if not text and data is not None:  # a tool that answers with data only
             text = json.dumps(data, ensure_ascii=False, sort_keys=True)
+        if len(text) > MAX_TEXT_CHARS:  # a server's answer is not trusted to be reasonable
+            text = f"{text[:MAX_TEXT_CHARS]}\n[cut: the tool answered {len(text):,} characters]"
         return cls(text, data, bool(result.is_error))
 
 

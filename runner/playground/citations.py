@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from runner.llm.providers.offline_units import CITATION, citation_labels
+from runner.sources import MCP_DOCUMENT_PREFIX
 
 if TYPE_CHECKING:
     from runner.config.model import Corpus, Pipeline
@@ -147,6 +148,11 @@ def source_page(
         text = "\n".join(f"{k}: {v}" for k, v, _ in cells)
         return SourcePage(document, None, document, heading or "", [Piece(text, False)], cells)
     where = f"{document} page {page}" if page is not None else f"{document} ({heading})"
+    if document.startswith(MCP_DOCUMENT_PREFIX):
+        raise SourceNotFoundError(
+            f"{where} is a tool of an MCP server: no file of the pipeline holds what it "
+            "answered; the round's tasks show that it ran and why"
+        )
     raise SourceNotFoundError(
         f"{where} is in none of the pipeline's corpora or lookup tables; was the corpus "
         "changed since this round?"

@@ -65,10 +65,11 @@ def pipelines_server(service: Service) -> MCPServer:
     return server
 
 
-def mount(app: Starlette, service: Service, *, tokens: bool) -> None:
+def mount(app: Starlette, service: Service, *, tokens: bool, max_body_bytes: int) -> None:
     """Serve the pipelines as MCP tools at /mcp on `app` (the service's app, so its bearer
-    tokens guard them too). With tokens the token is the guard; without, only requests to a
-    loopback host name are taken (the SDK's guard against DNS rebinding)."""
+    tokens guard them too), with the service's body limit. With tokens the token is the guard;
+    without, only requests to a loopback host name are taken (the SDK's guard against DNS
+    rebinding)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     server = pipelines_server(service)
@@ -78,6 +79,7 @@ def mount(app: Starlette, service: Service, *, tokens: bool) -> None:
         stateless_http=True,
         json_response=True,
         transport_security=security,
+        max_request_body_size=max_body_bytes,
     )
     app.router.routes.extend(mcp_app.routes)
     served = app.router.lifespan_context

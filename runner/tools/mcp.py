@@ -19,7 +19,7 @@ from runner.config.model import McpOptions, ToolConfig
 from runner.engine.results import ToolResult
 from runner.llm.types import Purpose
 from runner.mcp_client import McpError, ServerTool, connections, describe
-from runner.sources import Source
+from runner.sources import MCP_DOCUMENT_PREFIX, Source
 from runner.tools.base import (
     BuiltinTool,
     Call,
@@ -65,7 +65,9 @@ class McpTool(BuiltinTool):
     @property
     def source(self) -> Source:
         """What the context came from (C33): the server, and its tool as the heading."""
-        return Source(document=f"mcp:{self.server.name}", heading=self.options.tool)
+        return Source(
+            document=f"{MCP_DOCUMENT_PREFIX}{self.server.name}", heading=self.options.tool
+        )
 
     async def run(self, call: Call) -> ToolResult:
         listed = await self.server_tool()
@@ -74,10 +76,14 @@ class McpTool(BuiltinTool):
         if missing and self.clarify_source is not None and may_ask(call, self.services):
             return clarifying_question(self.config, self.clarify_source, call, params, missing)
         if missing:
+            fix = (
+                "add `clarify:` to ask the user for it"
+                if self.clarify_source is None
+                else "the user was asked as often as the pipeline allows"
+            )
             raise ToolRunError(
                 f"{place(self.config)}: the task gives no {', '.join(missing)}, which the tool "
-                f"{listed.name!r} of {describe(self.server)} needs; add `clarify:` to ask the "
-                "user for it"
+                f"{listed.name!r} of {describe(self.server)} needs; {fix}"
             )
         arguments = {**params, **self.fixed}
         try:

@@ -89,3 +89,10 @@ def test_without_the_bearer_token_the_mcp_endpoint_is_refused(served):
 
     with pytest.raises(Exception):  # noqa: B017  (the SDK's own error for a refused connection)
         call(served, tools, token=None)
+
+
+def test_a_request_over_the_services_body_limit_is_refused(served):
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "pad": "' + b"x" * (1 << 20) + b'"}'
+    response = httpx2.post(f"{served.url}/mcp", content=body, headers=headers, timeout=30)
+    assert response.status_code == 413

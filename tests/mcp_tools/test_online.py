@@ -84,3 +84,14 @@ def test_a_server_that_cannot_start_is_m101_at_its_block(write_pipeline):
         result.output
     )
     assert "[M101]" in result.output
+
+
+def test_a_server_tool_with_a_broken_input_schema_is_m103(write_pipeline):
+    path = write_pipeline("- {name: almanac, kind: mcp, server: weather}\n")
+    result = run("mcp", "list", str(path), "--format", "json")
+    assert result.exit_code == 1
+    [diagnostic] = json.loads(result.output)["diagnostics"]
+    assert diagnostic["code"] == "M103"
+    assert diagnostic["message"].startswith(
+        "the input schema of `almanac` on `weather` is not a valid JSON Schema"
+    )

@@ -12,6 +12,7 @@ import time
 from runner.app import Runtime
 from runner.engine.state import SessionState
 from runner.llm.types import Purpose
+from runner.mcp_client.replies import MAX_TEXT_CHARS
 from runner.sources import Source
 
 from .conftest import HTTP_TOKEN, STDIO_SERVER, WEATHER_SERVER, run_round
@@ -138,7 +139,7 @@ def test_a_tool_the_server_does_not_have_fails_naming_the_servers_tools(write_pi
     runtime.close()
     (warning,) = [w for w in result.warnings if "forecast" in w]
     assert "has no tool 'forecasts'" in warning
-    assert "alerts, crash, forecast, process, slow" in warning
+    assert "alerts, almanac, crash, flood, forecast, process, slow" in warning
 
 
 QUICK_SERVER = f"""\
@@ -333,3 +334,58 @@ def test_c13_a_coordinators_subtasks_require_the_mcp_tool_once_per_item(write_pi
     assert result.outcome == "answer"
     assert buffer["1.1:forecast"][0].context.startswith("Oslo: sunny")
     assert buffer["1.2:forecast"][0].context.startswith("Bergen: sunny")
+
+
+def test_c24_past_the_clarification_limit_a_missing_argument_fails_the_tool(write_pipeline):
+    tools = FORECAST + '  clarify: {question: "Which city?"}\n'
+    servers = f"  weather:\n{STDIO_SERVER}limits: {{max_clarification_rounds: 1}}\n"
+    script = "- {purpose: extract, tool: forecast, reply: {}}\n"
+    runtime, state, first = open_round(
+        write_pipeline, tools, "what weather?", script=script, servers=servers
+    )
+    with runtime:
+        second = run_round(runtime, state, "no idea")
+    assert first.outcome == "clarification"
+    (warning,) = [w for w in second.warnings if "forecast" in w]
+    assert "the task gives no city" in warning
+    assert "the user was asked as often as the pipeline allows" in warning
+
+
+def test_a_flood_of_text_from_a_server_is_cut_saying_so(write_pipeline):
+    tools = "- {name: flood, kind: mcp, server: weather, activation: always}\n"
+    script = "- {purpose: extract, tool: flood, reply: {chars: 250000}}\n"
+    runtime, state, _ = open_round(write_pipeline, tools, "flood", script=script)
+    with runtime:
+        (entry,) = state.buffer.snapshot()["1:flood"]
+    assert entry.context.endswith("\n[cut: the tool answered 250,000 characters]")
+    assert entry.context.count("x") == MAX_TEXT_CHARS
+
+
+def test_c16_a_conditional_subtask_reads_the_structured_content_of_an_earlier_one(
+    write_pipeline,
+):
+    tools = """\
+- name: trip
+  kind: prompt
+  activation: always
+  prompt: "Plan: {{ task }}"
+  decompose:
+    relevant_if: "true"
+    subtasks:
+      - prompt: "The weather in Oslo"
+        required_tools: [forecast]
+      - prompt: "Where to buy an umbrella in Oslo"
+        required_tools: [advice]
+        conditional:
+          run_if: "completed_so_far['1.1:forecast'][0].data.structured_content.sky != 'sunny'"
+- {name: forecast, kind: mcp, server: weather, activation: coordinator_only}
+- {name: advice, kind: prompt, activation: coordinator_only, prompt: "Advise: {{ task }}"}
+"""
+    script = OSLO + "- {purpose: tool, reply: Pack light.}\n"
+    runtime, state, result = open_round(write_pipeline, tools, "A day in Oslo", script=script)
+    runtime.close()
+    assert result.outcome == "answer"
+    assert [(t.task_no, t.status.value) for t in state.root.sub_tasks] == [
+        ("1.1", "done"),
+        ("1.2", "skipped"),  # the server said sunny
+    ]
