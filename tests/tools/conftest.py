@@ -52,6 +52,7 @@ class RecordingPrompts:
         *,
         tool: str,
         subject: str,
+        final: bool = False,
     ) -> Answer:
         """As `Prompts.tool` with a window that takes every passage: the prompt is the tool's
         template rendered with all of `context`."""
@@ -64,6 +65,7 @@ class RecordingPrompts:
                 "tool": tool,
                 "subject": subject,
                 "facts": sent,
+                "final": final,
             }
         )
         reply = self.tool_replies.get(tool, prompt)
