@@ -66,6 +66,7 @@ class RecordingPrompts:
                 "tool": tool,
                 "subject": subject,
                 "facts": sent,
+                "final": final,
             }
         )
         reply = self.tool_replies.get(tool, prompt)
