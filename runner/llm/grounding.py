@@ -6,6 +6,8 @@ parameter's description): the round then answers about a product the user never 
 it should have asked (C24). An extracted string is kept only when the conversation gives it:
 
 - the text names it, case, spacing and punctuation aside (`kw620` names `KW-620`); or
+- every content word of it is a word of the text but for its ending (`descaling` in "how do I
+  descale it"): a model may inflect what the user wrote; or
 - it is a key of one of the pipeline's lookup tables (a known value, which a model may spell
   out in full) and the text points at it: a distinctive part of it, a word with a digit or of
   four letters or more (`720X` of `KW-720X`), is a word of the text.
@@ -21,6 +23,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from runner.text.words import stems, token_stems
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -53,11 +57,16 @@ def grounded(
     properties = properties if isinstance(properties, Mapping) else {}
     words = set(_words(text))
     compact = _compact(text)
+    text_stems = token_stems(text)
     kept: dict[str, Any] = {}
     dropped: list[Dropped] = []
 
     def given(value: str) -> bool:
-        return _named(value, compact) or _pointed_at(value, words, table_key)
+        return (
+            _named(value, compact)
+            or _inflected(value, text_stems)
+            or _pointed_at(value, words, table_key)
+        )
 
     for name, value in params.items():
         spec = properties.get(name)
@@ -90,6 +99,11 @@ def _chosen_from_list(spec: Any) -> bool:
 def _named(value: str, compact_text: str) -> bool:
     needle = _compact(value)
     return bool(needle) and needle in compact_text
+
+
+def _inflected(value: str, text_stems: set[str]) -> bool:
+    wanted = stems(value)
+    return bool(wanted) and wanted <= text_stems
 
 
 def _pointed_at(value: str, words: set[str], table_key: Callable[[str], str | None]) -> bool:

@@ -147,8 +147,8 @@ class Prompts:
         )
         given = {key: value for key, value in data.items() if value is not None}
         kept, dropped = grounded(given, text, schema, lambda v: table_key(self.pipeline, v))
-        for value in dropped:
-            if on_dropped is not None:
+        if on_dropped is not None:
+            for value in dropped:
                 on_dropped(value.message(tool))
         return kept
 

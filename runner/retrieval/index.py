@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from runner.config.model import Corpus, Pipeline
 
 MANIFEST_FILE = "manifest.json"
-MANIFEST_FORMAT = 5  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
-# 5: PDF headings from the outline
+MANIFEST_FORMAT = 6  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
+# 5: PDF headings from the outline; 6: a declared title over a numbered first heading
 
 # progress(stage, done, total): stage is "read" (files; ("read", 0, n) announces a build), then
 # "index" and "save" (0 of 1, then 1 of 1). Only a build reports; loading is silent.

@@ -266,6 +266,9 @@ class _PageBuilder:
         self.parts, self.words, self.body_words, self.has_body = [], 0, 0, False
 
 
+_SECTION_NUMBER = re.compile(r"^\s*\d+(\.\d+)*\.?\s")
+
+
 def _default_title(document: str) -> str:
     name = document.rsplit("/", 1)[-1]
     lower = name.lower()
@@ -298,6 +301,10 @@ def paginate(document: Document, max_words: int) -> list[Page]:
         builder.add(block)
     builder.flush()
     title = builder.title or document.title or builder.default_title
+    if document.title and _SECTION_NUMBER.match(builder.title):
+        # a first heading numbered as a section ("1. Syntax") names a part, not the document:
+        # the title the document declares (HTML <title>: "UPSERT") does
+        title = document.title
     return [replace(page, title=title) for page in builder.pages]
 
 

@@ -33,6 +33,12 @@ def test_a_value_spelt_another_way_in_the_text_is_kept() -> None:
     assert kept == {"model": "KW-620"} and dropped == []
 
 
+def test_a_value_inflecting_the_texts_words_is_kept() -> None:
+    schema = {"type": "object", "properties": {"topic": {"type": "string"}}}
+    kept, _dropped = grounded({"topic": "descaling"}, "How do I descale it?", schema, table_key)
+    assert kept == {"topic": "descaling"}
+
+
 def test_an_invented_value_is_dropped() -> None:
     kept, dropped = grounded(
         {"model": "KD-300i"}, "What warranty do I get on my washing machine?", SCHEMA, table_key
