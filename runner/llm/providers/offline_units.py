@@ -347,7 +347,8 @@ class _Parser:
         if not any(cells):
             return
         self.last_cells = cells
-        self._add(_row_text(cells, self.header), ROW, context=" ".join(self.header))
+        fields = _row_fields(cells, self.header)
+        self._add(_row_text(cells, self.header), ROW, context=" ".join(self.header), fields=fields)
 
     # --- paragraphs -------------------------------------------------------------------------
 
@@ -452,6 +453,17 @@ def _row_text(cells: list[str], header: list[str]) -> str:
     described = "; ".join(f"{name}: {cell}" if name else cell for name, cell in rest if cell)
     text = f"{first} — {described}" if first and described else first or described
     return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+def _row_fields(cells: list[str], header: list[str]) -> tuple[tuple[str, str], ...]:
+    """A row's cells under their column names (`column 2` for a column without one), so that
+    rows can be compared field by field; () without a header."""
+    if not header or len(header) != len(cells):
+        return ()
+    return tuple(
+        (name or f"column {number}", cell)
+        for number, (name, cell) in enumerate(zip(header, cells, strict=True), 1)
+    )
 
 
 def _record_fields(text: str) -> tuple[tuple[str, str], ...]:
