@@ -111,7 +111,8 @@ _LIST_START = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)]|[a-z][.)])\s+\S")
 _FIELD_SPLIT = re.compile(r";\s+(?=[A-Za-z_][\w ]{0,40}:\s)")
 _FIELD = re.compile(r"^(?P<key>[A-Za-z_][\w ]{0,40}):\s*(?P<value>.*)$", re.DOTALL)
 MIN_RECORD_FIELDS = 3
-_LITERAL_MARK = re.compile(r"\s*::$")  # reStructuredText "…as follows::" is "…as follows:"
+# reStructuredText: "…as follows::" reads "…as follows:", "…you want. ::" reads "…you want."
+_LITERAL_MARK = re.compile(r"(?:(?<=\S)|\s+)::$")
 
 _JOINED = re.compile(r"[-.'’]")
 _INTRODUCING_END = re.compile(
@@ -361,7 +362,7 @@ class _Parser:
         if record:
             self._add(text, RECORD, fields=record)
             return
-        for piece, labels in _cited_pieces(_LITERAL_MARK.sub(":", text)):
+        for piece, labels in _cited_pieces(_LITERAL_MARK.sub(_literal_mark, text)):
             for sentence in sentences(plain_text(piece)):
                 if any(ch.isalnum() for ch in sentence):
                     kind = ITEM if _LIST_START.match(sentence) else SENTENCE
@@ -427,6 +428,10 @@ def _analysed(text: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
         if token not in STOP_WORDS:
             kept.append(key)
     return frozenset(found), frozenset(pairwise(kept))
+
+
+def _literal_mark(match: re.Match[str]) -> str:
+    return "" if match[0][0].isspace() else ":"
 
 
 def _ended(text: str) -> bool:
