@@ -393,7 +393,7 @@ def section() -> str:
     if missing:
         text += f"\n\nNot run yet: {', '.join(missing)} (`python -m bench {' '.join(missing)}`)."
     return (
-        "Every target of issues 7, 11, 12, 13 and 14, from the latest run of each benchmark "
+        "Every target of issues 7, 11, 12, 13, 14 and 22, from the latest run of each benchmark "
         "(the sections below give the commands, the machine and what limits a figure that "
         "misses its target).\n\n" + text
     )

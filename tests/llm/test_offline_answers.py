@@ -332,3 +332,42 @@ def test_read_page_needs_two_of_the_questions_words_on_the_page() -> None:
     assert run(prompts.read_page("delete file", files, tool="search")) == (
         "To delete a file, use os.remove."
     )
+
+
+BRANCHING = """# Merging and rebasing
+
+| Command | What it does | History |
+|---|---|---|
+| git merge | Joins two histories with a merge commit | keeps every commit as it was |
+| git rebase | Replays your commits on top of another branch | rewrites each commit anew |
+| git cherry-pick | Copies one commit onto the current branch | adds one new commit |
+"""
+
+
+def test_table_rows_a_comparing_question_names_are_compared_field_by_field() -> None:
+    reply = answer(
+        "What is the difference between git merge and git rebase?",
+        page(BRANCHING, "branching.md", 3),
+    )
+    assert reply.splitlines() == [
+        "What it does — git merge: Joins two histories with a merge commit; "
+        "git rebase: Replays your commits on top of another branch (both: commit) "
+        "[branching.md p. 3]",
+        "History — git merge: keeps every commit as it was; "
+        "git rebase: rewrites each commit anew (both: commit) [branching.md p. 3]",
+        "In common: no field has the same value. [branching.md p. 3]",
+    ]
+
+
+def test_table_rows_are_quoted_as_rows_when_the_question_compares_nothing() -> None:
+    reply = answer("What does git rebase do to the history?", page(BRANCHING, "branching.md", 3))
+    assert "git rebase — What it does: Replays your commits" in reply
+    assert "In common" not in reply
+
+
+def test_a_framing_word_no_passage_holds_is_not_what_is_missing() -> None:
+    """ "difference" frames the question; a table that never says it still answers."""
+    _, prompts = offline()
+    question = "What is the difference between git merge and git rebase?"
+    enough, reason = run(prompts.gatekeeper(question, [page(BRANCHING, "branching.md", 3)]))
+    assert enough is True, reason

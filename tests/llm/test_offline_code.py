@@ -160,3 +160,11 @@ def test_a_line_starting_with_dots_inside_a_paragraph_is_prose_not_a_session() -
     assert (
         reply == 'Place `extern "C" { ... }` around the include files, in C++. [faq.rst.txt p. 1]'
     )
+
+
+def test_a_rest_literal_mark_after_a_space_is_dropped_not_made_a_colon() -> None:
+    text = "Sort the pairs, then pick out the element you want. ::\n\n   sorted(pairs)\n"
+    reply = answer("How do I sort the pairs?", page(text, "faq.rst.txt"))
+    assert reply.splitlines()[0] == (
+        "Sort the pairs, then pick out the element you want. [faq.rst.txt p. 1]"
+    )

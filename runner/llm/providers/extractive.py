@@ -221,11 +221,19 @@ def _idf(candidates: Sequence[_Candidate], question_parts: Sequence[Part]) -> di
     for candidate in candidates:
         for key in candidate.match:
             holding[key] += 1
-    return {
-        key: math.log(1 + (total - n + 0.5) / (n + 0.5))
-        * (FRAMING_WEIGHT if key in FRAMING_STEMS else 1)
-        for key, n in holding.items()
-    }
+    return {key: _weight(key, n, total) for key, n in holding.items()}
+
+
+def _weight(key: str, holding: int, total: int) -> float:
+    """BM25's idf; a framing word weighs half, and nothing when no unit holds it: "what is the
+    difference" is answered by a table that never says "difference"."""
+    if key in FRAMING_STEMS:
+        return 0.0 if holding == 0 else FRAMING_WEIGHT * _idf_of(holding, total)
+    return _idf_of(holding, total)
+
+
+def _idf_of(holding: int, total: int) -> float:
+    return math.log(1 + (total - holding + 0.5) / (holding + 0.5))
 
 
 def _cue_factor(candidate: _Candidate, question_parts: Sequence[Part]) -> float:

@@ -8,9 +8,10 @@ rows), quoted compactly.
   by their identifying field (the first field whose values all differ). Each field the question
   names — or, when it names none, each field whose values differ — gets one line with every
   record's value (`price_eur — KD-450: 549; KD-600X: 899`), and when those values (of a few words
-  each) share words, the words they share (`both: commit, branch`). Then one line with the
-  fields they all share (`In common: …`), or `In common: no field has the same value.` Every
-  line cites all the records compared.
+  each) share words, the words they share (`both: commit, branch`; `all:` for more than two).
+  Then one line with the fields they all share (`In common: …`), or `In common: no field has
+  the same value.` Every line cites all the records compared. Table rows a comparing question
+  chose are compared the same way (`offline_selection`).
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def _difference(key: str, names: Sequence[str], values: Sequence[str]) -> str:
         f"{name}: {value or '(none)'}" for name, value in zip(names, values, strict=True)
     )
     common = _shared_words(values)
-    return f"{text} (both: {', '.join(common)})" if common else text
+    every = "both" if len(values) == 2 else "all"
+    return f"{text} ({every}: {', '.join(common)})" if common else text
 
 
 SHARED_WORDS_MIN = 3  # values of at least this many words are phrases whose shared words count

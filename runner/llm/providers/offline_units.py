@@ -111,7 +111,8 @@ _LIST_START = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)]|[a-z][.)])\s+\S")
 _FIELD_SPLIT = re.compile(r";\s+(?=[A-Za-z_][\w ]{0,40}:\s)")
 _FIELD = re.compile(r"^(?P<key>[A-Za-z_][\w ]{0,40}):\s*(?P<value>.*)$", re.DOTALL)
 MIN_RECORD_FIELDS = 3
-_LITERAL_MARK = re.compile(r"\s*::$")  # reStructuredText "…as follows::" is "…as follows:"
+# reStructuredText: "…as follows::" reads "…as follows:", "…you want. ::" reads "…you want."
+_LITERAL_MARK = re.compile(r"(?:(?<=\S)|\s+)::$")
 
 _JOINED = re.compile(r"[-.'’]")
 _INTRODUCING_END = re.compile(
@@ -347,7 +348,8 @@ class _Parser:
         if not any(cells):
             return
         self.last_cells = cells
-        self._add(_row_text(cells, self.header), ROW, context=" ".join(self.header))
+        fields = _row_fields(cells, self.header)
+        self._add(_row_text(cells, self.header), ROW, context=" ".join(self.header), fields=fields)
 
     # --- paragraphs -------------------------------------------------------------------------
 
@@ -360,7 +362,7 @@ class _Parser:
         if record:
             self._add(text, RECORD, fields=record)
             return
-        for piece, labels in _cited_pieces(_LITERAL_MARK.sub(":", text)):
+        for piece, labels in _cited_pieces(_LITERAL_MARK.sub(_literal_mark, text)):
             for sentence in sentences(plain_text(piece)):
                 if any(ch.isalnum() for ch in sentence):
                     kind = ITEM if _LIST_START.match(sentence) else SENTENCE
@@ -428,6 +430,10 @@ def _analysed(text: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
     return frozenset(found), frozenset(pairwise(kept))
 
 
+def _literal_mark(match: re.Match[str]) -> str:
+    return "" if match[0][0].isspace() else ":"
+
+
 def _ended(text: str) -> bool:
     return text.rstrip().endswith((".", "!", "?"))
 
@@ -452,6 +458,17 @@ def _row_text(cells: list[str], header: list[str]) -> str:
     described = "; ".join(f"{name}: {cell}" if name else cell for name, cell in rest if cell)
     text = f"{first} — {described}" if first and described else first or described
     return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+def _row_fields(cells: list[str], header: list[str]) -> tuple[tuple[str, str], ...]:
+    """A row's cells under their column names (`column 2` for a column without one), so that
+    rows can be compared field by field; () without a header."""
+    if not header or len(header) != len(cells):
+        return ()
+    return tuple(
+        (name or f"column {number}", cell)
+        for number, (name, cell) in enumerate(zip(header, cells, strict=True), 1)
+    )
 
 
 def _record_fields(text: str) -> tuple[tuple[str, str], ...]:
