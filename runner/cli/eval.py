@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from runner.cli import options
 from runner.cli.run import friendly_errors
 
 EXIT_FAILED = 1
@@ -120,12 +121,7 @@ FORMATS = ("text", "markdown", "json", "junit", "github")
     default=None,
     help="Use the on-disk LLM response cache (default: the pipeline's llm.cache).",
 )
-@click.option(
-    "--allow-python",
-    is_flag=True,
-    envvar="RUNNER_ALLOW_PYTHON",
-    help="Allow `python` tools to import and run their code (also RUNNER_ALLOW_PYTHON=1).",
-)
+@options.allow_python
 @click.option("--no-build", is_flag=True, help="Fail instead of building a missing corpus index.")
 @click.option("--no-traces", is_flag=True, help="Do not keep each question's trace.")
 @click.option("--no-report", is_flag=True, help="Do not write report.html.")

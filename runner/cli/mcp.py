@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from runner.cli import options
 from runner.cli.run import friendly_errors
 
 if TYPE_CHECKING:
@@ -61,12 +62,7 @@ def list_tools(pipeline: Path, fmt: str, debug: bool) -> None:
     help="The session store, as for `runner serve` (default: each pipeline's own file).",
 )
 @click.option("--llm", metavar="PROVIDER[:MODEL][@API_BASE]", help="Override the pipelines' LLM.")
-@click.option(
-    "--allow-python",
-    is_flag=True,
-    envvar="RUNNER_ALLOW_PYTHON",
-    help="Allow `python` tools to import and run their code (also RUNNER_ALLOW_PYTHON=1).",
-)
+@options.allow_python
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def serve(
     paths: tuple[Path, ...], state: str | None, llm: str | None, allow_python: bool, debug: bool

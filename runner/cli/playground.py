@@ -15,6 +15,8 @@ from pathlib import Path
 
 import click
 
+from runner.cli import options
+
 
 @click.command("playground")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
@@ -37,12 +39,7 @@ import click
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Bearer tokens, one a line (also RUNNER_SERVE_TOKENS): the pages ask for one.",
 )
-@click.option(
-    "--allow-python",
-    is_flag=True,
-    envvar="RUNNER_ALLOW_PYTHON",
-    help="Allow `python` tools to import and run their code (also RUNNER_ALLOW_PYTHON=1).",
-)
+@options.allow_python
 @click.option("--open/--no-open", "open_browser", default=True, help="Open the browser.")
 def command(
     paths: tuple[str, ...],

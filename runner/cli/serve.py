@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from runner.cli import options
 from runner.cli.run import friendly_errors
 from runner.cli.sessions import Duration
 
@@ -47,12 +48,7 @@ from runner.cli.sessions import Duration
     help="Allow a non-loopback --host without bearer tokens (anyone who reaches it may use it).",
 )
 @click.option("--llm", metavar="PROVIDER[:MODEL][@API_BASE]", help="Override the pipelines' LLM.")
-@click.option(
-    "--allow-python",
-    is_flag=True,
-    envvar="RUNNER_ALLOW_PYTHON",
-    help="Allow `python` tools to import and run their code (also RUNNER_ALLOW_PYTHON=1).",
-)
+@options.allow_python
 @click.option("--no-build", is_flag=True, help="Fail instead of building a missing index.")
 @click.option(
     "--max-body-bytes", default=1 << 20, show_default=True, type=int, help="Request size limit."
