@@ -79,7 +79,7 @@ def _sources(expect: Expect, sources: Sequence[Mapping[str, Any]]) -> Iterator[s
         if not any(_same_source(wanted, source) for source in sources):
             yield f"source missing: {wanted}"
     if expect.no_sources and sources:
-        yield f"expected no sources, got {', '.join(_source_label(s) for s in sources)}"
+        yield f"expected no sources, got {', '.join(source_label(s) for s in sources)}"
 
 
 def _same_source(wanted: SourceExpect, source: Mapping[str, Any]) -> bool:
@@ -95,7 +95,8 @@ def _same_heading(wanted: str, heading: object) -> bool:
     return " ".join(wanted.split()).casefold() == " ".join(str(heading or "").split()).casefold()
 
 
-def _source_label(source: Mapping[str, Any]) -> str:
+def source_label(source: Mapping[str, Any]) -> str:
+    """`document § heading p. N`: what a source expectation can pin, shown to compare."""
     page, heading = source.get("page"), source.get("heading")
     label = str(source.get("document")) + (f" § {heading}" if heading else "")
     return label + (f" p. {page}" if page is not None else "")
@@ -166,7 +167,7 @@ def _retrieved(expect: Expect, retrievals: Sequence[Mapping[str, Any]]) -> Itera
             continue
         if not any(_retrieved_in(wanted, run.get("pages") or []) for run in runs):
             got = "; ".join(
-                ", ".join(_source_label(page) for page in run.get("pages") or []) or "no page"
+                ", ".join(source_label(page) for page in run.get("pages") or []) or "no page"
                 for run in runs
             )
             yield f"not retrieved: {wanted} (it returned {got})"

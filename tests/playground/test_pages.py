@@ -73,6 +73,15 @@ def test_the_why_page_is_the_task_tree_and_the_timeline(client: TestClient) -> N
     assert "<code>products.csv</code></span>" in page  # a table row has no page number
 
 
+def test_the_why_page_counts_the_pages_a_retrieval_found_not_its_one_result(
+    client: TestClient,
+) -> None:
+    session = session_of(send(client, "How do I descale my dishwasher?"))
+    page = client.get(f"/playground/support/sessions/{session}/rounds/1").text
+    assert "4 pages found" in page and "1 item" not in page
+    assert "the offline provider&#39;s word check" in page
+
+
 def test_an_empty_message_is_refused_on_the_chat_page_with_the_services_message(
     client: TestClient,
 ) -> None:
