@@ -42,9 +42,6 @@ class SpanPlan:
     error: str | None = None  # the span failed: what went wrong (its `error.type` says what kind)
     children: list[SpanPlan] = field(default_factory=list)
 
-    def walk(self) -> list[SpanPlan]:
-        return [self, *(span for child in self.children for span in child.walk())]
-
 
 def plan_round(
     workflow: str, events: Sequence[Mapping[str, Any]], result: Mapping[str, Any], content: bool

@@ -51,7 +51,9 @@ def test_the_pieces_join_to_the_answer_the_round_returns(streamed: dict[str, Any
 def test_the_first_token_came_before_the_answer_call_ended(streamed: dict[str, Any]) -> None:
     [answer] = [call for call in streamed["calls"] if call["purpose"] == "answer"]
     assert 0 < answer["first_token_ms"] < answer["latency_ms"]
-    assert answer["completion_tokens"] > 0 and not answer["tokens_estimated"]
+    assert answer["finish_reason"] in ("stop", "length")
+    # llama-cpp-python's server sends no usage in a stream: the tokens are estimated
+    assert answer["completion_tokens"] > 0
 
 
 def test_only_the_answer_was_streamed(streamed: dict[str, Any]) -> None:
