@@ -168,3 +168,28 @@ def test_a_rest_literal_mark_after_a_space_is_dropped_not_made_a_colon() -> None
     assert reply.splitlines()[0] == (
         "Sort the pairs, then pick out the element you want. [faq.rst.txt p. 1]"
     )
+
+
+def test_a_page_answer_that_introduces_code_keeps_it_through_the_deep_search() -> None:
+    """A search's page answer (`[document, page N] answer`) whose sentence ends with a colon is
+    that sentence, not a heading: compose quotes it with its code."""
+    found = Passage(
+        "[faq.md, page 3] Use the reversed built-in function:\n"
+        "```\nfor x in reversed(sequence):\n    print(x)\n```",
+        (Source("faq.md", 3),),
+        "1.1.s:search",
+        True,  # a page answer: the page was read
+    )
+    _, prompts = offline()
+    question = "How do I loop over a sequence in reversed order?"
+    composed = run(prompts.compose(question, [found], tool="deep_search")).text
+    assert composed == (
+        "Use the reversed built-in function: [faq.md p. 3]\n"
+        "```\nfor x in reversed(sequence):\n    print(x)\n```"
+    )
+
+
+def test_a_numbered_step_that_introduces_an_indented_block_owns_it() -> None:
+    text = "1. Install the tool:\n\n        pip install tool\n\n2. Run the tool.\n"
+    reply = answer("How do I install the tool?", page(text, "README.md"))
+    assert reply.startswith("1. Install the tool: [README.md p. 1]\n```\npip install tool\n```")

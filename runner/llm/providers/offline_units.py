@@ -93,10 +93,10 @@ def citation_text(labels: Iterable[str]) -> str:
 def _is_heading_text(rest: str) -> bool:
     """After a page label: a heading (a document title and a section heading joined by ` › `,
     as retrieval writes a page's place; or short, no full stop at the end), or the page's text
-    itself (a page answer: sentences)."""
+    itself (a page answer: sentences; one that ends with a colon introduces what follows)."""
     if " › " in rest:
         return True
-    return bool(rest) and len(rest.split()) <= 14 and not rest.rstrip().endswith((".", "!"))
+    return bool(rest) and len(rest.split()) <= 14 and not rest.rstrip().endswith((".", "!", ":"))
 
 
 # --- structure -------------------------------------------------------------------------------
@@ -231,9 +231,11 @@ class _Parser:
         when that paragraph introduces it or stops mid-sentence (Markdown, text, POD)."""
         if self.paragraph or not self.after_blank or not self.found:
             return False
-        if len(self.found) - 1 < self.boundary or self.found[-1].kind == ITEM:
-            return False  # a list item's continuation is prose
         last = self.found[-1].text.rstrip()
+        if len(self.found) - 1 < self.boundary:
+            return False
+        if self.found[-1].kind == ITEM and not last.endswith(":"):
+            return False  # a list item's continuation is prose
         wanting = last.endswith(":") or not last.endswith((".", "!", "?", ")", '"'))
         return wanting and _indent(line) >= self.last_indent + 4
 
@@ -295,7 +297,7 @@ class _Parser:
         if goes_on and as_inline and owner == len(self.found) - 1 and not _ended(unit.text):
             self.found.pop()
             self.position -= 1
-            self.paragraph = [_LITERAL_MARK.sub("", unit.text).rstrip(":"), as_inline]
+            self.paragraph = [unit.text.rstrip(":").rstrip(), as_inline]
             return
         joined = f"{unit.code}\n\n{code}" if unit.code else code
         if quotable(joined):
@@ -306,7 +308,6 @@ class _Parser:
         if not match:
             return False
         self._flush()
-        self._settle(None)
         self.boundary = len(self.found)
         self.labels = citation_labels(f"{match['document']}, page {match['page']}")
         rest = match["rest"].strip()
@@ -319,7 +320,6 @@ class _Parser:
         markdown = _MD_HEADING.match(stripped)
         if markdown:
             self._flush()
-            self._settle(None)
             self.boundary = len(self.found)
             self.section = plain_text(markdown.group(1))
             return True
