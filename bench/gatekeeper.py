@@ -202,9 +202,9 @@ minus its fifth's), tells a found gold from a missed one with an AUC of
 says "enough" for 80% of the questions whose gold was found says "not enough" for only
 {users["retrieval_margin_not_enough_at_80"]:.0%} of the others. On heading-worded questions the
 gatekeeper meets the target (retrieval misses the gold of only {faq["gold_missing"]} of them,
-so the second figure rests on few questions). What the offline path guarantees instead: a deep search that runs
-needlessly only adds to the answer (docs/offline.md, "Writing answers"), it never displaces a
-first-search page that answered.
+so the second figure rests on few questions). What the offline path guarantees instead: a
+deep search that runs needlessly only adds to the answer (docs/offline.md, "Writing answers"),
+it never displaces a first-search sentence that answered.
 """
 
 
