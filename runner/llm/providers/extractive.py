@@ -13,7 +13,9 @@ Scoring, per unit:
   unit meets (+50 %: a number for "how many", a date for "when", a modal or a negation for
   "can I", a reason for "why": `offline_question`).
 
-Choosing, after the guaranteed passages (C23: quoted first, matched or not, their words covered):
+Choosing, after the guaranteed passages (C23: quoted first, matched or not, their words covered
+— unless a unit of the context answers a part as fully: 60 % of its weight, and no less than they
+cover; a deep search's supplement never displaces a first-search sentence that answered):
 1. competing: for each part of the question the context can answer at all (its pages hold a
    third of the part's weight), the units that reach 40 % of the best score on what the part
    still needs, on a page that holds half of that;
@@ -23,6 +25,7 @@ Choosing, after the guaranteed passages (C23: quoted first, matched or not, thei
 4. when the best unit's section is headed by the question (its heading holds 60 % of a part's
    weight), the section's other units join in text order, up to 160 words in all;
 5. a chosen unit brings the numbered steps that follow it (and the sentence after its colon);
+   its code block comes with it (`offline_units`, `offline_code`);
 6. when no part of the question is a third covered, nothing is chosen.
 """
 
@@ -280,7 +283,7 @@ def _answering(
     if not candidates or limit <= 0:
         return []
     weights = _idf(candidates, question_parts)
-    # a part a page of the context answers is quoted from it, whatever else covers its words
+    # a part a unit of the context answers is quoted from it, whatever else covers its words
     still_open = covered - _answered_here(question_parts, candidates, weights, covered)
     competing = _competing(question_parts, candidates, weights, still_open)
     now_covered = set(still_open)
