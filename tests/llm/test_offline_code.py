@@ -193,3 +193,25 @@ def test_a_numbered_step_that_introduces_an_indented_block_owns_it() -> None:
     text = "1. Install the tool:\n\n        pip install tool\n\n2. Run the tool.\n"
     reply = answer("How do I install the tool?", page(text, "README.md"))
     assert reply.startswith("1. Install the tool: [README.md p. 1]\n```\npip install tool\n```")
+
+
+def test_a_quotation_indented_under_a_colon_is_prose_not_code() -> None:
+    text = (
+        "The most important tip is:\n\n"
+        "    Software should only work with Unicode strings internally, decoding the input "
+        "data as soon as possible.\n"
+    )
+    reply = answer("Which tip about Unicode strings is the most important?", page(text, "u.rst"))
+    assert "Software should only work with Unicode strings internally" in reply
+    assert "```" not in reply
+
+
+def test_a_title_underlined_with_tildes_is_a_heading_not_a_fence() -> None:
+    text = (
+        "Request-independent fields\n~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+        "These fields must always be filled in with the correct values.\n"
+    )
+    reply = answer("Which fields must always be filled in?", page(text, "buffer.rst"))
+    assert reply == (
+        "These fields must always be filled in with the correct values. [buffer.rst p. 1]"
+    )

@@ -36,6 +36,7 @@ from runner.llm.providers.offline_code import (
     closes_fence,
     inline,
     quotable,
+    reads_as_prose,
 )
 from runner.llm.providers.offline_inline import plain_text
 from runner.text.words import STOP_WORDS, sentences, stem, tokenize
@@ -157,9 +158,11 @@ class _Parser:
         self.boundary = 0  # units before this index are of an earlier section or page
         self.after_blank = False
         self.last_indent = 0  # indentation of the last prose line
+        self.index = 0  # of the line being read
 
     def units(self) -> list[Unit]:
-        for line in self.lines:
+        for index, line in enumerate(self.lines):
+            self.index = index
             if self.fence is not None:
                 if closes_fence(line, self.fence):
                     self._end_code()
@@ -167,7 +170,7 @@ class _Parser:
                     self._code_line(line)
                 continue
             opened = FENCE.match(line)
-            if opened:
+            if opened and not self._underlines(line):
                 self._start_code(None, fence=opened[1])
                 continue
             if self._in_code(line):
@@ -226,6 +229,16 @@ class _Parser:
 
     # --- code: read whole, then given to the unit it belongs to ----------------------------
 
+    def _underlines(self, line: str) -> bool:
+        """`~~~~` right under a one-line paragraph as long as it is a reST title's underline,
+        not a fence."""
+        stripped = line.strip()
+        return (
+            len(self.paragraph) == 1
+            and bool(_ADORNMENT.match(stripped))
+            and len(stripped) >= len(self.paragraph[0]) - 1
+        )
+
     def _indented_block(self, line: str) -> bool:
         """A block indented four spaces deeper than the paragraph before it, after a blank line,
         when that paragraph introduces it or stops mid-sentence (Markdown, text, POD)."""
@@ -237,7 +250,15 @@ class _Parser:
         if self.found[-1].kind == ITEM and not last.endswith(":"):
             return False  # a list item's continuation is prose
         wanting = last.endswith(":") or not last.endswith((".", "!", "?", ")", '"'))
-        return wanting and _indent(line) >= self.last_indent + 4
+        deeper = self.last_indent + 4
+        if not wanting or _indent(line) < deeper:
+            return False
+        block = []  # the block's lines: a quotation in prose is read as prose, not as code
+        for following in self.lines[self.index :]:
+            if following.strip() and _indent(following) < deeper:
+                break
+            block.append(following)
+        return not reads_as_prose(block)
 
     def _start_code(
         self,
