@@ -215,3 +215,11 @@ def test_a_title_underlined_with_tildes_is_a_heading_not_a_fence() -> None:
     assert reply == (
         "These fields must always be filled in with the correct values. [buffer.rst p. 1]"
     )
+
+
+def test_two_blocks_after_one_sentence_are_both_quoted_with_it() -> None:
+    text = "Set the variable, then read it back:\n\n```\nx = 1\n```\n\n```\nprint(x)\n```\n"
+    reply = answer("How do I set a variable and read it?", page(text, "vars.md"))
+    assert reply == (
+        "Set the variable, then read it back: [vars.md p. 1]\n```\nx = 1\n\nprint(x)\n```"
+    )

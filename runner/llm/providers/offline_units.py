@@ -273,6 +273,7 @@ class _Parser:
         session, up to a blank line), or up to the closing `fence`."""
         self._flush()
         self._end_code()
+        self._settle(None)  # a block right after another belongs to the same unit
         owned = self.found and len(self.found) - 1 >= self.boundary
         self.owner = len(self.found) - 1 if owned else None
         self.code, self.fence, self.code_indent = [], fence, indent
