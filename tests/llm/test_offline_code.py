@@ -223,3 +223,15 @@ def test_two_blocks_after_one_sentence_are_both_quoted_with_it() -> None:
     assert reply == (
         "Set the variable, then read it back: [vars.md p. 1]\n```\nx = 1\n\nprint(x)\n```"
     )
+
+
+def test_a_short_lead_in_to_code_comes_with_the_sentence_before_it() -> None:
+    text = (
+        "To create an index on a column, use CREATE INDEX. For example:\n\n"
+        "```\nCREATE INDEX test1_id_index ON test1 (id);\n```\n"
+    )
+    reply = answer("How do I create an index on a column?", page(text, "indexes.html"))
+    assert reply == (
+        "To create an index on a column, use CREATE INDEX. For example: [indexes.html p. 1]\n"
+        "```\nCREATE INDEX test1_id_index ON test1 (id);\n```"
+    )
