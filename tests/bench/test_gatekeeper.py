@@ -38,3 +38,17 @@ def test_the_separation_of_a_signal_is_its_auc_and_its_rejections_at_a_kept_shar
     assert auc([3.0, 4.0], [1.0, 2.0]) == 1.0
     assert auc([1.0], [1.0]) == 0.5
     assert rejected_at([2.0, 3.0, 4.0, 5.0, 6.0], [1.0, 2.5, 7.0], 0.8) == 2 / 3
+
+
+def test_the_readme_section_shows_each_set_and_the_target() -> None:
+    from bench.gatekeeper import readme_section
+
+    figures = Verdicts()
+    figures.add(Gold("q", "?", ()), gold_found=True, enough=True, reason="")
+    figures.add(Gold("r", "?", ()), gold_found=False, enough=False, reason="")
+    figures.margins += [(2.0, True), (1.0, False)]
+    sets = {name: {"questions": 2} | figures.figures() for name in SETS}
+    results = {"date": "2026-12-01", "machine": {"cpus": 2}, "top_k": 5, "target": 0.8}
+    text = readme_section(results | {"sets": sets})
+    assert "| `pydocs-users.csv` (2 q.) | 1.000 (1 q.) | 1.000 (1 q.) |" in text
+    assert "| target | ≥ 0.80 | ≥ 0.80 |" in text

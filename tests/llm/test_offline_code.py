@@ -168,3 +168,70 @@ def test_a_rest_literal_mark_after_a_space_is_dropped_not_made_a_colon() -> None
     assert reply.splitlines()[0] == (
         "Sort the pairs, then pick out the element you want. [faq.rst.txt p. 1]"
     )
+
+
+def test_a_page_answer_that_introduces_code_keeps_it_through_the_deep_search() -> None:
+    """A search's page answer (`[document, page N] answer`) whose sentence ends with a colon is
+    that sentence, not a heading: compose quotes it with its code."""
+    found = Passage(
+        "[faq.md, page 3] Use the reversed built-in function:\n"
+        "```\nfor x in reversed(sequence):\n    print(x)\n```",
+        (Source("faq.md", 3),),
+        "1.1.s:search",
+        True,  # a page answer: the page was read
+    )
+    _, prompts = offline()
+    question = "How do I loop over a sequence in reversed order?"
+    composed = run(prompts.compose(question, [found], tool="deep_search")).text
+    assert composed == (
+        "Use the reversed built-in function: [faq.md p. 3]\n"
+        "```\nfor x in reversed(sequence):\n    print(x)\n```"
+    )
+
+
+def test_a_numbered_step_that_introduces_an_indented_block_owns_it() -> None:
+    text = "1. Install the tool:\n\n        pip install tool\n\n2. Run the tool.\n"
+    reply = answer("How do I install the tool?", page(text, "README.md"))
+    assert reply.startswith("1. Install the tool: [README.md p. 1]\n```\npip install tool\n```")
+
+
+def test_a_quotation_indented_under_a_colon_is_prose_not_code() -> None:
+    text = (
+        "The most important tip is:\n\n"
+        "    Software should only work with Unicode strings internally, decoding the input "
+        "data as soon as possible.\n"
+    )
+    reply = answer("Which tip about Unicode strings is the most important?", page(text, "u.rst"))
+    assert "Software should only work with Unicode strings internally" in reply
+    assert "```" not in reply
+
+
+def test_a_title_underlined_with_tildes_is_a_heading_not_a_fence() -> None:
+    text = (
+        "Request-independent fields\n~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+        "These fields must always be filled in with the correct values.\n"
+    )
+    reply = answer("Which fields must always be filled in?", page(text, "buffer.rst"))
+    assert reply == (
+        "These fields must always be filled in with the correct values. [buffer.rst p. 1]"
+    )
+
+
+def test_two_blocks_after_one_sentence_are_both_quoted_with_it() -> None:
+    text = "Set the variable, then read it back:\n\n```\nx = 1\n```\n\n```\nprint(x)\n```\n"
+    reply = answer("How do I set a variable and read it?", page(text, "vars.md"))
+    assert reply == (
+        "Set the variable, then read it back: [vars.md p. 1]\n```\nx = 1\n\nprint(x)\n```"
+    )
+
+
+def test_a_short_lead_in_to_code_comes_with_the_sentence_before_it() -> None:
+    text = (
+        "To create an index on a column, use CREATE INDEX. For example:\n\n"
+        "```\nCREATE INDEX test1_id_index ON test1 (id);\n```\n"
+    )
+    reply = answer("How do I create an index on a column?", page(text, "indexes.html"))
+    assert reply == (
+        "To create an index on a column, use CREATE INDEX. For example: [indexes.html p. 1]\n"
+        "```\nCREATE INDEX test1_id_index ON test1 (id);\n```"
+    )

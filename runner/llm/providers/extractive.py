@@ -13,7 +13,9 @@ Scoring, per unit:
   unit meets (+50 %: a number for "how many", a date for "when", a modal or a negation for
   "can I", a reason for "why": `offline_question`).
 
-Choosing, after the guaranteed passages (C23: quoted first, matched or not, their words covered):
+Choosing, after the guaranteed passages (C23: quoted first, matched or not, their words covered
+— unless a unit of the context answers a part as fully: 60 % of its weight, and no less than they
+cover; a deep search's supplement never displaces a first-search sentence that answered):
 1. competing: for each part of the question the context can answer at all (its pages hold a
    third of the part's weight), the units that reach 40 % of the best score on what the part
    still needs, on a page that holds half of that;
@@ -22,7 +24,9 @@ Choosing, after the guaranteed passages (C23: quoted first, matched or not, thei
 3. then, while there is room, units of the best unit's section scoring 60 % of it;
 4. when the best unit's section is headed by the question (its heading holds 60 % of a part's
    weight), the section's other units join in text order, up to 160 words in all;
-5. a chosen unit brings the numbered steps that follow it (and the sentence after its colon);
+5. a chosen unit brings the numbered steps that follow it (and the sentence after its colon, or
+   a lead-in of up to 4 words to code: "For example:"); its code block comes with it
+   (`offline_units`, `offline_code`);
 6. when no part of the question is a third covered, nothing is chosen.
 """
 
@@ -83,6 +87,7 @@ TITLE_SHARE = 0.6  # a section whose heading holds this share of a part's weight
 SECTION_WORDS = 160  # …and its units are quoted in order up to this many words in all
 ANSWERED_SHARE = 0.6  # a unit holding this share of a part's weight answers it (the gatekeeper's)
 FOLLOWER_ITEMS = 8  # list items a chosen unit may bring along
+LEAD_IN = 4  # words of a sentence that only leads in to its code ("For example:")
 
 
 @dataclass
@@ -280,7 +285,7 @@ def _answering(
     if not candidates or limit <= 0:
         return []
     weights = _idf(candidates, question_parts)
-    # a part a page of the context answers is quoted from it, whatever else covers its words
+    # a part a unit of the context answers is quoted from it, whatever else covers its words
     still_open = covered - _answered_here(question_parts, candidates, weights, covered)
     competing = _competing(question_parts, candidates, weights, still_open)
     now_covered = set(still_open)
@@ -445,7 +450,8 @@ def _section_lead(
 
 
 def _followers(chosen: list[_Candidate], candidates: list[_Candidate]) -> list[_Candidate]:
-    """The list items (or the unit after a colon) that follow each chosen unit."""
+    """The list items (or the unit after a colon, or a short lead-in to code such as "For
+    example:") that follow each chosen unit."""
     by_place = {candidate.place: candidate for candidate in candidates}
     taken = {candidate.place for candidate in chosen}
     followers: list[_Candidate] = []
@@ -456,7 +462,9 @@ def _followers(chosen: list[_Candidate], candidates: list[_Candidate]) -> list[_
             following = by_place[place]
             kind = following.unit.kind
             numbered = kind == ITEM and _NUMBERED.match(following.unit.text)
-            if not (numbered or (introduces and kind == SENTENCE)):
+            lead_in = kind == SENTENCE and following.unit.code and following.unit.words <= LEAD_IN
+            same_page = following.unit.labels == candidate.unit.labels
+            if not (numbered or (lead_in and same_page) or (introduces and kind == SENTENCE)):
                 break  # bullets and table rows compete on their own: only relevant ones show
             introduces = following.unit.introduces
             taken.add(place)

@@ -7,7 +7,8 @@ verbatim with the sentence it belongs to (docs/offline.md, "Code").
   directives (`.. code-block::`, `.. code::`, `.. sourcecode::`, `.. testcode::`,
   `.. doctest::`), interactive sessions (`>>>` up to a blank line), and a block indented four
   spaces deeper than the paragraph before it when that paragraph introduces it (ends with `:`)
-  or stops mid-sentence (as Markdown, plain text and POD write a literal block).
+  or stops mid-sentence (as Markdown, plain text and POD write a literal block) — unless the
+  block reads as prose (plain words ending with a full stop: a quotation, read as sentences).
 - **Inline code**: Markdown backticks, reStructuredText ``` ``double backticks`` ```, HTML
   `<code>` (which the HTML reader writes as backticks): kept inside its sentence, as `` `code` ``.
 """
@@ -51,6 +52,21 @@ def block_text(lines: list[str], *, directive: bool = False) -> str:
             kept.pop(0)
         text = textwrap.dedent("\n".join(kept)).strip("\n")
     return text
+
+
+PROSE_WORDS = 8  # an indented block of at least this many words…
+PROSE_SHARE = 0.85  # …this share of them plain words, ending with a full stop, is a quotation
+_PLAIN_WORD = re.compile(r"^[\"'(]?[A-Za-z][a-z'’-]*[.,;:!?)\"']*$")
+
+
+def reads_as_prose(lines: list[str]) -> bool:
+    """An indented block that is a quotation in prose (a reST block quote), not code: plain
+    words, ending with a full stop."""
+    words = " ".join(lines).split()
+    if len(words) < PROSE_WORDS or not words[-1].endswith((".", "!", "?")):
+        return False
+    plain = sum(1 for word in words if _PLAIN_WORD.match(word))
+    return plain / len(words) >= PROSE_SHARE
 
 
 def quotable(code: str) -> bool:

@@ -36,6 +36,7 @@ from runner.llm.providers.offline_code import (
     closes_fence,
     inline,
     quotable,
+    reads_as_prose,
 )
 from runner.llm.providers.offline_inline import plain_text
 from runner.text.words import STOP_WORDS, sentences, stem, tokenize
@@ -93,10 +94,10 @@ def citation_text(labels: Iterable[str]) -> str:
 def _is_heading_text(rest: str) -> bool:
     """After a page label: a heading (a document title and a section heading joined by ` › `,
     as retrieval writes a page's place; or short, no full stop at the end), or the page's text
-    itself (a page answer: sentences)."""
+    itself (a page answer: sentences; one that ends with a colon introduces what follows)."""
     if " › " in rest:
         return True
-    return bool(rest) and len(rest.split()) <= 14 and not rest.rstrip().endswith((".", "!"))
+    return bool(rest) and len(rest.split()) <= 14 and not rest.rstrip().endswith((".", "!", ":"))
 
 
 # --- structure -------------------------------------------------------------------------------
@@ -157,9 +158,11 @@ class _Parser:
         self.boundary = 0  # units before this index are of an earlier section or page
         self.after_blank = False
         self.last_indent = 0  # indentation of the last prose line
+        self.index = 0  # of the line being read
 
     def units(self) -> list[Unit]:
-        for line in self.lines:
+        for index, line in enumerate(self.lines):
+            self.index = index
             if self.fence is not None:
                 if closes_fence(line, self.fence):
                     self._end_code()
@@ -167,7 +170,7 @@ class _Parser:
                     self._code_line(line)
                 continue
             opened = FENCE.match(line)
-            if opened:
+            if opened and not self._underlines(line):
                 self._start_code(None, fence=opened[1])
                 continue
             if self._in_code(line):
@@ -226,16 +229,36 @@ class _Parser:
 
     # --- code: read whole, then given to the unit it belongs to ----------------------------
 
+    def _underlines(self, line: str) -> bool:
+        """`~~~~` right under a one-line paragraph as long as it is a reST title's underline,
+        not a fence."""
+        stripped = line.strip()
+        return (
+            len(self.paragraph) == 1
+            and bool(_ADORNMENT.match(stripped))
+            and len(stripped) >= len(self.paragraph[0]) - 1
+        )
+
     def _indented_block(self, line: str) -> bool:
         """A block indented four spaces deeper than the paragraph before it, after a blank line,
         when that paragraph introduces it or stops mid-sentence (Markdown, text, POD)."""
         if self.paragraph or not self.after_blank or not self.found:
             return False
-        if len(self.found) - 1 < self.boundary or self.found[-1].kind == ITEM:
-            return False  # a list item's continuation is prose
         last = self.found[-1].text.rstrip()
+        if len(self.found) - 1 < self.boundary:
+            return False
+        if self.found[-1].kind == ITEM and not last.endswith(":"):
+            return False  # a list item's continuation is prose
         wanting = last.endswith(":") or not last.endswith((".", "!", "?", ")", '"'))
-        return wanting and _indent(line) >= self.last_indent + 4
+        deeper = self.last_indent + 4
+        if not wanting or _indent(line) < deeper:
+            return False
+        block = []  # the block's lines: a quotation in prose is read as prose, not as code
+        for following in self.lines[self.index :]:
+            if following.strip() and _indent(following) < deeper:
+                break
+            block.append(following)
+        return not reads_as_prose(block)
 
     def _start_code(
         self,
@@ -250,6 +273,7 @@ class _Parser:
         session, up to a blank line), or up to the closing `fence`."""
         self._flush()
         self._end_code()
+        self._settle(None)  # a block right after another belongs to the same unit
         owned = self.found and len(self.found) - 1 >= self.boundary
         self.owner = len(self.found) - 1 if owned else None
         self.code, self.fence, self.code_indent = [], fence, indent
@@ -295,7 +319,7 @@ class _Parser:
         if goes_on and as_inline and owner == len(self.found) - 1 and not _ended(unit.text):
             self.found.pop()
             self.position -= 1
-            self.paragraph = [_LITERAL_MARK.sub("", unit.text).rstrip(":"), as_inline]
+            self.paragraph = [unit.text.rstrip(":").rstrip(), as_inline]
             return
         joined = f"{unit.code}\n\n{code}" if unit.code else code
         if quotable(joined):
@@ -306,7 +330,6 @@ class _Parser:
         if not match:
             return False
         self._flush()
-        self._settle(None)
         self.boundary = len(self.found)
         self.labels = citation_labels(f"{match['document']}, page {match['page']}")
         rest = match["rest"].strip()
@@ -319,7 +342,6 @@ class _Parser:
         markdown = _MD_HEADING.match(stripped)
         if markdown:
             self._flush()
-            self._settle(None)
             self.boundary = len(self.found)
             self.section = plain_text(markdown.group(1))
             return True
