@@ -80,11 +80,11 @@ def rst_headings(text: str) -> list[str]:
     while i + 1 < len(lines):
         line, following = lines[i], lines[i + 1]
         starts = i == 0 or not lines[i - 1].strip()
-        if starts and _ADORNMENT.match(line) and i + 2 < len(lines):
-            if lines[i + 2].strip() == line.strip() and following.strip():
-                found.append(following.strip())
-                i += 3
-                continue
+        overlined = starts and _ADORNMENT.match(line) and i + 2 < len(lines)
+        if overlined and lines[i + 2].strip() == line.strip() and following.strip():
+            found.append(following.strip())
+            i += 3
+            continue
         if (
             starts
             and line.strip()
@@ -143,14 +143,13 @@ def headings(folder: Path, document: str) -> tuple[str, ...]:
 
 # --- heading words --------------------------------------------------------------------------
 
-STOP_WORDS = frozenset(
-    """a an the and or not no nor of to in on at by for from with without into onto as about
+_STOP = """a an the and or not no nor of to in on at by for from with without into onto as about
     than then vs versus via per is are was were be been being do does did done can cant could
     should would will wont shall may might must i me my we our you your it its this that these
     those there here what whats which who whom whose why how when where while if else so but
     just also only too very all any some each every other another one own same such up out off
-    over under again isnt arent dont doesnt didnt e g etc""".split()
-)
+    over under again isnt arent dont doesnt didnt e g etc"""
+STOP_WORDS = frozenset(_STOP.split())
 _ROLE = re.compile(r":[a-z]+(?::[a-z]+)*:")  # reST roles: :mod:, :class:, :keyword:, ...
 
 
