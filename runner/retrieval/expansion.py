@@ -20,7 +20,7 @@ class Synonyms:
                 re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, key.split())) + r"(?!\w)", re.I),
                 key,
             )
-            for key in sorted(self.mapping, key=len, reverse=True)
+            for key in self.mapping
         ]
 
     def __bool__(self) -> bool:
