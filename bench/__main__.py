@@ -19,6 +19,7 @@ BENCHMARKS = (
     "tables",
     "retrieval",
     "faq",
+    "users",
     "index_open",
     "multipart",
     "overhead",

@@ -23,6 +23,7 @@ SECTIONS = (
     "Lookup tables: the key index on disk",
     "Retrieval",
     "Python FAQ over all of pydocs",
+    "Questions in users' words",
     "Index open and the PostgreSQL manual",
     "A real model: SmolLM2-135M with and without constrained decoding",
     "Serving: rounds over HTTP, two workers on PostgreSQL",
