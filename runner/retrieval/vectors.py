@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -135,11 +136,19 @@ def build_vectors(
             fresh.append(row)
         else:
             vectors[row] = previous.vectors[old]  # type: ignore[union-attr]
+    started = time.perf_counter()
     if fresh:
         vectors[fresh] = embedder.embed([texts[row] for row in fresh], progress=progress)
+    seconds = time.perf_counter() - started
     folder = model_folder(index_folder, embedder.name)
     folder.mkdir(parents=True, exist_ok=True)
-    model = {"model": embedder.name, "dimensions": embedder.dimensions, "pages": len(texts)}
+    model = {
+        "model": embedder.name,
+        "dimensions": embedder.dimensions,
+        "pages": len(texts),
+        "embedded": len(fresh),  # by the last build; the others were kept
+        "embed_seconds": round(seconds, 2),
+    }
     # each file replaced whole: a search that has the old ones mapped keeps reading them
     _replace(folder / VECTORS_FILE, lambda file: np.save(file, vectors))
     _replace(folder / KEYS_FILE, lambda file: np.save(file, keys))
