@@ -143,11 +143,15 @@ def rankings(index: Any, pages: list[Any], question: str, vector: np.ndarray) ->
         ],
         "RRF, equal weights": rrf(bm25, cosine, 0.5),
         "RRF, BM25 0.3": rrf(bm25, cosine, 0.3),
-        "score fusion, BM25 0.2": score_fusion(bm25, cosine, 0.2),
-        "score fusion, BM25 0.3": score_fusion(bm25, cosine, 0.3),
-        "score fusion, BM25 0.4": score_fusion(bm25, cosine, 0.4),
+        "RRF, BM25 0.4": rrf(bm25, cosine, 0.4),
+        **{
+            f"score fusion, BM25 {weight}": score_fusion(bm25, cosine, weight)
+            for weight in (0.1, 0.2, 0.3, 0.4, 0.5)
+        },
         "min-max fusion, BM25 0.3": minmax_fusion(bm25, cosine, 0.3),
+        "min-max fusion, BM25 0.5": minmax_fusion(bm25, cosine, 0.5),
         "cascade, BM25 top 50 by cosine": cascade(bm25, cosine, 50),
+        "cascade, BM25 top 200 by cosine": cascade(bm25, cosine, 200),
     }
 
 
