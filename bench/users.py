@@ -3,6 +3,7 @@ sets of bench/questions/ (pydocs and the PostgreSQL manual in users' words, the 
 own headings), with LlamaIndex's VectorStoreIndex on the same model as the anchor.
 
     python -m bench.users            # writes bench/results/users.json and its README section
+    python -m bench.users pgdocs     # one corpus; the other keeps the figures of its last run
 
 Per set and ranking: recall@1 / @5 of the gold section (bench/wording.py), query latency; per
 corpus: the page-vector build (time, pages/s, size); for BM25 and hybrid, gold among the
@@ -31,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from bench.rankers import best, bm25_scores, cascade, minmax_fusion, rm3_scores, rrf, score_fusion
-from bench.readme import table, write_results, write_section
+from bench.readme import read_results, table, write_results, write_section
 from bench.retrieval import PYDOCS, ROOT, folder_size, machine
 from bench.wording import SETS, Recall, gold_rows, read_set
 
@@ -274,9 +275,16 @@ def measure_corpus(corpus: str) -> dict[str, Any]:
     return {"build": build, "anchor": anchor_figures, "sets": sets}
 
 
-def main() -> None:
+def main(only: list[str] | None = None) -> None:
+    """Every corpus, or those named (the others keep their figures of the last run)."""
     host = machine()
-    corpora = {corpus: measure_corpus(corpus) for corpus in dict.fromkeys(SETS.values())}
+    known = list(dict.fromkeys(SETS.values()))
+    previous = (read_results("users") or {}).get("corpora", {})
+    corpora = {
+        corpus: measure_corpus(corpus) if not only or corpus in only else previous[corpus]
+        for corpus in known
+        if not only or corpus in only or corpus in previous
+    }
     results = {
         "date": time.strftime("%Y-%m-%d"),
         "command": "python -m bench.users",
@@ -363,4 +371,4 @@ def readme_section(results: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    main() if len(sys.argv) == 1 else sys.exit("usage: python -m bench.users")
+    main(sys.argv[1:])
