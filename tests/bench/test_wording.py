@@ -10,8 +10,7 @@ from runner.retrieval.pages import Page
 
 def test_a_question_s_sources_become_document_and_heading_pairs(tmp_path: Path) -> None:
     (tmp_path / "s.csv").write_text(
-        "id,question,sources,tags\n"
-        'q1,"wipe it, quick",a.html#Clearing|b.html#Wiping Out,x\n',
+        'id,question,sources,tags\nq1,"wipe it, quick",a.html#Clearing|b.html#Wiping Out,x\n',
         encoding="utf-8",
     )
     [question] = read_set("s", tmp_path)
