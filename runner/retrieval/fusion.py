@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from runner.retrieval.vectors import best_rows
+
 if TYPE_CHECKING:
     from runner.retrieval.keyword import KeywordIndex
     from runner.retrieval.vectors import VectorIndex
@@ -28,7 +30,4 @@ def hybrid_top(
         best = float(bm25.max())
         if best > 0.0:
             fused = fused + KEYWORD_WEIGHT * (bm25 / best)
-    k = min(k, len(fused))
-    top = np.argpartition(-fused, k - 1)[:k]
-    top = top[np.argsort(-fused[top], kind="stable")]
-    return [(int(row), float(fused[row])) for row in top if fused[row] > 0.0]
+    return [(row, score) for row, score in best_rows(fused, k) if score > 0.0]

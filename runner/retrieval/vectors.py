@@ -105,13 +105,17 @@ class VectorIndex:
 
     def top(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(row, cosine) of the k nearest pages, nearest first."""
-        scores = self.scores(query)
-        k = min(k, len(scores))
-        if k < 1:
-            return []
-        best = np.argpartition(-scores, k - 1)[:k]
-        best = best[np.argsort(-scores[best], kind="stable")]
-        return [(int(row), float(scores[row])) for row in best]
+        return best_rows(self.scores(query), k)
+
+
+def best_rows(scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """(row, score) of the k highest scores, highest first (ties in row order)."""
+    k = min(k, len(scores))
+    if k < 1:
+        return []
+    best = np.argpartition(-scores, k - 1)[:k]
+    best = best[np.argsort(-scores[best], kind="stable")]
+    return [(int(row), float(scores[row])) for row in best]
 
 
 def build_vectors(
