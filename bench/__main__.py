@@ -21,6 +21,7 @@ BENCHMARKS = (
     "faq",
     "users",
     "index_open",
+    "vector_search",
     "multipart",
     "overhead",
     "serve",

@@ -25,6 +25,7 @@ SECTIONS = (
     "Python FAQ over all of pydocs",
     "Questions in users' words",
     "Index open and the PostgreSQL manual",
+    "Page vectors: open and exact search",
     "A real model: SmolLM2-135M with and without constrained decoding",
     "Serving: rounds over HTTP, two workers on PostgreSQL",
 )
