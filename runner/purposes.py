@@ -21,6 +21,7 @@ class Purpose(str, Enum):
     GATEKEEPER = "gatekeeper"
     MISSING_INFO = "missing_info"
     READ_PAGE = "read_page"
+    REWRITE = "rewrite"
     COMPOSE = "compose"
     ANSWER = "answer"
 
@@ -44,6 +45,8 @@ PURPOSE_VARIABLES: dict[Purpose, frozenset[str]] = {
     Purpose.GATEKEEPER: frozenset({"question", "passages"}),
     Purpose.MISSING_INFO: frozenset({"question", "passages", "max_missing"}),
     Purpose.READ_PAGE: frozenset({"question", "page"}),
+    # corpus: the name of the corpus about to be searched
+    Purpose.REWRITE: frozenset({"question", "corpus"}),
     Purpose.COMPOSE: frozenset({"question", "answers"}),
     Purpose.ANSWER: frozenset({"question", "guaranteed", "context"}),
 }

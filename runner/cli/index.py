@@ -19,7 +19,12 @@ import click
 
 EXIT_ERROR = 1
 
-CORPUS_STAGES = {"read": "reading files", "index": "indexing", "save": "saving"}
+CORPUS_STAGES = {
+    "read": "reading files",
+    "index": "indexing",
+    "embed": "embedding pages",
+    "save": "saving",
+}
 TABLE_STAGES = {"read": "reading the table", "index": "indexing its keys", "save": "saving rows"}
 
 

@@ -56,6 +56,7 @@ from runner.config.model import (
     Where,
 )
 from runner.config.paths import PathOutsideFolder, PathRefused, contained, written_outside
+from runner.config.synonyms import synonym_map
 from runner.documents.diagnostics import KeyPath, PipelineError
 from runner.documents.loader import Document
 
@@ -292,6 +293,8 @@ class _Builder:
             extra["navigation"] = spec["pages"]["navigation"]
         if "embedding" in spec:
             extra["embedding"] = Embedding(self.embedding_model(spec["embedding"]["model"]))
+        if "synonyms" in spec:
+            extra["synonyms"] = self.synonyms(spec["synonyms"], ("corpora", name, "synonyms"))
         follow = spec.get("follow_symlinks", False)
         where = ("corpora", name, "path")
         if written_outside(spec["path"]):  # a folder elsewhere, named on purpose
@@ -306,7 +309,7 @@ class _Builder:
 
     def embedding_model(self, model: str) -> str:
         """A folder beside the pipeline that holds a model, as an absolute path; anything else
-        is a model name for sentence-transformers to fetch (`BAAI/bge-small-en-v1.5`)."""
+        is the name of a model runner carries (validation refused any other name: R133)."""
         local = self.folder / model
         return str(local) if local.is_dir() else model
 
@@ -321,6 +324,13 @@ class _Builder:
             folder=self.folder,
             **_pick(spec, "timeout_s", "start_timeout_s"),
         )
+    def synonyms(self, spec: str | Mapping[str, Any], path: KeyPath) -> dict[str, tuple[str, ...]]:
+        """An inline mapping, or the one a YAML file holds (checked by validation: R132)."""
+        if isinstance(spec, str):
+            from runner.documents.loader import read_document
+
+            spec = read_document(self.read_path(spec, path)).data
+        return synonym_map(spec)
 
     def deep_fallback(self, data: Mapping[str, Any]) -> DeepFallback:
         gate = data.get("gatekeeper", {})
@@ -407,11 +417,11 @@ class _Builder:
 
     @staticmethod
     def retrieve_options(data: Mapping[str, Any], path: KeyPath) -> RetrieveOptions:
-        return RetrieveOptions(**_pick(data, "corpus", "top_k"))
+        return RetrieveOptions(**_pick(data, "corpus", "top_k", "mode", "rewrite"))
 
     def search_options(self, data: Mapping[str, Any], path: KeyPath) -> SearchOptions:
         return SearchOptions(
-            **_pick(data, "corpus", "top_k", "mode", "max_brute_force_page_count"),
+            **_pick(data, "corpus", "top_k", "mode", "rewrite", "max_brute_force_page_count"),
             read_template=self.file_template(data.get("read_template"), (*path, "read_template")),
         )
 

@@ -201,6 +201,8 @@ class LookupOptions:
 class RetrieveOptions:
     corpus: str
     top_k: int = 4
+    mode: str = "keyword"  # keyword | vector | hybrid
+    rewrite: bool = False  # purpose `rewrite` restates the query first (a real model only)
 
 
 @dataclass(frozen=True)
@@ -208,6 +210,7 @@ class SearchOptions:
     corpus: str
     top_k: int = 8
     mode: str = "keyword"  # keyword | vector | hybrid
+    rewrite: bool = False  # purpose `rewrite` restates the query first (a real model only)
     max_brute_force_page_count: int | None = None  # C31
     read_template: TemplateRef | None = None  # purpose `read_page`
 
@@ -325,8 +328,9 @@ class PromptTypes:
 
 @dataclass(frozen=True)
 class Embedding:
-    """The embedding model of a corpus's vector / hybrid search: a sentence-transformers model
-    name, or (already resolved against the pipeline's folder) a folder holding one."""
+    """The embedding model of a corpus's vector / hybrid search: a model runner carries
+    (`all-MiniLM-L6-v2`), or (already resolved against the pipeline's folder) a folder holding
+    one."""
 
     model: str
 
@@ -339,7 +343,9 @@ class Corpus:
     max_words: int = 250
     exclude: tuple[str, ...] = ()  # globs of files left out, though `include` matches them
     navigation: str = "exclude"  # navigation pages (TOCs, indexes): exclude | keep in answers
-    embedding: Embedding | None = None  # None: $RUNNER_EMBED_MODEL or runner's default
+    embedding: Embedding | None = None  # None: the default model, when a tool needs vectors
+    # users' words -> the documents' words, added to a query that uses them (`synonyms:`)
+    synonyms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # documents may be symlinks that lead outside the pipeline's folder (runner/config/paths.py)
     follow_symlinks: bool = False
     # `path` names a folder outside the pipeline's (absolute or `~`): documents stay in it

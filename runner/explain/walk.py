@@ -231,6 +231,7 @@ class Walk:
             if options.clarify is not None:
                 self._exit(tool, "question")
         elif isinstance(options, RetrieveOptions):
+            self._rewrite(options)
             self.pages[tool.name] += options.top_k
         elif isinstance(options, SearchOptions):
             self._search(tool, options, requested)
@@ -257,6 +258,7 @@ class Walk:
         """C31–C32: on the normal branch the top pages, no call; asked by a coordinator, it
         reads its top_k pages with the LLM, or none past the limit, or the whole corpus when no
         page matches and there is no limit."""
+        self._rewrite(options)
         if not requested:
             self.pages[tool.name] += options.top_k
             return
@@ -271,6 +273,12 @@ class Walk:
         self.scan_reads += max(corpus - options.top_k, 0)
         self.full_scans[tool.name] = None
         self.pages[tool.name] += corpus
+
+    def _rewrite(self, options: RetrieveOptions | SearchOptions) -> None:
+        """`rewrite: true`: the query restated before the search (none with the offline
+        provider, which has no words of its own)."""
+        if options.rewrite and self.pipeline.llm.provider != "offline":
+            self._call(Purpose.REWRITE)
 
     def _neighbors(self, tool: ToolConfig, options: NeighborSearchOptions, requested: bool) -> None:
         source_name = options.source_tool or self.pipeline.retrieval_tool

@@ -69,11 +69,16 @@ _READ_PAGE_SCHEMA = {
 }
 
 
+_REWRITE_WORDS = 40  # a restatement longer than this is a model rambling: cut
+_REWRITES_KEPT = 512
+
+
 class Prompts:
     def __init__(self, client: LLMClient, pipeline: Pipeline | None = None) -> None:
         self.client = client
         self.pipeline = pipeline
         self._sources: dict[Path, str] = {}
+        self._rewrites: dict[tuple[str, str], str] = {}
 
     # --- classification ---------------------------------------------------------------------
 
@@ -285,6 +290,21 @@ class Prompts:
         answer = str(data.get("answer") or "").strip()
         return answer if data["found"] and answer else None
 
+    async def rewrite(self, question: str, *, corpus: str, tool: str) -> str | None:
+        """The question restated in the documents' words (purpose `rewrite`), asked once per
+        question and corpus while runner runs; None without a real model (the offline provider
+        has no words of its own to offer) or when the reply is empty."""
+        if self.pipeline is not None and self.pipeline.llm.provider == "offline":
+            return None
+        key = (question, corpus)
+        if key not in self._rewrites:
+            facts = {"question": question, "corpus": corpus}
+            reply = await self._ask(Purpose.REWRITE, facts, subject=question, tool=tool)
+            if len(self._rewrites) >= _REWRITES_KEPT:
+                self._rewrites.pop(next(iter(self._rewrites)))
+            self._rewrites[key] = _restatement(str(reply))
+        return self._rewrites[key] or None
+
     async def compose(
         self,
         question: str,
@@ -449,6 +469,13 @@ class Prompts:
             except OSError as error:
                 raise PromptTemplateError(f"{path}: cannot read template ({error})") from None
         return self._sources[path]
+
+
+def _restatement(reply: str) -> str:
+    """A rewrite's reply as search words: its first non-empty line, unquoted, not too long."""
+    line = next((line.strip() for line in reply.splitlines() if line.strip()), "")
+    line = line.strip("\"'` ")
+    return " ".join(line.split()[:_REWRITE_WORDS])
 
 
 def default_template(purpose: Purpose) -> Path:

@@ -258,6 +258,8 @@ def _add_retrieval(tool: ToolView, event: Event | None) -> None:
     pages = [dict(page) for page in event.get("pages") or [] if isinstance(page, Mapping)]
     tool.retrieved = sorted(pages, key=lambda page: page.get("rank") or 0)
     tool.query = event.get("query")
+    if event.get("searched"):  # restated by the LLM (`rewrite`) or widened by `synonyms:`
+        tool.query = f"{tool.query}” searched as “{event['searched']}"
     tool.corpus = event.get("corpus")
 
 

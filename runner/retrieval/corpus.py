@@ -1,18 +1,22 @@
 """A loaded corpus index: pages in a lazily read page store, keyword search on memory-mapped
-BM25 matrices, and (built on first use) vector and hybrid search through llama-index."""
+BM25 matrices, and (when the corpus has an embedding model) vector and hybrid search on
+memory-mapped page vectors (vectors.py, fusion.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.retrieval.pages import Page
+from runner.retrieval.expansion import Synonyms
+from runner.retrieval.pages import CorpusError, Page
 from runner.retrieval.store import PageStore
 from runner.text.words import normalize
 
 if TYPE_CHECKING:
     from runner.retrieval.keyword import KeywordIndex
+    from runner.retrieval.vectors import VectorIndex
 
 SEARCH_MODES = ("keyword", "vector", "hybrid")
 
@@ -42,18 +46,19 @@ class CorpusIndex:
         keyword: KeywordIndex,
         store: PageStore,
         status: IndexStatus,
-        embedding: str | None = None,
+        vectors: VectorIndex | None = None,
         *,
         keep_navigation: bool = False,
+        synonyms: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.name = name
         self.keep_navigation = keep_navigation  # the corpus's `pages.navigation: keep`
-        self.embedding = embedding  # the corpus's `embedding.model`, if it names one
+        self.vectors = vectors  # the page vectors of the corpus's embedding model, if any
         self.folder = folder  # the index folder
         self.status = status
         self.keyword = keyword
+        self.synonyms = Synonyms(synonyms or {})  # the corpus's `synonyms:`
         self._store = store
-        self._vectors: dict[str, Any] = {}
 
     def __len__(self) -> int:
         return len(self._store)
@@ -78,39 +83,36 @@ class CorpusIndex:
         """The pages of these BM25 document numbers (page store rows), in that order."""
         return self._store.by_ords(rows)
 
-    def search(
-        self, query: str, top_k: int, *, mode: str = "keyword", embed_model: Any = None
-    ) -> list[ScoredPage]:
+    def search(self, query: str, top_k: int, *, mode: str = "keyword") -> list[ScoredPage]:
         """The best pages for a query, best first; never a page that scored zero, nor (unless
         the corpus keeps them) a navigation page.
 
-        `mode` vector and hybrid need an embedding model: `embed_model` (any llama-index
-        embedding), else the one `backend.embed_model_name` names: $RUNNER_EMBED_MODEL, the
-        corpus's `embedding.model` or the default (the `vector` extra)."""
+        `mode` vector and hybrid search the corpus's page vectors (its `embedding.model`, or
+        runner's default when a tool searches it so; built by `runner index`)."""
         if mode not in SEARCH_MODES:
             raise ValueError(f"unknown search mode {mode!r}; use one of {', '.join(SEARCH_MODES)}")
-        query = normalize(query)
+        query = self.expanded(normalize(query))
         if top_k < 1 or not query.strip():
             return []
         left_out = 0 if self.keep_navigation else self._store.navigation_count()
         wanted = top_k + left_out  # room for the navigation pages left out below
         if mode == "keyword":
             hits = self.keyword.top(query, wanted)
-            pages = self._store.by_ords([row for row, _ in hits])
-            found = [ScoredPage(page, score) for page, (_, score) in zip(pages, hits, strict=True)]
         else:
-            from runner.retrieval import backend
-
-            vector = self._vector_retriever(embed_model)
-            scored = backend.fused_search(self, vector, query, wanted, hybrid=mode == "hybrid")
-            found = [ScoredPage(page, score) for page, score in scored]
+            hits = self._embedded_search(query, wanted, hybrid=mode == "hybrid")
+        pages = self._store.by_ords([row for row, _ in hits])
+        found = [ScoredPage(page, score) for page, (_, score) in zip(pages, hits, strict=True)]
         if left_out:
             found = [hit for hit in found if not hit.page.navigation]
         return found[:top_k]
 
+    def expanded(self, query: str) -> str:
+        """The query with the documents' words its users' words stand for (`synonyms:`)."""
+        return self.synonyms.expand(query) if self.synonyms else query
+
     def match_count(self, query: str) -> int:
         """How many pages a keyword search finds at all (score above zero), before top_k."""
-        return self.keyword.match_count(normalize(query))
+        return self.keyword.match_count(self.expanded(normalize(query)))
 
     def indexed_terms(self, query: str) -> list[str]:
         """The query's terms as BM25 sees them (stop words removed, stemmed, known to the index)."""
@@ -128,22 +130,23 @@ class CorpusIndex:
         around = list(reversed(before)) + after
         return [page for page in around if self.keep_navigation or not page.navigation]
 
-    def _vector_retriever(self, embed_model: Any) -> Any:
-        from runner.retrieval import backend
+    def query_vector(self, query: str) -> Any:
+        """The query embedded by the corpus's model (loaded on first use)."""
+        from runner.embedding.models import load_embedder
 
-        if embed_model is None:
-            model_name = backend.embed_model_name(self.embedding)
-        else:
-            model_name = _model_name(embed_model)
-        if model_name not in self._vectors:
-            model = backend.load_embed_model(model_name) if embed_model is None else embed_model
-            self._vectors[model_name] = backend.vector_retriever(
-                self.pages(), self.folder, model, model_name
+        if self.vectors is None:
+            raise CorpusError(
+                f"corpus {self.name!r} has no page vectors: give it an `embedding: {{model: "
+                "all-MiniLM-L6-v2}` (or search it with a tool in `mode: vector` or `hybrid`) "
+                "and run `runner index`"
             )
-        return self._vectors[model_name]
+        return load_embedder(self.vectors.model).embed([query])[0]
 
+    def _embedded_search(self, query: str, wanted: int, *, hybrid: bool) -> list[tuple[int, float]]:
+        from runner.retrieval.fusion import hybrid_top
 
-def _model_name(embed_model: Any) -> str:
-    """Names the persisted vector index: a model's own name, else its class."""
-    name = getattr(embed_model, "model_name", None)
-    return str(name) if name and name != "unknown" else type(embed_model).__name__
+        vector = self.query_vector(query)
+        assert self.vectors is not None
+        if not hybrid:
+            return [(row, score) for row, score in self.vectors.top(vector, wanted) if score > 0.0]
+        return hybrid_top(self.keyword, self.vectors, query, vector, wanted)

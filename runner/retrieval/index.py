@@ -2,10 +2,11 @@
 
 An index lives in `<state folder>/indexes/<corpus>/` (the state folder defaults to `.runner/`
 beside the pipeline): the BM25 matrices (`bm25/`, memory-mapped when opened: keyword.py), the
-pages (`pages.sqlite`, read lazily: store.py), plus `manifest.json` with what the index was
-built from. Opening an up-to-date index reads the manifest, stats the corpus files and maps the
-matrices: no page is read until a search returns it. `open_corpus` loads an index that is up
-to date and rebuilds one that is missing or stale:
+pages (`pages.sqlite`, read lazily: store.py), the page vectors of the corpus's embedding model
+when it has one (`vectors/<model>/`, memory-mapped: vectors.py), plus `manifest.json` with what
+the index was built from. Opening an up-to-date index reads the manifest, stats the corpus
+files and maps the matrices: no page is read until a search returns it. `open_corpus` loads
+an index that is up to date and rebuilds one that is missing or stale:
 
 - fast check: the manifest's file list (relative path, size, mtime) equals the folder's;
 - when it differs: the sha256 of the files' contents decides (a `touch` or a fresh checkout
@@ -15,7 +16,9 @@ to date and rebuilds one that is missing or stale:
   a manifest written before the default `include` read every format, rebuilds nothing).
 
 A rebuild writes into a temporary folder and swaps it in, so an interrupted build never leaves
-a half-written index behind.
+a half-written index behind. Vectors are embedded only for pages whose text changed (the
+previous index's vectors are reused by key), and an up-to-date index that lacks its model's
+vectors gains them without a BM25 rebuild.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from runner.retrieval.corpus import (  # re-exported: where callers have found t
 from runner.retrieval.navigation import paginate_all
 from runner.retrieval.pages import (
     CorpusError,
+    Page,
     check_corpus_folder,
     corpus_entries,
     corpus_folder,
@@ -50,13 +54,15 @@ from runner.retrieval.store import PAGES_FILE, PageStore, write_pages
 
 if TYPE_CHECKING:
     from runner.config.model import Corpus, Pipeline
+    from runner.retrieval.vectors import VectorIndex
 
 MANIFEST_FILE = "manifest.json"
 MANIFEST_FORMAT = 6  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
 # 5: PDF headings from the outline; 6: a declared title over a numbered first heading
 
 # progress(stage, done, total): stage is "read" (files; ("read", 0, n) announces a build), then
-# "index" and "save" (0 of 1, then 1 of 1). Only a build reports; loading is silent.
+# "index" and "save" (0 of 1, then 1 of 1), and "embed" (pages embedded anew, when the corpus has
+# an embedding model). Only a build reports; loading is silent.
 ProgressCallback = Callable[[str, int, int], None]
 
 
@@ -109,15 +115,82 @@ def open_corpus(
         follow_symlinks=corpus.follow_symlinks,
     )
     reason = "forced" if force else _stale_reason(target, snapshot, source)
+    model = vector_model(pipeline, corpus)
     if reason is None:
+        started = time.perf_counter()
         pages = int((_read_manifest(target) or {}).get("pages", 0))
-        return _load(corpus, target, started=time.perf_counter(), pages=pages)
+        vectors = _stored_vectors(target, model, pages)
+        if model is not None and vectors is None:
+            if not build:
+                raise IndexMissingError(
+                    f"{pipeline.path}: the index of corpus {name!r} has no vectors of "
+                    f"{model} ({target}); build them with `runner index {pipeline.path}`, or "
+                    "run without --no-build"
+                )
+            vectors = _embed(
+                corpus, model, target, PageStore(target / PAGES_FILE).all(), None, progress
+            )
+        return _load(corpus, target, vectors, started=started, pages=pages)
     if not build:
         raise IndexMissingError(
             f"{pipeline.path}: the index of corpus {name!r} is {reason} ({target}); build it "
             f"with `runner index {pipeline.path}`, or run without --no-build"
         )
-    return _build(pipeline.path, corpus, source, target, snapshot, reason, progress)
+    return _build(pipeline.path, corpus, model, source, target, snapshot, reason, progress)
+
+
+def vector_model(pipeline: Pipeline, corpus: Corpus) -> str | None:
+    """The embedding model whose vectors the corpus's index keeps: its `embedding.model`, else
+    runner's default when a tool searches it by `mode: vector` or `hybrid`; None: BM25 alone."""
+    if corpus.embedding is not None:
+        return corpus.embedding.model
+    for tool in pipeline.tools:
+        options = tool.options
+        if (
+            getattr(options, "corpus", None) == corpus.name
+            and getattr(options, "mode", "keyword") != "keyword"
+        ):
+            from runner.embedding import DEFAULT_MODEL
+
+            return DEFAULT_MODEL
+    return None
+
+
+def _stored_vectors(target: Path, model: str | None, pages: int | None) -> VectorIndex | None:
+    """The vectors of `model` stored in the index folder (of `pages` pages, when given)."""
+    if model is None:
+        return None
+    from runner.retrieval.vectors import VectorIndex  # numpy: only for a corpus with vectors
+
+    vectors = VectorIndex.load(target, model)
+    if vectors is None or (pages is not None and len(vectors) != pages):
+        return None
+    return vectors
+
+
+def _embed(
+    corpus: Corpus,
+    model: str,
+    folder: Path,
+    pages: list[Page],
+    previous: VectorIndex | None,
+    progress: ProgressCallback | None,
+) -> VectorIndex:
+    """The pages' vectors written into `folder`, reusing `previous`'s unchanged ones."""
+    from runner.embedding import ModelUnavailable
+    from runner.embedding.models import load_embedder
+    from runner.retrieval.vectors import build_vectors
+
+    try:
+        embedder = load_embedder(model)
+    except ModelUnavailable as error:
+        raise CorpusError(f"corpus {corpus.name!r}: {error}") from None
+    report = progress or (lambda stage, done, total: None)
+    report("embed", 0, len(pages))
+    vectors, _ = build_vectors(
+        pages, embedder, folder, previous, lambda done, total: report("embed", done, total)
+    )
+    return vectors
 
 
 def _corpus(pipeline: Pipeline, name: str) -> Corpus:
@@ -172,6 +245,7 @@ def _write_manifest(target: Path, manifest: dict[str, Any]) -> None:
 def _build(
     pipeline_path: Path,
     corpus: Corpus,
+    model: str | None,
     source: Path,
     target: Path,
     snapshot: _Snapshot,
@@ -208,6 +282,10 @@ def _build(
     keyword = KeywordIndex.build([f"{page.heading}\n{page.text}" for page in pages], building)
     write_pages(building / PAGES_FILE, pages)
     report("index", 1, 1)
+    vectors = None
+    if model is not None:  # the previous index's vectors are reused for unchanged pages
+        previous = _stored_vectors(target, model, None)
+        vectors = _embed(corpus, model, building, pages, previous, progress)
     report("save", 0, 1)
     content = snapshot.content_sha256(source)
     seconds = time.perf_counter() - started
@@ -224,18 +302,27 @@ def _build(
     _swap_in(building, target)
     report("save", 1, 1)
     status = IndexStatus(corpus.name, True, reason, len(pages), seconds)
-    return _index(corpus, target, keyword, status)
+    if vectors is not None:  # mapped again from where the swap put them
+        vectors = _stored_vectors(target, vectors.model, None)
+    return _index(corpus, target, keyword, vectors, status)
 
 
-def _index(corpus: Corpus, target: Path, keyword: Any, status: IndexStatus) -> CorpusIndex:
+def _index(
+    corpus: Corpus,
+    target: Path,
+    keyword: Any,
+    vectors: VectorIndex | None,
+    status: IndexStatus,
+) -> CorpusIndex:
     return CorpusIndex(
         corpus.name,
         target,
         keyword,
         PageStore(target / PAGES_FILE),
         status,
-        _embedding(corpus),
+        vectors,
         keep_navigation=corpus.navigation == "keep",
+        synonyms=corpus.synonyms,
     )
 
 
@@ -249,17 +336,15 @@ def _swap_in(building: Path, target: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _embedding(corpus: Corpus) -> str | None:
-    return corpus.embedding.model if corpus.embedding is not None else None
-
-
-def _load(corpus: Corpus, target: Path, *, started: float, pages: int) -> CorpusIndex:
+def _load(
+    corpus: Corpus, target: Path, vectors: VectorIndex | None, *, started: float, pages: int
+) -> CorpusIndex:
     from runner.retrieval.keyword import KeywordIndex
 
     keyword = KeywordIndex.load(target)  # memory-mapped: nothing read but the vocabulary
     seconds = time.perf_counter() - started
     status = IndexStatus(corpus.name, False, "up to date", pages, seconds)
-    return _index(corpus, target, keyword, status)
+    return _index(corpus, target, keyword, vectors, status)
 
 
 def corpus_loader(
@@ -285,4 +370,5 @@ __all__ = [
     "corpus_loader",
     "index_folder",
     "open_corpus",
+    "vector_model",
 ]

@@ -8,11 +8,12 @@ them later in the round. No LLM call.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from runner.config.model import RetrieveOptions, ToolConfig
+from runner.config.model import RetrieveOptions, SearchOptions, ToolConfig
 from runner.engine.results import ToolResult
+from runner.retrieval.index import SEARCH_MODES
 from runner.retrieval.pages import CorpusError
 from runner.retrieval.reading import pages_context
 from runner.retrieval.seen import EVENT, ranked
@@ -44,14 +45,61 @@ def corpus_for(config: ToolConfig, services: ToolServices, corpus: str) -> Corpu
         raise ToolBuildError(f"{place(config)}: {error}") from None
 
 
+def check_mode(config: ToolConfig, mode: str) -> None:
+    if mode not in SEARCH_MODES:
+        raise ToolBuildError(
+            f"{place(config)}: unknown mode {mode!r}; use one of {', '.join(SEARCH_MODES)}"
+        )
+
+
 def record_retrieval(
-    env: ToolEnv, tool: str, corpus: str, query: str, hits: Sequence[ScoredPage | Page]
+    env: ToolEnv,
+    tool: str,
+    corpus: str,
+    query: str,
+    hits: Sequence[ScoredPage | Page],
+    searched: Query | None = None,
 ) -> list[dict[str, object]]:
     """The ranked pages a retrieval returned, added to the trace (`retrieval`); also kept in
-    the result's data under `retrieved` (runner.retrieval.seen)."""
+    the result's data under `retrieved` (runner.retrieval.seen). With `searched`, the event
+    also says what was searched when it differs from the query: the LLM's restatement
+    (`rewritten`) and the words the corpus's synonyms added (`searched`)."""
     pages = ranked(hits)
-    env.trace(EVENT, tool=tool, corpus=corpus, query=query, pages=pages)
+    extra: dict[str, object] = {}
+    if searched is not None:
+        if searched.rewritten:
+            extra["rewritten"] = searched.rewritten
+        if searched.expanded != query:
+            extra["searched"] = searched.expanded
+    env.trace(EVENT, tool=tool, corpus=corpus, query=query, pages=pages, **extra)
     return pages
+
+
+@dataclass(frozen=True)
+class Query:
+    """What a retrieval searches for a question: the question, the LLM's restatement when the
+    tool rewrites (`rewrite: true`), and both with the corpus's synonyms added (`expanded`)."""
+
+    question: str
+    rewritten: str | None
+    expanded: str
+
+    @property
+    def text(self) -> str:
+        """The question with its restatement: what the search is given."""
+        return f"{self.question} {self.rewritten}" if self.rewritten else self.question
+
+
+async def search_query(
+    call: Call, index: CorpusIndex, options: RetrieveOptions | SearchOptions, tool: str
+) -> Query:
+    """The query a retrieval tool searches (purpose `rewrite` first, when the tool asks)."""
+    question = call.directive
+    rewritten = None
+    if options.rewrite:
+        rewritten = await call.env.prompts.rewrite(question, corpus=options.corpus, tool=tool)
+    text = f"{question} {rewritten}" if rewritten else question
+    return Query(question, rewritten, index.expanded(text))
 
 
 def with_pages(result: ToolResult, pages: list[Page], **data: object) -> ToolResult:
@@ -66,11 +114,15 @@ class RetrieveTool(BuiltinTool):
         super().__init__(config, services)
         assert isinstance(config.options, RetrieveOptions)
         self.options = config.options
+        check_mode(config, self.options.mode)
         self.index = corpus_for(config, services, self.options.corpus)
 
     async def run(self, call: Call) -> ToolResult:
-        hits = self.index.search(call.directive, self.options.top_k)
-        retrieved = record_retrieval(call.env, self.name, self.options.corpus, call.directive, hits)
+        query = await search_query(call, self.index, self.options, self.name)
+        hits = self.index.search(query.text, self.options.top_k, mode=self.options.mode)
+        retrieved = record_retrieval(
+            call.env, self.name, self.options.corpus, call.directive, hits, query
+        )
         pages = [hit.page for hit in hits]
         result = finish(self.config, call.env, pages_context(pages), [p.source for p in pages])
         return with_pages(

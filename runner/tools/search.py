@@ -23,10 +23,15 @@ from typing import TYPE_CHECKING
 
 from runner.config.model import Output, SearchOptions, ToolConfig
 from runner.engine.results import ToolResult
-from runner.retrieval.index import SEARCH_MODES
 from runner.retrieval.reading import answers_context, pages_context, read_pages
-from runner.tools.base import BuiltinTool, Call, ToolBuildError, finish, instantiate, place
-from runner.tools.retrieve import corpus_for, record_retrieval, with_pages
+from runner.tools.base import BuiltinTool, Call, finish, instantiate
+from runner.tools.retrieve import (
+    check_mode,
+    corpus_for,
+    record_retrieval,
+    search_query,
+    with_pages,
+)
 
 if TYPE_CHECKING:
     from runner.retrieval.pages import Page
@@ -44,27 +49,26 @@ class SearchTool(BuiltinTool):
         super().__init__(config, services)
         assert isinstance(config.options, SearchOptions)
         self.options = config.options
-        if self.options.mode not in SEARCH_MODES:
-            raise ToolBuildError(
-                f"{place(config)}: unknown mode {self.options.mode!r}; use one of "
-                f"{', '.join(SEARCH_MODES)}"
-            )
+        check_mode(config, self.options.mode)
         self.index = corpus_for(config, services, self.options.corpus)
         self.answering = answering_config(config)
 
     async def run(self, call: Call) -> ToolResult:
         question = call.directive
-        hits = self.index.search(question, self.options.top_k, mode=self.options.mode)
-        record_retrieval(call.env, self.name, self.options.corpus, question, hits)
+        query = await search_query(call, self.index, self.options, self.name)
+        hits = self.index.search(query.text, self.options.top_k, mode=self.options.mode)
+        record_retrieval(call.env, self.name, self.options.corpus, question, hits, query)
         top = [hit.page for hit in hits]
         if not call.env.coordinator_requested:  # the normal branch: pages, like `retrieve`
             result = finish(self.config, call.env, pages_context(top), [p.source for p in top])
             return with_pages(result, top)
-        return await self._answer(call, question, top)
+        return await self._answer(call, question, query.text, top)
 
-    async def _answer(self, call: Call, question: str, top: list[Page]) -> ToolResult:
+    async def _answer(
+        self, call: Call, question: str, searched: str, top: list[Page]
+    ) -> ToolResult:
         """C31, C32: the pages' answers as guaranteed context, or empty for "not found"."""
-        candidates = self._candidate_count(question, len(top))
+        candidates = self._candidate_count(searched, len(top))
         limit = self.options.max_brute_force_page_count
         if limit is not None and candidates > limit:
             call.env.trace(

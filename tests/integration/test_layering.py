@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("config",),  # pipeline files: schema, checks, the typed model
     ("templating",),  # the sandboxed Jinja environment and its budget
     ("documents", "trace"),  # an author's files read safely; the trace of a round
-    ("text", "purposes", "sources", "resources"),  # leaves
+    ("text", "purposes", "sources", "resources", "embedding"),  # leaves
 )
 LEVEL = {room: level for level, rooms in enumerate(LAYERS) for room in rooms}
 MAX_TOP_MODULES = 8  # __init__.py included

@@ -60,12 +60,18 @@ def ask_every_purpose(prompts: Prompts) -> None:
     run(prompts.gatekeeper("battery life?", [page]))
     run(prompts.missing_info("battery life?", [page], 2))
     run(prompts.read_page("battery life?", page, tool="s"))
+    run(prompts.rewrite("battery life?", corpus="manuals", tool="rag"))
     run(prompts.compose("battery life?", [page], tool="d"))
     run(prompts.answer("battery life?", [page], [page]))
 
 
+def offline_or_no_restatement(request: LLMRequest) -> str:
+    """The offline provider's replies; it is never asked to rewrite (Prompts.rewrite skips it)."""
+    return "" if request.purpose is Purpose.REWRITE else respond(request)
+
+
 def test_request_facts_are_exactly_the_template_variables() -> None:
-    client = RecordingClient()
+    client = RecordingClient(offline_or_no_restatement)
     ask_every_purpose(Prompts(client))
     assert [r.purpose for r in client.requests] == TEMPLATED
     for request in client.requests:

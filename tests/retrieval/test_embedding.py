@@ -1,17 +1,13 @@
-"""A corpus names its embedding model in the pipeline (`corpora.<name>.embedding.model`);
-$RUNNER_EMBED_MODEL overrides it; runner's default applies when neither says one."""
+"""A corpus names its embedding model in the pipeline (`corpora.<name>.embedding.model`): a
+model runner carries (`all-MiniLM-L6-v2`) or a folder beside the pipeline with a BERT model's
+files. Any other name is refused by validation (R133): runner downloads nothing."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from runner.config import validate_file
-from runner.config.model import Corpus, Embedding
-from runner.retrieval import backend, open_corpus
-
-from .conftest import corpus_pipeline
+from runner.config.model import Embedding
 
 PIPELINE = """\
 domain: shop
@@ -27,60 +23,6 @@ tools:
 """
 
 
-@pytest.fixture
-def loaded_models(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The model names vector search asks for; each gets llama-index's MockEmbedding."""
-    from llama_index.core.embeddings import MockEmbedding
-
-    names: list[str] = []
-
-    def load(name: str) -> MockEmbedding:
-        names.append(name)
-        return MockEmbedding(embed_dim=8)
-
-    monkeypatch.setattr(backend, "load_embed_model", load)
-    monkeypatch.delenv(backend.EMBED_MODEL_ENV, raising=False)
-    return names
-
-
-def pipeline_with(tmp_path: Path, embedding: Embedding | None):
-    corpus = Corpus("manuals", Path("corpus/appliances"), max_words=60, embedding=embedding)
-    return corpus_pipeline(tmp_path, corpora={"manuals": corpus})
-
-
-def test_vector_search_uses_the_corpus_s_embedding_model(
-    tmp_path: Path, loaded_models: list[str]
-) -> None:
-    pipeline = pipeline_with(tmp_path, Embedding("acme/tiny-embed"))
-    assert len(open_corpus(pipeline, "manuals").search("kettle", 2, mode="vector")) == 2
-    assert loaded_models == ["acme/tiny-embed"]
-
-
-def test_the_corpus_s_model_survives_loading_a_persisted_index(
-    tmp_path: Path, loaded_models: list[str]
-) -> None:
-    pipeline = pipeline_with(tmp_path, Embedding("acme/tiny-embed"))
-    open_corpus(pipeline, "manuals")
-    reloaded = open_corpus(pipeline, "manuals")
-    assert not reloaded.status.rebuilt
-    reloaded.search("kettle", 2, mode="hybrid")
-    assert loaded_models == ["acme/tiny-embed"]
-
-
-def test_runner_embed_model_overrides_the_corpus_s_model(
-    tmp_path: Path, loaded_models: list[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(backend.EMBED_MODEL_ENV, "override/model")
-    pipeline = pipeline_with(tmp_path, Embedding("acme/tiny-embed"))
-    open_corpus(pipeline, "manuals").search("kettle", 2, mode="vector")
-    assert loaded_models == ["override/model"]
-
-
-def test_without_a_model_the_default_is_used(tmp_path: Path, loaded_models: list[str]) -> None:
-    open_corpus(pipeline_with(tmp_path, None), "manuals").search("kettle", 2, mode="vector")
-    assert loaded_models == [backend.DEFAULT_EMBED_MODEL]
-
-
 def write(tmp_path: Path, model: str) -> Path:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# A\n\nText.\n", encoding="utf-8")
@@ -89,28 +31,52 @@ def write(tmp_path: Path, model: str) -> Path:
     return path
 
 
-def test_a_model_name_is_kept_as_written(tmp_path: Path) -> None:
-    report = validate_file(write(tmp_path, "BAAI/bge-small-en-v1.5"))
+def model_folder(tmp_path: Path, *files: str) -> None:
+    folder = tmp_path / "models" / "mini"
+    folder.mkdir(parents=True)
+    for name in files:
+        (folder / name).write_text("{}", encoding="utf-8")
+
+
+def test_the_packaged_model_is_kept_by_name(tmp_path: Path) -> None:
+    report = validate_file(write(tmp_path, "all-MiniLM-L6-v2"))
     assert report.pipeline is not None, report.diagnostics
-    assert report.pipeline.corpora["docs"].embedding == Embedding("BAAI/bge-small-en-v1.5")
+    assert report.pipeline.corpora["docs"].embedding == Embedding("all-MiniLM-L6-v2")
+
+
+def test_a_model_name_runner_does_not_carry_is_refused_with_the_one_it_does(
+    tmp_path: Path,
+) -> None:
+    [diagnostic] = validate_file(write(tmp_path, "BAAI/bge-small-en-v1.5")).diagnostics
+    assert diagnostic.code == "R133"
+    assert (diagnostic.line, diagnostic.col) == (5, 24)  # where the name starts
+    assert "all-MiniLM-L6-v2" in diagnostic.hint and "does not fetch" in diagnostic.hint
 
 
 def test_a_model_folder_is_resolved_against_the_pipeline(tmp_path: Path) -> None:
-    (tmp_path / "models" / "mini").mkdir(parents=True)
+    model_folder(tmp_path, "config.json", "tokenizer.json", "model.safetensors")
     report = validate_file(write(tmp_path, "models/mini"))
     assert report.pipeline is not None, report.diagnostics
     embedding = report.pipeline.corpora["docs"].embedding
     assert embedding == Embedding(str(tmp_path / "models" / "mini"))
 
 
+def test_a_model_folder_without_the_model_s_files_names_the_missing_ones(tmp_path: Path) -> None:
+    model_folder(tmp_path, "config.json")
+    [diagnostic] = validate_file(write(tmp_path, "models/mini")).diagnostics
+    assert diagnostic.code == "R133"
+    assert "tokenizer.json, model.safetensors" in diagnostic.message
+
+
 def test_a_model_folder_may_not_leave_the_pipeline_s_folder(tmp_path: Path) -> None:
-    assert [d.code for d in validate_file(write(tmp_path, "../models/mini")).diagnostics] == [
-        "R108"
-    ]
+    (tmp_path / "models" / "mini").mkdir(parents=True)
+    (tmp_path / "inner").mkdir()
+    path = write(tmp_path / "inner", "../models/mini")
+    assert [d.code for d in validate_file(path).diagnostics] == ["R108"]
 
 
 def test_the_embedding_block_takes_only_model(tmp_path: Path) -> None:
-    path = write(tmp_path, "m")
-    path.write_text(path.read_text().replace("{model: m}", "{model: m, dim: 8}"))
+    path = write(tmp_path, "all-MiniLM-L6-v2")
+    path.write_text(path.read_text().replace("all-MiniLM-L6-v2}", "all-MiniLM-L6-v2, dim: 8}"))
     [diagnostic] = validate_file(path).diagnostics
     assert diagnostic.code.startswith("S") and "dim" in diagnostic.message

@@ -246,39 +246,9 @@ def test_neighbors_of_an_unknown_page_are_none(pipeline) -> None:
     assert open_corpus(pipeline, "manuals").neighbors("gone.md#1", 1) == []
 
 
-# --- vector and hybrid (any llama-index embedding; the `vector` extra brings a real one) ------
+# --- vector and hybrid (the `embed` extra; with the real model: tests/embed) ------------------
 
 
-def test_hybrid_fuses_bm25_and_vector_hits_without_zero_scores(pipeline) -> None:
-    from llama_index.core.embeddings import MockEmbedding
-
-    index = open_corpus(pipeline, "manuals")
-    hits = index.search("limescale", 3, mode="hybrid", embed_model=MockEmbedding(embed_dim=8))
-    assert hits[0].page.node_id == "kettle.md#3"  # the only BM25 hit leads the fusion
-    assert len(hits) == 3 and all(hit.score > 0 for hit in hits)
-
-
-def test_vector_index_is_persisted_beside_bm25_and_reused(pipeline) -> None:
-    from llama_index.core.embeddings import MockEmbedding
-
-    model = MockEmbedding(embed_dim=8)
-    open_corpus(pipeline, "manuals").search("kettle", 2, mode="vector", embed_model=model)
-    stored = index_folder(pipeline, "manuals") / "vector" / "MockEmbedding"
-    assert (stored / "docstore.json").is_file()
-    reloaded = open_corpus(pipeline, "manuals")
-    assert len(reloaded.search("kettle", 2, mode="vector", embed_model=model)) == 2
-
-
-def test_vector_mode_without_the_extra_says_how_to_install_it(pipeline, monkeypatch) -> None:
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_huggingface(name: str, *args, **kwargs):
-        if name.startswith("llama_index.embeddings.huggingface"):
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_huggingface)
-    with pytest.raises(RuntimeError, match=r"runner\[vector\]"):
+def test_vector_mode_on_a_corpus_without_vectors_says_how_to_get_them(pipeline) -> None:
+    with pytest.raises(CorpusError, match=r"embedding: \{model: all-MiniLM-L6-v2\}"):
         open_corpus(pipeline, "manuals").search("kettle", 2, mode="vector")

@@ -1,7 +1,8 @@
 """Document collections: a corpus folder that holds documents (R122) that stay inside the
 pipeline's folder once symlinks are followed (R124, unless the corpus sets `follow_symlinks`) —
 or, for a corpus that names a folder elsewhere with an absolute or `~` path, inside that
-folder — and tools that name a declared corpus (R106)."""
+folder — tools that name a declared corpus (R106), a synonyms file of words for words (R132)
+and an embedding model runner can run (R133)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ from runner.config.paths import (
     contained_documents,
     written_outside,
 )
+from runner.config.schema import definition_validator
+from runner.documents.diagnostics import KeyPath
+from runner.documents.loader import LoadError, read_document
+from runner.embedding import DEFAULT_MODEL, REQUIRED_FILES, is_packaged
 
 
 def corpora(checks: Checks) -> None:
@@ -40,9 +45,10 @@ def corpora(checks: Checks) -> None:
 
 
 def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
-    if "embedding" in spec:  # a model name, or a folder that must stay in ours
-        model = spec["embedding"]["model"]
-        inside_folder(checks, model, ("corpora", name, "embedding", "model"))
+    if "embedding" in spec:
+        embedding_model(checks, spec["embedding"]["model"], ("corpora", name, "embedding", "model"))
+    if isinstance(spec.get("synonyms"), str):
+        synonyms_file(checks, spec["synonyms"], ("corpora", name, "synonyms"))
     follow = spec.get("follow_symlinks", False)
     where = ("corpora", name, "path")
     root = checks.folder  # the folder the documents must stay in
@@ -75,6 +81,72 @@ def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
     if not documents and not refused:
         problem, hint = _no_documents(name, spec["path"], include, exclude, matched)
         checks.emit("R122", problem, where, hint=hint, warning=True)
+
+
+def embedding_model(checks: Checks, model: str, where: KeyPath) -> None:
+    """A model runner carries, or a folder in ours that holds a BERT model's files (R133)."""
+    if is_packaged(model):
+        return
+    folder = checks.folder / model
+    if not folder.is_dir():
+        checks.emit(
+            "R133",
+            f"embedding model `{model[:60]}` is neither a model runner carries nor a folder",
+            where,
+            hint=f"name `{DEFAULT_MODEL}` (nothing is downloaded), or a folder beside the "
+            "pipeline holding a sentence-transformers model saved with safetensors; runner "
+            "does not fetch models by name",
+        )
+        return
+    if inside_folder(checks, model, where) is None:
+        return
+    missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
+    if missing:
+        checks.emit(
+            "R133",
+            f"the model folder `{model[:60]}` lacks {', '.join(missing)}",
+            where,
+            hint="save the model with sentence-transformers and safetensors "
+            "(config.json, tokenizer.json, model.safetensors)",
+        )
+
+
+def synonyms_file(checks: Checks, relative: str, where: KeyPath) -> None:
+    """A YAML file of users' words for the documents' words (R132, placed in that file)."""
+    target = existing_path(checks, relative, where)
+    if target is None:
+        return
+    try:
+        document = read_document(target)
+    except LoadError as error:
+        checks.diagnostics.append(error.diagnostic)
+        return
+    if not isinstance(document.data, Mapping):
+        checks.emit(
+            "R132",
+            "a synonyms file must be a YAML mapping of a user's word to the documents' word(s)",
+            (),
+            document=document,
+            hint="one line each: `wipe: clear`, `quicker: [faster, speed]`",
+        )
+        return
+    validator = definition_validator("synonym_map")
+    for error in validator.iter_errors(document.data):
+        place: KeyPath = tuple(error.absolute_path)
+        checks.emit(
+            "R132",
+            "a synonym must map a word or phrase to a word or phrase, or a list of them: "
+            f"{_shown(error.instance)} is not one",
+            place,
+            document=document,
+            at_key=error.validator == "propertyNames",
+            hint="write `user word: document word` or `user word: [word, other word]`",
+        )
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _no_documents(

@@ -1,0 +1,24 @@
+"""Sentence embeddings on the CPU with numpy: a packaged model (nothing downloaded at run time)
+or a model folder, run by runner's own BERT forward pass (the `embed` extra: numpy,
+safetensors, tokenizers). Importing this package imports none of them (validation reads the
+catalog); `runner.embedding.models.load_embedder` loads a model."""
+
+from __future__ import annotations
+
+from runner.embedding.catalog import (
+    DEFAULT_MODEL,
+    INSTALL_HINT,
+    REQUIRED_FILES,
+    ModelUnavailable,
+    canonical,
+    is_packaged,
+)
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "INSTALL_HINT",
+    "REQUIRED_FILES",
+    "ModelUnavailable",
+    "canonical",
+    "is_packaged",
+]

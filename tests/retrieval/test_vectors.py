@@ -1,0 +1,77 @@
+"""The page-vector store (runner/retrieval/vectors.py) with any embedder: here a bag of hashed
+words, so that storage, reuse and exact search are checked without the `embed` extra (the real
+model: tests/embed)."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from runner.retrieval.pages import Page
+from runner.retrieval.vectors import VectorIndex, build_vectors, embedded_text
+
+
+class WordBag:
+    """A real, if crude, embedder: each word adds 1 to a hashed dimension; rows of unit length."""
+
+    name = "word-bag"
+    dimensions = 32
+
+    def __init__(self) -> None:
+        self.embedded: list[str] = []
+
+    def embed(
+        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+    ) -> np.ndarray:
+        self.embedded += texts
+        rows = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                rows[row, zlib.crc32(word.encode()) % self.dimensions] += 1.0
+        return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+
+
+def page(number: int, text: str, document: str = "a.md") -> Page:
+    return Page(f"{document}#{number}", document, number, "A", "Section", text)
+
+
+PAGES = [page(1, "kettle boils water"), page(2, "toaster browns bread"), page(3, "fridge cools")]
+
+
+def test_the_vectors_are_stored_one_row_per_page_and_mapped_when_loaded(tmp_path: Path) -> None:
+    build_vectors(PAGES, WordBag(), tmp_path)
+    loaded = VectorIndex.load(tmp_path, "word-bag")
+    assert loaded is not None and len(loaded) == 3
+    assert isinstance(loaded.vectors, np.memmap)
+    assert loaded.matches(PAGES)
+
+
+def test_vectors_of_another_model_are_not_loaded(tmp_path: Path) -> None:
+    build_vectors(PAGES, WordBag(), tmp_path)
+    assert VectorIndex.load(tmp_path, "another-model") is None
+
+
+def test_a_rebuild_embeds_only_the_pages_whose_text_is_new(tmp_path: Path) -> None:
+    first, _ = build_vectors(PAGES, WordBag(), tmp_path / "one")
+    changed = [PAGES[0], page(2, "toaster burns bread"), PAGES[2], page(4, "oven bakes")]
+    embedder = WordBag()
+    rebuilt, fresh = build_vectors(changed, embedder, tmp_path / "two", previous=first)
+    assert fresh == 2 and embedder.embedded == [embedded_text(p) for p in changed[1::2]]
+    assert np.array_equal(rebuilt.vectors[2], first.vectors[2])  # kept, moved to its new row
+
+
+def test_search_is_exact_nearest_first(tmp_path: Path) -> None:
+    vectors, _ = build_vectors(PAGES, WordBag(), tmp_path)
+    query = WordBag().embed(["bread toaster"])[0]
+    hits = vectors.top(query, 3)
+    assert hits[0][0] == 1
+    scores = [score for _, score in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert np.isclose(scores[0], float(vectors.vectors[1] @ query))
+
+
+def test_the_embedded_text_carries_the_page_s_place(tmp_path: Path) -> None:
+    assert embedded_text(PAGES[0]) == "A › Section\nkettle boils water"
