@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from runner.config.defaults import deep_search_tool_names, default_activation
+from runner.config.frozen import FrozenDict, FrozenList, frozen
 from runner.config.model import (
     Activation,
     ActivationMode,
@@ -66,49 +67,6 @@ __all__ = ["FrozenDict", "FrozenList", "build_pipeline", "frozen", "script_rule"
 def build_pipeline(document: Document) -> Pipeline:
     """The model of a document that passed the schema and the semantic checks."""
     return _Builder(document).pipeline()
-
-
-class FrozenDict(dict):  # type: ignore[type-arg]
-    """A dict that refuses changes. A dict subclass (not MappingProxyType) on purpose: free
-    data — extraction schemas, python settings, scripted replies — goes to json.dumps and to
-    jsonschema, which both want real dicts and lists."""
-
-    def _refuse(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("a loaded pipeline is immutable")
-
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
-    __ior__ = _refuse  # type: ignore[assignment]
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(tuple(sorted(self.items(), key=repr)))
-
-    def __reduce__(self) -> tuple[Any, ...]:  # copy, deepcopy and pickle build a new one
-        return (FrozenDict, (dict(self),))
-
-
-class FrozenList(list):  # type: ignore[type-arg]
-    """A list that refuses changes (see FrozenDict)."""
-
-    def _refuse(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("a loaded pipeline is immutable")
-
-    __setitem__ = __delitem__ = append = extend = insert = pop = remove = _refuse  # type: ignore[assignment]
-    clear = sort = reverse = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(tuple(self))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (FrozenList, (list(self),))
-
-
-def frozen(value: Any) -> Any:
-    """A read-only deep copy of plain data that json and jsonschema still take as dicts/lists."""
-    if isinstance(value, Mapping):
-        return FrozenDict({key: frozen(item) for key, item in value.items()})
-    if isinstance(value, list | tuple):
-        return FrozenList(frozen(item) for item in value)
-    return value
 
 
 def script_rule(data: Mapping[str, Any], where: Where | None) -> ScriptRule:
@@ -324,6 +282,7 @@ class _Builder:
             folder=self.folder,
             **_pick(spec, "timeout_s", "start_timeout_s"),
         )
+
     def synonyms(self, spec: str | Mapping[str, Any], path: KeyPath) -> dict[str, tuple[str, ...]]:
         """An inline mapping, or the one a YAML file holds (checked by validation: R132)."""
         if isinstance(spec, str):
