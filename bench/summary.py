@@ -363,6 +363,8 @@ def streaming_rows(results: Mapping[str, Any]) -> list[Row]:
             _met(off_share < targets["off_share_of_round"]),
         ],
     ]
+
+
 def users_rows(results: Mapping[str, Any]) -> list[Row]:
     """Issue 18's targets on the question sets (bench/users.py)."""
     rows: list[Row] = []
@@ -430,9 +432,9 @@ def section() -> str:
     if missing:
         text += f"\n\nNot run yet: {', '.join(missing)} (`python -m bench {' '.join(missing)}`)."
     return (
-        "Every target of issues 7, 11, 12, 13, 14, 18 and 22, from the latest run of each benchmark "
-        "(the sections below give the commands, the machine and what limits a figure that "
-        "misses its target).\n\n" + text
+        "Every target of issues 7, 11, 12, 13, 14, 18 and 22, from the latest run of each "
+        "benchmark (the sections below give the commands, the machine and what limits a figure "
+        "that misses its target).\n\n" + text
     )
 
 

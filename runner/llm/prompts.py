@@ -33,6 +33,7 @@ from runner.llm.passages import (
 from runner.llm.purposes import PURPOSE_VARIABLES
 from runner.llm.settings import model_settings
 from runner.llm.streaming import answer_written
+from runner.llm.structured import lenient_schema
 from runner.llm.types import LLMClient, LLMRequest, Purpose
 from runner.resources import templates_dir
 from runner.templating import environment as templates
@@ -148,7 +149,12 @@ class Prompts:
             "named_values": named_values(self.pipeline, text),
         }
         data = await self._ask(
-            purpose, facts, subject=text, schema=_lenient(schema), tool=tool, template=template
+            purpose,
+            facts,
+            subject=text,
+            schema=lenient_schema(schema),
+            tool=tool,
+            template=template,
         )
         given = {key: value for key, value in data.items() if value is not None}
         kept, dropped = grounded(given, text, schema, lambda v: table_key(self.pipeline, v))
@@ -491,13 +497,3 @@ def _tool_facts(tool: ToolConfig) -> dict[str, Any]:
         "examples": list(tool.examples),
         "keywords": list(tool.activation.keywords),
     }
-
-
-def _lenient(schema: Mapping[str, Any]) -> dict[str, Any]:
-    lenient = {key: value for key, value in schema.items() if key != "required"}
-    properties = schema.get("properties")
-    if isinstance(properties, Mapping):
-        lenient["properties"] = {
-            name: {"anyOf": [field, {"type": "null"}]} for name, field in properties.items()
-        }
-    return lenient

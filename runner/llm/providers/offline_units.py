@@ -39,6 +39,7 @@ from runner.llm.providers.offline_code import (
     reads_as_prose,
 )
 from runner.llm.providers.offline_inline import plain_text
+from runner.llm.providers.offline_rows import record_fields, row_cells, row_fields, row_text
 from runner.text.words import STOP_WORDS, sentences, stem, tokenize
 
 SENTENCE, ITEM, ROW, RECORD = "sentence", "item", "row", "record"
@@ -109,9 +110,6 @@ _DOCTEST = re.compile(r"^\s*>>>(\s|$)")  # a session starts at a prompt; `...` g
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _LIST_START = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)]|[a-z][.)])\s+\S")
-_FIELD_SPLIT = re.compile(r";\s+(?=[A-Za-z_][\w ]{0,40}:\s)")
-_FIELD = re.compile(r"^(?P<key>[A-Za-z_][\w ]{0,40}):\s*(?P<value>.*)$", re.DOTALL)
-MIN_RECORD_FIELDS = 3
 # reStructuredText: "…as follows::" reads "…as follows:", "…you want. ::" reads "…you want."
 _LITERAL_MARK = re.compile(r"(?:(?<=\S)|\s+)::$")
 
@@ -366,12 +364,12 @@ class _Parser:
                 self.position -= 1
                 self.header = self.last_cells
             return
-        cells = _cells(stripped)
+        cells = row_cells(stripped)
         if not any(cells):
             return
         self.last_cells = cells
-        fields = _row_fields(cells, self.header)
-        self._add(_row_text(cells, self.header), ROW, context=" ".join(self.header), fields=fields)
+        fields = row_fields(cells, self.header)
+        self._add(row_text(cells, self.header), ROW, context=" ".join(self.header), fields=fields)
 
     # --- paragraphs -------------------------------------------------------------------------
 
@@ -380,7 +378,7 @@ class _Parser:
             return
         text = " ".join(self.paragraph)
         self.paragraph = []
-        record = _record_fields(text)
+        record = record_fields(text)
         if record:
             self._add(text, RECORD, fields=record)
             return
@@ -462,48 +460,6 @@ def _ended(text: str) -> bool:
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
-
-
-def _cells(row: str) -> list[str]:
-    inner = row.strip()
-    inner = inner[1:] if inner.startswith("|") else inner
-    inner = inner[:-1] if inner.endswith("|") else inner
-    return [plain_text(cell) for cell in inner.split("|")]
-
-
-def _row_text(cells: list[str], header: list[str]) -> str:
-    """`Ovens and hobs — Functional parts: 10 years; Cosmetic parts: 7 years.` with a header;
-    the cells joined by ` | ` without one."""
-    if not header or len(header) != len(cells):
-        return " | ".join(cell for cell in cells if cell)
-    first, rest = cells[0], list(zip(header[1:], cells[1:], strict=True))
-    described = "; ".join(f"{name}: {cell}" if name else cell for name, cell in rest if cell)
-    text = f"{first} — {described}" if first and described else first or described
-    return text if text.endswith((".", "!", "?")) else f"{text}."
-
-
-def _row_fields(cells: list[str], header: list[str]) -> tuple[tuple[str, str], ...]:
-    """A row's cells under their column names (`column 2` for a column without one), so that
-    rows can be compared field by field; () without a header."""
-    if not header or len(header) != len(cells):
-        return ()
-    return tuple(
-        (name or f"column {number}", cell)
-        for number, (name, cell) in enumerate(zip(header, cells, strict=True), 1)
-    )
-
-
-def _record_fields(text: str) -> tuple[tuple[str, str], ...]:
-    parts = _FIELD_SPLIT.split(text)
-    if len(parts) < MIN_RECORD_FIELDS:
-        return ()
-    fields = []
-    for part in parts:
-        match = _FIELD.match(part.strip())
-        if not match:
-            return ()
-        fields.append((match["key"].strip(), match["value"].strip()))
-    return tuple(fields)
 
 
 def _cited_pieces(text: str) -> Iterator[tuple[str, tuple[str, ...]]]:
