@@ -313,8 +313,10 @@ def readme_section(results: dict[str, Any]) -> str:
         f"`python -m bench.users` ({results['date']}; {machine_line}). The question sets of "
         "`bench/questions/` (how they were written: its README) asked of the whole corpus; a "
         "question is found when a page of its gold section is first (@1) or among the first "
-        f"five (@5). Model: {results['model']} on runner's numpy runtime. `+ rewrite` "
-        "(SmolLM2-135M) is measured by `make test-llm` (tests/realmodel). Raw figures: "
+        f"five (@5). Model: {results['model']} on runner's numpy runtime. Not in these tables: "
+        "`+ rewrite` with SmolLM2-135M (tests/realmodel/test_rewrite.py measures it on the test "
+        "appliances under `make test-llm`, into .runner/test-llm-rewrite.txt), and `synonyms:` "
+        "(a list written for these questions would be tuned to them). Raw figures: "
         "`bench/results/users.json`."
     ]
     for corpus, figures in results["corpora"].items():
@@ -322,11 +324,15 @@ def readme_section(results: dict[str, Any]) -> str:
             parts.append(f"**{corpus}**: skipped ({figures['skipped']}).")
             continue
         build, anchor = figures["build"], figures["anchor"]
+        embedding = (
+            f"the last build embedded {build['embedded']:,} pages in {build['embed_seconds']} s "
+            f"({build['pages_per_second']} pages/s)"
+            if build.get("embedded")
+            else "the vectors predate the record of their build's time (docs/retrieval.md gives it)"
+        )
         parts.append(
             f"**{corpus}**: {build['pages']:,} pages; page vectors {build['vectors_mb']} MB "
-            f"beside BM25's {build['bm25_mb']} MB; the last build embedded {build['embedded']} "
-            f"pages in {build['embed_seconds']} s ({build['pages_per_second']} pages/s; "
-            f"unrecorded when the index predates the record); the anchor's index "
+            f"beside BM25's {build['bm25_mb']} MB; {embedding}; the anchor's index "
             f"{anchor['size_mb']} MB, built in {anchor['build_seconds']} s from the same vectors, "
             f"opened in {anchor['open_seconds']} s."
         )
