@@ -148,6 +148,7 @@ def command(pipeline: Path, questions: Path, **values: Any) -> None:
         )
     if values["fail_on_regression"] and not values["baseline"]:
         raise click.UsageError("--fail-on-regression compares with a run: give --baseline RUN")
+    from runner.eval.evaluate import RunIncomplete
     from runner.eval.questions import QuestionSetError
     from runner.eval.ray_runner import RayUnavailable
     from runner.eval.results import ResultsError
@@ -158,7 +159,7 @@ def command(pipeline: Path, questions: Path, **values: Any) -> None:
         except QuestionSetError as error:
             _show_diagnostics(error)
             sys.exit(EXIT_FAILED)
-        except (ResultsError, RayUnavailable) as error:
+        except (ResultsError, RayUnavailable, RunIncomplete) as error:
             click.echo(f"error: {error}", err=True)
             sys.exit(EXIT_FAILED)
 

@@ -20,6 +20,7 @@ from runner.eval.compare import Comparison, compare
 from runner.eval.model import Question
 from runner.eval.progress import Progress
 from runner.eval.questions import load_questions
+from runner.eval.ray_runner import BatchesFailed, run_on_ray
 from runner.eval.results import REPORT, RunWriter, default_folder, read_run, utc_now
 from runner.eval.setup import EvalSpec
 from runner.eval.totals import summarize
@@ -45,6 +46,11 @@ class EvalOptions:
     client: Client | None = None
 
 
+class RunIncomplete(RuntimeError):
+    """Questions could not be asked (a Ray batch that failed every time); the others' results
+    are kept in the run's folder, for `--resume`."""
+
+
 @dataclass
 class EvalOutcome:
     folder: Path
@@ -56,8 +62,8 @@ class EvalOutcome:
 
 
 def evaluate(spec: EvalSpec, questions_path: Path, options: EvalOptions) -> EvalOutcome:
-    """Raises QuestionSetError (the set), ResultsError (the baseline) or what opening the
-    pipeline raises."""
+    """Raises QuestionSetError (the set), ResultsError (the baseline), RunIncomplete (questions
+    not asked) or what opening the pipeline raises."""
     question_set = load_questions(questions_path)
     baseline = read_run(options.baseline) if options.baseline is not None else None
     folder = options.out or default_folder(_state_folder(spec), questions_path)
@@ -79,6 +85,11 @@ def evaluate(spec: EvalSpec, questions_path: Path, options: EvalOptions) -> Eval
 
     try:
         timing = _ask(spec, todo, done, options)
+    except BatchesFailed as failed:
+        raise RunIncomplete(
+            f"{failed}. The other questions' results are in {folder}: the same command with "
+            "--resume asks only the missing ones"
+        ) from failed
     finally:
         writer.close()
     progress.finish()
@@ -133,8 +144,6 @@ def _ask(
 ) -> dict[str, float]:
     """Ask the questions; how long opening and asking took."""
     if options.ray is not None:
-        from runner.eval.ray_runner import run_on_ray
-
         return run_on_ray(
             spec, todo, done, address=options.ray, jobs=options.jobs, batch=options.batch
         )

@@ -4,8 +4,11 @@ The pipeline is packed once (runner.eval.shipping) and put in the cluster's obje
 each node fetches it once; one worker (a Ray actor) per CPU of the cluster unpacks it and opens
 the runtime once, then asks batches of questions, `--jobs` at a time, as the local runner does
 (runner.eval.local: the same Asker, so the same records). Results stream back batch by batch
-as they finish; a batch whose worker died or raised is asked again (up to `RETRIES` times).
-`local` starts a Ray cluster on this machine for the run, and stops it after.
+as they finish; a batch whose worker died or raised is asked again (up to `RETRIES` times,
+the worker restarted first when it died). A batch that fails every time is set aside (and its
+worker, when it died for good) while the others are asked; the run then fails with
+`BatchesFailed`, naming the questions set aside. `local` starts a Ray cluster on this machine
+for the run, and stops it after.
 
 Every node needs runner installed (the same version), as any Ray job needs its code.
 """
@@ -18,6 +21,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +36,25 @@ CLOSE_TIMEOUT_S = 30
 
 class RayUnavailable(ImportError):
     """Ray is not installed."""
+
+
+@dataclass(frozen=True)
+class FailedBatch:
+    questions: list[str]  # their ids
+    cause: str
+
+
+class BatchesFailed(RuntimeError):
+    """Batches that failed on every attempt: their questions were not asked."""
+
+    def __init__(self, failed: Sequence[FailedBatch]) -> None:
+        self.questions = [question for batch in failed for question in batch.questions]
+        causes = "; ".join(f"{', '.join(batch.questions)}: {batch.cause}" for batch in failed)
+        count = len(self.questions)
+        super().__init__(
+            f"{count} question{'s' if count != 1 else ''} could not be asked on the Ray cluster, "
+            f"each batch tried {1 + RETRIES} times ({causes})"
+        )
 
 
 class EvalWorker:
@@ -119,19 +142,71 @@ def run_on_ray(
         archive = ray.put(pack(spec))
         workers = _start_workers(ray, archive, spec, jobs, len(questions), batch)
         try:
-            pool = ray.util.ActorPool(workers)
-            work = pool.map_unordered(
-                lambda worker, chunk: worker.ask.remote(chunk), batches(questions, batch)
-            )
-            for answered in work:
-                for record, events in answered:
-                    done(Answered(record, events))
+            failed = _ask_batches(ray, workers, batches(questions, batch), done)
         finally:
             _stop(ray, workers)
+        if failed:
+            raise BatchesFailed(failed)
         return {"open_s": round(built - started, 3), "ask_s": round(time.perf_counter() - built, 3)}
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _ask_batches(
+    ray: Any,
+    workers: list[Any],
+    chunks: Iterator[list[dict[str, Any]]],
+    done: Callable[[Answered], None],
+) -> list[FailedBatch]:
+    """Each batch asked on an idle worker, its answers handed to `done` as it finishes; the
+    batches that failed after Ray's retries, set aside (and a worker that died for good, left
+    out: when none is left, the batches not asked yet are set aside too)."""
+    idle = list(workers)
+    running: dict[Any, tuple[Any, list[dict[str, Any]]]] = {}
+    failed: list[FailedBatch] = []
+    for chunk in chunks:
+        while not idle and running:
+            idle.extend(_finish_one(ray, running, done, failed))
+        if not idle:
+            failed.append(FailedBatch(_ids(chunk), "every worker had died"))
+            continue
+        worker = idle.pop()
+        running[worker.ask.remote(chunk)] = (worker, chunk)
+    while running:
+        _finish_one(ray, running, done, failed)
+    return failed
+
+
+def _finish_one(
+    ray: Any,
+    running: dict[Any, tuple[Any, list[dict[str, Any]]]],
+    done: Callable[[Answered], None],
+    failed: list[FailedBatch],
+) -> list[Any]:
+    """The next batch to finish, handed on or set aside; its worker, if it is still alive."""
+    [ready], _ = ray.wait(list(running), num_returns=1)
+    worker, chunk = running.pop(ready)
+    try:
+        answered = ray.get(ready)
+    except ray.exceptions.RayActorError:
+        failed.append(FailedBatch(_ids(chunk), "its worker died on every attempt"))
+        return []
+    except ray.exceptions.RayError as error:
+        failed.append(FailedBatch(_ids(chunk), _first_line(error)))
+        return [worker]
+    for record, events in answered:
+        done(Answered(record, events))
+    return [worker]
+
+
+def _ids(chunk: list[dict[str, Any]]) -> list[str]:
+    return [str(question["id"]) for question in chunk]
+
+
+def _first_line(error: Exception) -> str:
+    cause = getattr(error, "cause", None) or error
+    return str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
 
 
 def _stop(ray: Any, workers: list[Any]) -> None:

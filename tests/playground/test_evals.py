@@ -4,13 +4,16 @@ it links to; names in the path that are not a run's or a trace's are refused."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from runner.eval.evaluate import EvalOptions, evaluate
 from runner.eval.setup import EvalSpec
+from tests.playground.conftest import playground_client
 
 
 @pytest.fixture(scope="module")
@@ -55,3 +58,18 @@ def test_a_name_that_is_no_run_is_refused(playground: str, run: str, path: str) 
 def test_a_trace_name_outside_the_runs_traces_is_refused(playground: str, run: str) -> None:
     page = httpx.get(f"{playground}support/evals/{run}/traces/..%2Fsummary.json")
     assert page.status_code == 404
+
+
+def test_the_chat_page_links_to_the_served_pipelines_evaluations(service: Any) -> None:
+    page = playground_client(service).get("/playground/support/")
+    assert page.status_code == 200
+    assert re.search(r'<a href="/playground/support/evals/"[^>]*>Evaluations</a>', page.text)
+
+
+def test_with_tokens_the_evaluations_ask_for_a_login_first(service: Any, run: str) -> None:
+    client = playground_client(service, tokens=("token-a",))
+    for path in ("/playground/support/evals/", f"/playground/support/evals/{run}/"):
+        response = client.get(path)
+        assert response.status_code == 303 and response.headers["location"] == "/playground/login"
+    client.post("/playground/login", data={"token": "token-a"})
+    assert run in client.get("/playground/support/evals/").text
