@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_support import model_llm
 
 from runner.config.model import Corpus, Pipeline
 from runner.llm.prompts import Prompts
 from runner.retrieval import open_corpus
-
-from .test_support import model_llm
 
 CORPUS = Path(__file__).parents[1] / "retrieval" / "corpora" / "appliances"
 # (question in a user's words, the gold page's document and heading)
@@ -37,7 +36,7 @@ def measured(model_server: Any, tmp_path_factory: pytest.TempPathFactory) -> dic
     from runner.llm import build_client
 
     folder = tmp_path_factory.mktemp("rewrite")
-    corpus = Corpus("manuals", CORPUS, max_words=60)
+    corpus = Corpus("manuals", CORPUS, max_words=60, follow_symlinks=True)
     pipeline = Pipeline(
         path=folder / "p.yaml",
         domain="appliances",
