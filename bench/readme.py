@@ -24,6 +24,7 @@ SECTIONS = (
     "Retrieval",
     "Python FAQ over all of pydocs",
     "Questions in users' words",
+    "Query rewriting with SmolLM2-135M",
     "Index open and the PostgreSQL manual",
     "Page vectors: open and exact search",
     "A real model: SmolLM2-135M with and without constrained decoding",
