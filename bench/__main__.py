@@ -19,12 +19,15 @@ BENCHMARKS = (
     "tables",
     "retrieval",
     "faq",
+    "gatekeeper",
     "users",
     "index_open",
     "vector_search",
     "multipart",
     "overhead",
+    "streaming",
     "serve",
+    "eval",
 )
 # run only when named: they need an environment `make bench` does not build (`realmodel`: the
 # model server's .venv-llm, from `make test-llm`)

@@ -23,12 +23,15 @@ SECTIONS = (
     "Lookup tables: the key index on disk",
     "Retrieval",
     "Python FAQ over all of pydocs",
+    "The offline gatekeeper on the question sets",
     "Questions in users' words",
     "Query rewriting with SmolLM2-135M",
     "Index open and the PostgreSQL manual",
     "Page vectors: open and exact search",
     "A real model: SmolLM2-135M with and without constrained decoding",
     "Serving: rounds over HTTP, two workers on PostgreSQL",
+    "Streaming and OpenTelemetry: time to the first token, and telemetry's cost",
+    "runner eval: question sets, speed and memory",
 )
 
 HEADER = """# Benchmarks

@@ -5,10 +5,12 @@
 - `SimLlamaLLM` is a llama-index `CustomLLM` (`SimulatedLLM.llama_llm()`); `acomplete` awaits
   the latency, so llama-index's async paths really overlap.
 
-Both wait a fixed latency per call (0.1 s by default; 0 for overhead runs), answer from the same
-script (the multi-part questions and how they split into parts) with the same extractive answer
-function, and count calls and prompt / completion tokens the same way (`runner.text.
-estimate_tokens` on the prompt and on the reply), per system and per purpose or prompt kind.
+Both wait a fixed latency per call (0.1 s by default; 0 for overhead runs), and `word_s` for
+each word after the first (0 by default: a reply written at once; `SimProvider` streams it word
+by word), answer from the same script (the multi-part questions and how they split into parts)
+with the same extractive answer function, and count calls and prompt / completion tokens the
+same way (`runner.text.estimate_tokens` on the prompt and on the reply), per system and per
+purpose or prompt kind.
 
 Replies, by kind:
 - runner `decompose` and llama-index's sub-question prompt: the script's parts of the question;
@@ -35,6 +37,7 @@ from runner.llm.providers.offline import NOT_FOUND, respond
 from runner.llm.types import LLMRequest, Purpose
 from runner.text.words import estimate_tokens, stems
 
+_WORDS = re.compile(r"\s*\S+")  # a reply's words, each with the blanks before it
 ANSWER_SENTENCES = 4  # the context sentences an answer quotes (the offline provider's figure)
 DEFAULT_LATENCY_S = 0.1
 
@@ -148,10 +151,15 @@ class SimulatedLLM:
     """The script, the latency and the meter that both faces share."""
 
     def __init__(
-        self, script: Mapping[str, Sequence[Part]], latency_s: float = DEFAULT_LATENCY_S
+        self,
+        script: Mapping[str, Sequence[Part]],
+        latency_s: float = DEFAULT_LATENCY_S,
+        word_s: float = 0.0,
     ) -> None:
         self.script = {question.strip(): tuple(parts) for question, parts in script.items()}
         self.latency_s = latency_s
+        # writing a reply: `latency_s` to its first word, then this long for each word after it
+        self.word_s = word_s
         self.meter = Meter()
         self._replies: dict[tuple[str, str], tuple[str, tuple[int, int]]] = {}
 
@@ -165,12 +173,30 @@ class SimulatedLLM:
             ) from None
 
     async def call(self, kind: str, prompt: str, make_reply: Callable[[], str]) -> str:
-        """One call: it takes exactly the latency, the reply's own computing included."""
+        """One call: it takes exactly the latency (and the time to write the reply's words
+        after the first), the reply's own computing included."""
+        return await self.stream_call(kind, prompt, make_reply, None)
+
+    async def stream_call(
+        self,
+        kind: str,
+        prompt: str,
+        make_reply: Callable[[], str],
+        on_delta: Callable[[str], None] | None,
+    ) -> str:
+        """`call`, handing each word to `on_delta` as it is written: the first after the
+        latency, each next one `word_s` later."""
         start = time.perf_counter()
         reply, tokens = self._answer(kind, prompt, make_reply)
+        words = _WORDS.findall(reply)
         remaining = self.latency_s - (time.perf_counter() - start)
         if remaining > 0:
             await asyncio.sleep(remaining)
+        for index, word in enumerate(words):
+            if index and self.word_s:
+                await asyncio.sleep(self.word_s)
+            if on_delta is not None:
+                on_delta(word)
         self.meter.record(kind, tokens, start, time.perf_counter())
         return reply
 
@@ -229,6 +255,14 @@ class SimProvider:
     async def generate(self, request: LLMRequest, settings: ModelSettings) -> ProviderReply:
         kind, prompt = request.purpose.value, request.prompt
         text = await self.sim.call(kind, prompt, lambda: self.reply(request))
+        prompt_tokens, completion_tokens = self.sim.tokens(kind, prompt)
+        return ProviderReply(text, prompt_tokens, completion_tokens)
+
+    async def stream(
+        self, request: LLMRequest, settings: ModelSettings, on_delta: Callable[[str], None]
+    ) -> ProviderReply:
+        kind, prompt = request.purpose.value, request.prompt
+        text = await self.sim.stream_call(kind, prompt, lambda: self.reply(request), on_delta)
         prompt_tokens, completion_tokens = self.sim.tokens(kind, prompt)
         return ProviderReply(text, prompt_tokens, completion_tokens)
 

@@ -192,6 +192,24 @@ def faq_rows(results: Mapping[str, Any]) -> list[Row]:
     ]
 
 
+def gatekeeper_rows(results: Mapping[str, Any]) -> list[Row]:
+    target = results["target"]
+    return [
+        [
+            f"offline gatekeeper, `{name}`: “enough” with a gold page / “not enough” without",
+            f"{figures['enough_when_gold_found']:.0%} / "
+            f"{figures['not_enough_when_gold_missing']:.0%}",
+            "",
+            f"≥ {target:.0%} both",
+            _met(
+                figures["enough_when_gold_found"] >= target
+                and figures["not_enough_when_gold_missing"] >= target
+            ),
+        ]
+        for name, figures in results["sets"].items()
+    ]
+
+
 def serve_rows(results: Mapping[str, Any]) -> list[Row]:
     targets = results["targets"]
     runs = {(r["setup"], r["arrivals"]): r for r in results["runs"]}
@@ -315,6 +333,38 @@ def tables_rows(results: Mapping[str, Any]) -> list[Row]:
     ]
 
 
+def streaming_rows(results: Mapping[str, Any]) -> list[Row]:
+    """How soon a streamed answer shows, and what OpenTelemetry costs a round off and on."""
+    targets, cost = results["targets"], results["telemetry"]
+    models = {"simulated LLM": results["first_token"]}
+    if "questions" in (results.get("smollm2") or {}):
+        models["SmolLM2-135M"] = results["smollm2"]
+    rows = []
+    for model, figures in models.items():
+        worst = max(figures["questions"], key=lambda row: row["first_token_s"] / row["round_s"])
+        share = worst["first_token_s"] / worst["round_s"]
+        rows.append(
+            [
+                f"streamed answer: first token / whole round, {model} (worst question)",
+                f"{worst['first_token_s']:.2f} / {worst['round_s']:.2f} s ({share:.0%})",
+                "without streaming: the whole round",
+                "before the round ends",
+                _met(share < targets["first_token_share_of_round"]),
+            ]
+        )
+    off_share = cost["off_checks"]["per_round_us"] / 1000 / cost["off_ms"]
+    return [
+        *rows,
+        [
+            "OpenTelemetry off: what it adds to a round",
+            f"{cost['off_checks']['per_round_us']} µs ({off_share:.4%})",
+            f"on: {cost['on_over_off']}× the round ({cost['spans_per_round']} spans)",
+            f"< {targets['off_share_of_round']:.0%} of a round",
+            _met(off_share < targets["off_share_of_round"]),
+        ],
+    ]
+
+
 def users_rows(results: Mapping[str, Any]) -> list[Row]:
     """Issue 18's targets on the question sets (bench/users.py)."""
     rows: list[Row] = []
@@ -373,12 +423,14 @@ SOURCES: dict[str, Callable[[Mapping[str, Any]], list[Row]]] = {
     "startup": startup_rows,
     "retrieval": retrieval_rows,
     "faq": faq_rows,
+    "gatekeeper": gatekeeper_rows,
     "users": users_rows,
     "index_open": index_open_rows,
     "vector_search": vector_rows,
     "serve": serve_rows,
     "realmodel": realmodel_rows,
     "tables": tables_rows,
+    "streaming": streaming_rows,
 }
 
 
@@ -395,9 +447,9 @@ def section() -> str:
     if missing:
         text += f"\n\nNot run yet: {', '.join(missing)} (`python -m bench {' '.join(missing)}`)."
     return (
-        "Every target of issues 7, 11, 12, 13, 14 and 18, from the latest run of each benchmark "
-        "(the sections below give the commands, the machine and what limits a figure that "
-        "misses its target).\n\n" + text
+        "Every target of issues 7, 11, 12, 13, 14, 18 and 22, from the latest run of each "
+        "benchmark (the sections below give the commands, the machine and what limits a figure "
+        "that misses its target).\n\n" + text
     )
 
 

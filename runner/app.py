@@ -20,10 +20,15 @@ corpora, and only when a tool first opens one.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from runner import observability
 from runner.config.model import Pipeline
 from runner.sessions import (
     BackgroundWriter,
@@ -36,8 +41,6 @@ from runner.sessions import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
     from runner.engine.orchestrator import Orchestrator
@@ -197,6 +200,29 @@ def corpus_hook(
     return corpus
 
 
+@dataclass(frozen=True)
+class RoundWatch:
+    """Who watches a round while it runs: `on_event` is told each trace event as it is
+    recorded (`runner.trace.Trace.listener`: the round's progress), `on_delta` each piece of
+    the final answer as the model writes it (`runner.llm.streaming`)."""
+
+    on_event: Callable[[str, str | None, Mapping[str, Any]], None] | None = None
+    on_delta: Callable[[str], None] | None = None
+
+
+_WATCH: ContextVar[RoundWatch | None] = ContextVar("runner_round_watch", default=None)
+
+
+@contextmanager
+def watching(watch: RoundWatch) -> Iterator[None]:
+    """The rounds run within the block (and in the asyncio tasks it starts) are watched."""
+    token = _WATCH.set(watch)
+    try:
+        yield
+    finally:
+        _WATCH.reset(token)
+
+
 @dataclass
 class Conversation:
     """One session's rounds. Saves after every tool, every clarification and every round
@@ -229,7 +255,11 @@ class Conversation:
         with the round's record, so that a re-send is answered from the store (`replay`)."""
         from runner.trace import Trace
 
+        began_ns = time.time_ns()
         trace = Trace()
+        watch = _WATCH.get()
+        if watch is not None:
+            trace.listener = watch.on_event
         writer: SessionWriter | BackgroundWriter
         if self.background_saves:
             writer = BackgroundWriter(self.store, self.session.version)
@@ -237,9 +267,13 @@ class Conversation:
             writer = SessionWriter(self.store, self.session.version)
         orchestrator = self.runtime.orchestrator(trace=trace, checkpoint=writer)
         from runner.llm.accounting import calls_of_one_round
+        from runner.llm.streaming import streaming_to
 
         try:
-            with calls_of_one_round():  # this round's stats count this round's calls only
+            with (
+                calls_of_one_round(),  # this round's stats count this round's calls only
+                streaming_to(watch.on_delta if watch is not None else None),
+            ):
                 result = await orchestrator.run_round(self.state, message)
                 record = self._record(result, message, trace, request_id)
                 if isinstance(writer, BackgroundWriter):
@@ -251,6 +285,15 @@ class Conversation:
                 writer.close()
         self.session.version = writer.version
         self.results.append(result)
+        if observability.observed():
+            observability.round_finished(
+                observability.FinishedRound(
+                    workflow=self.runtime.pipeline.domain,
+                    began_ns=began_ns,
+                    events=trace.events,
+                    result=record.result,
+                )
+            )
         return result
 
     def _record(

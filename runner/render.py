@@ -62,12 +62,17 @@ def is_expected(exc: BaseException) -> bool:
     return type(exc).__name__ in {"CorpusError", "IndexMissingError"}
 
 
-def show_result(console: Console, result: RoundResult, *, tree: bool, stats: bool = True) -> None:
-    """The answer (or question, or error), its sources and, with `tree`, the task tree."""
+def show_result(
+    console: Console, result: RoundResult, *, tree: bool, stats: bool = True, shown: str = ""
+) -> None:
+    """The answer (or question, or error), its sources and, with `tree`, the task tree.
+    `shown`: the answer's pieces printed already, as the model wrote them."""
     from rich.text import Text
 
+    if shown and result.outcome != "answer":  # pieces of an answer the round did not give
+        console.print()
     if result.outcome == "answer":
-        console.print(Text(result.answer or ""))
+        console.print(Text(rest_of(shown, result.answer or "")))
     elif result.outcome == "clarification":
         console.print(Text("? ", style="bold yellow") + Text(result.question or ""))
     else:
@@ -90,6 +95,15 @@ def show_result(console: Console, result: RoundResult, *, tree: bool, stats: boo
                 style="dim",
             )
         )
+
+
+def rest_of(streamed: str, final: str) -> str:
+    """What a face still has to show of `final` after showing the answer's `streamed`
+    pieces: the rest when they were its beginning; all of it, after a line break, when they
+    were not (an attempt that failed half-way and was asked again)."""
+    if final.startswith(streamed):
+        return final[len(streamed) :]
+    return "\n" + final if streamed else final
 
 
 def source_label(source: Mapping[str, Any]) -> str:

@@ -7,6 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+# The document of a source that a tool of an MCP server gave: `mcp:<server>`, the server's tool
+# as its heading. No file holds it: its text is the context of the round that called the tool.
+MCP_DOCUMENT_PREFIX = "mcp:"
+
 
 @dataclass(frozen=True)
 class Source:

@@ -64,6 +64,9 @@ class Trace:
         self._fields: list[Mapping[str, Any]] = []
         self._clock = clock
         self._start = clock()
+        # told every event as it is recorded (a face showing a round's progress live); None
+        # costs one test per event
+        self.listener: Callable[[str, str | None, Mapping[str, Any]], None] | None = None
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -125,6 +128,8 @@ class Trace:
             for name, value in fields.items():
                 if type(value) not in _PLAIN:
                     record[name] = _jsonable(value)
+        if self.listener is not None:
+            self.listener(event, task, record)
         if self._names:  # made already, it waits behind the events recorded before it
             self._ats.append(0.0)
             self._names.append(None)
@@ -143,6 +148,8 @@ class Trace:
         the event is a clock reading and the fields it was handed."""
         if event not in EVENTS:
             raise TraceError(f"unknown trace event {event!r}")
+        if self.listener is not None:
+            self.listener(event, task, fields)
         self._ats.append(self._clock())
         self._names.append(event)
         self._tasks.append(task)
@@ -153,6 +160,7 @@ class Trace:
         of a subtask running concurrently with its siblings)."""
         child = Trace(self._clock)
         child._start = self._start
+        child.listener = self.listener
         return child
 
     def adopt(self, child: Trace) -> None:

@@ -17,11 +17,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "chat": ("chat", "Talk to a pipeline interactively, clarifying questions included."),
     "index": ("index", "Build and store the indexes of a pipeline's corpora."),
     "test": ("test_cmd", "Run a pipeline's test cases with a scripted or replayed LLM."),
+    "eval": ("eval", "Measure a pipeline's answers over a question set, and compare runs."),
     "explain": ("explain", "Explain a pipeline, or why a session did what it did."),
     "schema": ("schema", "Print the pipeline JSON Schema (for editors)."),
     "serve": ("serve", "Serve pipelines over HTTP (native and OpenAI-compatible APIs)."),
     "playground": ("playground", "Try a pipeline in the browser and keep conversations as tests."),
     "keep": ("keep", "Keep a stored conversation as a runner test case."),
+    "sessions": ("sessions", "Manage stored sessions (delete those unused for a while)."),
+    "mcp": ("mcp", "List a pipeline's MCP servers' tools, or serve pipelines as MCP tools."),
 }
 
 

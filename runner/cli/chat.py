@@ -25,6 +25,7 @@ from runner.cli.run import (
     warn,
     warn_degraded,
 )
+from runner.cli.streamed import AnswerPrinter
 from runner.render import show_result
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ def command(pipeline: Path, tree: bool, **values: Any) -> None:
                 tree=tree,
                 interactive=interactive,
                 request_prefix=options.request_id,
+                printer=AnswerPrinter(console, options.stream),
             )
         )
         console.print(
@@ -80,12 +82,14 @@ async def chat(
     tree: bool,
     interactive: bool,
     request_prefix: str | None = None,
+    printer: AnswerPrinter | None = None,
 ) -> Conversation:
     """One round a line until the input ends; returns the conversation it ended on. A single
     event loop serves the whole chat, so the LLM client's connections and limits live as long
     as the conversation."""
     from runner.app import replay, stored_result
 
+    printer = printer or AnswerPrinter(console, stream=False)
     sent = 0
     while True:
         waiting = talk.state.waiting
@@ -108,10 +112,12 @@ async def chat(
             show_result(console, stored_result(committed.record), tree=tree, stats=tree)
             console.print()
             continue
-        result = await talk.say(message, request_id=request_id)
+        with printer.watching():
+            result = await talk.say(message, request_id=request_id)
+        shown = printer.take()
         warn(result.warnings)
         warn_degraded(result)
-        show_result(console, result, tree=tree, stats=tree)
+        show_result(console, result, tree=tree, stats=tree, shown=shown)
         console.print()
         sys.stdout.flush()
 

@@ -45,7 +45,27 @@ TABLE_STAGES = {"read": "reading the table", "index": "indexing its keys", "save
     help="Index only this lookup tool's table (repeatable); default: every corpus and table.",
 )
 @click.option("--force", is_flag=True, help="Rebuild even the indexes that are up to date.")
-def command(pipeline: Path, names: tuple[str, ...], tables: tuple[str, ...], force: bool) -> None:
+@click.option(
+    "--stats",
+    is_flag=True,
+    help="Then show how many pages sample questions match in each keyword search's corpus, and "
+    "propose its max_brute_force_page_count (questions: --questions, else the messages of the "
+    "pipeline's tests/*.yaml).",
+)
+@click.option(
+    "--questions",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Sample questions for --stats, one a line (implies --stats).",
+)
+def command(
+    pipeline: Path,
+    names: tuple[str, ...],
+    tables: tuple[str, ...],
+    force: bool,
+    stats: bool,
+    questions: Path | None,
+) -> None:
     """Build and store the indexes of PIPELINE's corpora and lookup tables (in its state folder,
     `.runner/` beside the pipeline by default). Unchanged corpora and tables are not rebuilt."""
     from runner.config import PipelineError, load_pipeline
@@ -76,6 +96,25 @@ def command(pipeline: Path, names: tuple[str, ...], tables: tuple[str, ...], for
             _index_corpus(model, name, force, progress)
         for name in chosen_tables:
             _index_table(model, name, lookups[name], force, progress)
+    if stats or questions is not None:
+        _show_stats(model, questions)
+
+
+def _show_stats(model: Any, questions_file: Path | None) -> None:
+    from runner.retrieval import open_corpus
+    from runner.retrieval.sizing import questions_from_file, questions_from_tests, sizings
+
+    if questions_file is not None:
+        questions, origin = questions_from_file(questions_file), str(questions_file)
+    else:
+        questions, origin = questions_from_tests(model), "the messages of tests/*.yaml"
+    found = sizings(model, questions, lambda corpus: open_corpus(model, corpus))
+    if not found:
+        click.echo("no keyword search tool: max_brute_force_page_count has nothing to size")
+        return
+    click.echo(f"\nsample questions: {len(questions)}, from {origin}")
+    for sizing in found:
+        click.echo("\n" + "\n".join(sizing.lines()))
 
 
 def _progress() -> Any:

@@ -1,7 +1,9 @@
 """`runner playground PIPELINE`: the playground on this machine, opened in the browser.
 
-The same app as `runner serve PIPELINE --playground`, bound to 127.0.0.1: the playground has no
-login of its own, so it never listens beyond this machine.
+The same app as `runner serve PIPELINE --playground`, bound to 127.0.0.1. With bearer tokens
+(RUNNER_SERVE_TOKENS or --token-file) its pages ask for one; without them its sessions go to a
+store of its own (`.runner/playground.sqlite` beside each pipeline), never the service's, unless
+--state names one.
 """
 
 from __future__ import annotations
@@ -9,8 +11,11 @@ from __future__ import annotations
 import sys
 import threading
 import webbrowser
+from pathlib import Path
 
 import click
+
+from runner.cli import options
 
 
 @click.command("playground")
@@ -26,20 +31,22 @@ import click
 @click.option(
     "--state",
     metavar="FILE|URL",
-    help="The session store (default: .runner/state.sqlite beside each pipeline).",
+    help="The session store (default: with tokens as `runner serve`; without, "
+    ".runner/playground.sqlite beside each pipeline).",
 )
 @click.option(
-    "--allow-python",
-    is_flag=True,
-    envvar="RUNNER_ALLOW_PYTHON",
-    help="Allow `python` tools to import and run their code (also RUNNER_ALLOW_PYTHON=1).",
+    "--token-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Bearer tokens, one a line (also RUNNER_SERVE_TOKENS): the pages ask for one.",
 )
+@options.allow_python
 @click.option("--open/--no-open", "open_browser", default=True, help="Open the browser.")
 def command(
     paths: tuple[str, ...],
     port: int,
     llm_override: str | None,
     state: str | None,
+    token_file: Path | None,
     allow_python: bool,
     open_browser: bool,
 ) -> None:
@@ -50,6 +57,7 @@ def command(
     Ctrl+C.
     """
     from runner.cli.webapp import ServeError, serve_locally
+    from runner.serve.http import load_tokens
 
     def started(url: str) -> None:
         click.echo(f"the playground is at {url} (Ctrl+C stops it)")
@@ -64,6 +72,7 @@ def command(
             state=state,
             llm_override=llm_override,
             allow_python=allow_python,
+            tokens=load_tokens(token_file),
         )
     except ServeError as exc:
         click.echo(f"error: {exc}", err=True)

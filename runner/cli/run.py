@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from runner.cli.streamed import STREAM_OPTION, AnswerPrinter, start_observability
 from runner.render import describe_error, show_result
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ class RunOptions:
     build: bool
     debug: bool
     request_id: str | None = None
+    stream: bool | None = None  # print the answer as it is written (None: on a terminal)
 
 
 def runtime_options(function: F) -> F:
@@ -115,6 +117,7 @@ def runtime_options(function: F) -> F:
             help="Fail instead of building a missing or stale corpus index.",
         ),
         click.option("--debug", is_flag=True, help="Show tracebacks of errors."),
+        STREAM_OPTION,
     ]
     for option in reversed(options):
         function = option(function)
@@ -135,6 +138,7 @@ def run_options(pipeline: Path, values: Mapping[str, Any]) -> RunOptions:
         build=not values["no_build"],
         debug=values["debug"],
         request_id=values["request_id"],
+        stream=values["stream"],
     )
 
 
@@ -177,11 +181,14 @@ def command(
     1: error, or with --strict a degraded round.
     """
     options = run_options(pipeline, values)
+    console = make_console()
+    printer = AnswerPrinter(console, False if as_json else options.stream)
     with friendly_errors(options.debug), conversation(options) as talk:
         result = committed_result(talk, options.request_id, message, options.session)
         if result is None:
             warn(talk.warnings)
-            result = asyncio.run(talk.say(message, request_id=options.request_id))
+            with printer.watching():
+                result = asyncio.run(talk.say(message, request_id=options.request_id))
     if trace_file is not None and result.trace is not None:
         result.trace.write_jsonl(trace_file)
     warn(result.warnings)
@@ -192,8 +199,7 @@ def command(
         document = {**result.to_json(), "retrieval": retrievals}
         click.echo(json.dumps(document, ensure_ascii=False, indent=2))
     else:
-        console = make_console()
-        show_result(console, result, tree=True)
+        show_result(console, result, tree=True, shown=printer.take())
         if show_retrieval:
             console.print("retrieval:", highlight=False)
             shown = format_retrievals(retrievals, indent="  ") or "  (no retrieval ran)"
@@ -212,6 +218,7 @@ def conversation(options: RunOptions) -> Iterator[Conversation]:
     from runner.app import Runtime
     from runner.sessions import open_store
 
+    start_observability()
     runtime = open_runtime(options, Runtime)
     try:
         with open_store(options.state, runtime.pipeline) as store, session_lock(store, options):

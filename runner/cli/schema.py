@@ -10,7 +10,7 @@ from runner.resources import schema_path
 @click.command("schema")
 @click.option(
     "--kind",
-    type=click.Choice(["pipeline", "testcase", "trace", "result"]),
+    type=click.Choice(["pipeline", "testcase", "trace", "result", "questions"]),
     default="pipeline",
     show_default=True,
     help="Which of runner's schemas to print.",

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import secrets
 import tempfile
 from pathlib import Path
 
 import click
 
+from runner.cli import options
 from runner.cli.run import friendly_errors
+from runner.cli.sessions import Duration
 
 
 @click.command("serve")
@@ -45,12 +48,7 @@ from runner.cli.run import friendly_errors
     help="Allow a non-loopback --host without bearer tokens (anyone who reaches it may use it).",
 )
 @click.option("--llm", metavar="PROVIDER[:MODEL][@API_BASE]", help="Override the pipelines' LLM.")
-@click.option(
-    "--allow-python",
-    is_flag=True,
-    envvar="RUNNER_ALLOW_PYTHON",
-    help="Allow `python` tools to import and run their code (also RUNNER_ALLOW_PYTHON=1).",
-)
+@options.allow_python
 @click.option("--no-build", is_flag=True, help="Fail instead of building a missing index.")
 @click.option(
     "--max-body-bytes", default=1 << 20, show_default=True, type=int, help="Request size limit."
@@ -75,7 +73,46 @@ from runner.cli.run import friendly_errors
 @click.option(
     "--playground",
     is_flag=True,
-    help="Also serve the playground at /playground (no login: not with bearer tokens).",
+    help="Also serve the playground at /playground (with tokens, behind a token login).",
+)
+@click.option(
+    "--allowed-host",
+    "allowed_host",
+    multiple=True,
+    metavar="NAME",
+    help="A Host name to answer besides the bound address and loopback names (repeatable; "
+    "the name clients use, e.g. runner.example.com).",
+)
+@click.option(
+    "--session-ttl",
+    type=Duration(),
+    help="Delete sessions unused for this long (30d, 12h …), at start and every hour.",
+)
+@click.option(
+    "--max-rounds-in-flight",
+    default=256,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Rounds a worker runs at once; more get 503 with Retry-After.",
+)
+@click.option(
+    "--max-connections",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Open connections a worker accepts (uvicorn's limit_concurrency); more get 503.",
+)
+@click.option(
+    "--body-timeout",
+    default=10.0,
+    show_default=True,
+    type=float,
+    help="Seconds a request body may take to arrive (408 after).",
+)
+@click.option(
+    "--mcp",
+    is_flag=True,
+    help="Also serve each pipeline as an MCP tool at /mcp (streamable HTTP; needs the mcp extra).",
 )
 @click.option("--log-level", default="info", show_default=True, help="uvicorn's log level.")
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
@@ -95,6 +132,12 @@ def command(
     lock_wait: float,
     drain_timeout: float,
     playground: bool,
+    allowed_host: tuple[str, ...],
+    session_ttl: float | None,
+    max_rounds_in_flight: int,
+    max_connections: int,
+    body_timeout: float,
+    mcp: bool,
     log_level: str,
     debug: bool,
 ) -> None:
@@ -110,12 +153,11 @@ def command(
         from runner.serve.http import load_tokens
 
         tokens = load_tokens(token_file)
-        refuse_open_binding(host, tokens, insecure)
-        if playground and tokens:
-            raise click.UsageError(
-                "the playground has no login of its own and is not served with bearer tokens: "
-                "serve it on 127.0.0.1 without tokens, or serve the API alone"
-            )
+        refuse_open_binding(host, tokens, insecure, playground)
+        if mcp:
+            from runner.cli.mcp import require_sdk
+
+            require_sdk()
         settings = ServeSettings(
             paths=[str(p) for p in paths],
             state=state,
@@ -128,6 +170,13 @@ def command(
             drain_timeout_s=drain_timeout,
             tokens=tokens,
             playground=playground,
+            host=host,
+            allowed_hosts=list(allowed_host),
+            max_rounds_in_flight=max_rounds_in_flight,
+            body_timeout_s=body_timeout,
+            session_ttl_s=session_ttl,
+            secret=secrets.token_hex(32),  # the same in every worker: forms post to any
+            mcp=mcp,
         )
         import uvicorn
 
@@ -137,6 +186,8 @@ def command(
             "log_level": log_level,
             "timeout_graceful_shutdown": int(drain_timeout) or None,
             "access_log": log_level == "debug",
+            "limit_concurrency": max_connections,
+            "timeout_keep_alive": KEEP_ALIVE_S,
         }
         if workers == 1:
             app = build_app(settings)  # load errors are told here, before binding
@@ -149,8 +200,20 @@ def command(
         uvicorn.run("runner.cli.webapp:worker_app", factory=True, workers=workers, **common)
 
 
-def refuse_open_binding(host: str, tokens: list[str], insecure: bool) -> None:
-    if tokens or insecure or is_loopback(host):
+KEEP_ALIVE_S = 5  # an idle connection is closed after this
+
+
+def refuse_open_binding(
+    host: str, tokens: list[str], insecure: bool, playground: bool = False
+) -> None:
+    if tokens or is_loopback(host):
+        return
+    if playground:  # it writes test files and runs them: never open to the network
+        raise click.UsageError(
+            f"--host {host} is reachable from other machines: the playground is served there "
+            "only with bearer tokens (RUNNER_SERVE_TOKENS or --token-file), --insecure or not"
+        )
+    if insecure:
         return
     raise click.UsageError(
         f"--host {host} is reachable from other machines and no bearer token is set: set "

@@ -28,11 +28,17 @@ def _use_color() -> bool:
     help="text for people, json for tools, github for workflow annotations, junit for CI.",
 )
 @click.option("--strict", is_flag=True, help="Warnings fail too.")
-def command(paths: tuple[str, ...], fmt: str, strict: bool) -> None:
+@click.option(
+    "--online",
+    is_flag=True,
+    help="Also start the MCP servers and check the `mcp` tools against their tools (M codes).",
+)
+def command(paths: tuple[str, ...], fmt: str, strict: bool, online: bool) -> None:
     """Check pipeline files against the schema and the semantic rules.
 
     PATH is a pipeline file or a folder; folders are searched for pipeline files (YAML files
     whose top level has `domain` and `tools`). Exit 0: valid; 1: invalid; 2: usage error.
+    Nothing is started or reached but with --online.
     """
     from runner.config import check_files, find_pipeline_files
     from runner.config.formats import format_reports
@@ -44,6 +50,10 @@ def command(paths: tuple[str, ...], fmt: str, strict: bool) -> None:
             "whose top level has `domain` and `tools`)"
         )
     reports = check_files(files)
+    if online:
+        from runner.mcp_client.online import with_online_checks
+
+        reports = with_online_checks(reports)
     color = fmt == "text" and _use_color()
     click.echo(format_reports(reports, fmt, strict=strict, color=color), color=color)
     sys.exit(0 if all(report.passed(strict) for report in reports) else 1)

@@ -7,47 +7,94 @@ other: `runner serve` builds its app here (and each `--workers N` process import
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.playground import PREFIX
-from runner.playground.serving import ServeError
+from runner.playground.serving import PLAYGROUND_STORE, ServeError
 from runner.serve.config import ServeSettings
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
+    from runner.serve.service import Service
+
 LOCAL_HOST = "127.0.0.1"
 
 
 def build_app(settings: ServeSettings) -> Starlette:
-    from runner.serve.app import create_app
+    from runner.cli.streamed import start_observability
+    from runner.serve.hosts import allowed_hosts
     from runner.serve.service import Limits, Service
 
+    start_observability()  # in each worker process: every worker reports its own rounds
+    # without tokens the playground never opens the production store unless told to
+    sandboxed = settings.playground and not settings.tokens and not settings.state
     service = Service.open(
         [Path(p) for p in settings.paths],
         state=settings.state,
+        store_file=PLAYGROUND_STORE if sandboxed else None,
         limits=Limits(
-            max_message_chars=settings.max_message_chars, lock_wait_s=settings.lock_wait_s
+            max_message_chars=settings.max_message_chars,
+            lock_wait_s=settings.lock_wait_s,
+            max_rounds_in_flight=settings.max_rounds_in_flight,
         ),
         llm_override=settings.llm,
         allow_python=settings.allow_python,
         build_indexes=settings.build,
     )
-    extra_routes, public = [], []
-    if settings.playground:
-        from runner.playground.serving import playground_routes
-
-        routes, prefix = playground_routes(service, settings.tokens)
-        extra_routes, public = routes, [prefix]
-    return create_app(
+    app = compose(
         service,
         tokens=settings.tokens,
+        playground=settings.playground,
+        secret=settings.secret.encode() or secrets.token_bytes(32),
+        allowed=allowed_hosts(settings.host, settings.allowed_hosts),
         max_body_bytes=settings.max_body_bytes,
         drain_timeout_s=settings.drain_timeout_s,
-        extra_routes=extra_routes,
-        public_prefixes=public,
+        session_ttl_s=settings.session_ttl_s,
+        body_timeout_s=settings.body_timeout_s,
+    )
+    if settings.mcp:
+        from runner.serve.mcp_tools import mount
+
+        mount(app, service, tokens=bool(settings.tokens), max_body_bytes=settings.max_body_bytes)
+    return app
+
+
+def compose(
+    service: Service,
+    *,
+    tokens: Sequence[str] = (),
+    playground: bool = True,
+    secret: bytes = b"",
+    allowed: Sequence[str] | None = None,
+    **options: Any,
+) -> Starlette:
+    """The app of `service`, the playground mounted when asked (tests compose it too)."""
+    from runner.serve.app import create_app
+    from runner.serve.hosts import LOOPBACK_NAMES
+
+    extra: dict[str, Any] = {}
+    if playground:
+        from runner.playground.evals import eval_routes
+        from runner.playground.serving import playground_routes
+
+        mounted = playground_routes(service, tokens, secret=secret or secrets.token_bytes(32))
+        extra = {
+            # the evaluations' pages first: the playground's mount answers every path under it
+            "extra_routes": [*eval_routes(service), *mounted.routes],
+            "public_prefixes": mounted.public,
+            "cookie_prefixes": mounted.cookie_prefixes,
+            "login_path": mounted.login_path,
+        }
+    return create_app(
+        service,
+        tokens=tokens,
+        allowed_hosts=list(allowed) if allowed is not None else list(LOOPBACK_NAMES),
+        **extra,
+        **options,
     )
 
 
@@ -64,6 +111,7 @@ def serve_locally(
     state: str | None = None,
     llm_override: str | None = None,
     allow_python: bool = False,
+    tokens: Sequence[str] = (),
 ) -> None:
     """`runner serve PATHS --playground` on 127.0.0.1:`port` until interrupted; `started(url)`
     once the socket listens (port 0: on the port the system chose). Raises ServeError with
@@ -85,6 +133,8 @@ def serve_locally(
         llm=llm_override,
         allow_python=allow_python,
         playground=True,
+        tokens=list(tokens),
+        host=LOCAL_HOST,
     )
     try:
         app = build_app(settings)

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from runner.config.defaults import deep_search_tool_names, default_activation
+from runner.config.frozen import FrozenDict, FrozenList, frozen
 from runner.config.model import (
     Activation,
     ActivationMode,
@@ -36,6 +37,8 @@ from runner.config.model import (
     Limits,
     LLMConfig,
     LookupOptions,
+    McpOptions,
+    McpServer,
     ModelSettings,
     NeighborSearchOptions,
     Output,
@@ -53,7 +56,7 @@ from runner.config.model import (
     ToolKind,
     Where,
 )
-from runner.config.paths import PathOutsideFolder, PathRefused, contained
+from runner.config.paths import PathOutsideFolder, PathRefused, contained, written_outside
 from runner.config.synonyms import synonym_map
 from runner.documents.diagnostics import KeyPath, PipelineError
 from runner.documents.loader import Document
@@ -64,49 +67,6 @@ __all__ = ["FrozenDict", "FrozenList", "build_pipeline", "frozen", "script_rule"
 def build_pipeline(document: Document) -> Pipeline:
     """The model of a document that passed the schema and the semantic checks."""
     return _Builder(document).pipeline()
-
-
-class FrozenDict(dict):  # type: ignore[type-arg]
-    """A dict that refuses changes. A dict subclass (not MappingProxyType) on purpose: free
-    data — extraction schemas, python settings, scripted replies — goes to json.dumps and to
-    jsonschema, which both want real dicts and lists."""
-
-    def _refuse(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("a loaded pipeline is immutable")
-
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
-    __ior__ = _refuse  # type: ignore[assignment]
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(tuple(sorted(self.items(), key=repr)))
-
-    def __reduce__(self) -> tuple[Any, ...]:  # copy, deepcopy and pickle build a new one
-        return (FrozenDict, (dict(self),))
-
-
-class FrozenList(list):  # type: ignore[type-arg]
-    """A list that refuses changes (see FrozenDict)."""
-
-    def _refuse(self, *args: Any, **kwargs: Any) -> None:
-        raise TypeError("a loaded pipeline is immutable")
-
-    __setitem__ = __delitem__ = append = extend = insert = pop = remove = _refuse  # type: ignore[assignment]
-    clear = sort = reverse = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(tuple(self))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (FrozenList, (list(self),))
-
-
-def frozen(value: Any) -> Any:
-    """A read-only deep copy of plain data that json and jsonschema still take as dicts/lists."""
-    if isinstance(value, Mapping):
-        return FrozenDict({key: frozen(item) for key, item in value.items()})
-    if isinstance(value, list | tuple):
-        return FrozenList(frozen(item) for item in value)
-    return value
 
 
 def script_rule(data: Mapping[str, Any], where: Where | None) -> ScriptRule:
@@ -193,6 +153,12 @@ class _Builder:
             corpora=MappingProxyType(
                 {name: self.corpus(name, spec) for name, spec in data.get("corpora", {}).items()}
             ),
+            mcp_servers=MappingProxyType(
+                {
+                    name: self.mcp_server(name, spec)
+                    for name, spec in data.get("mcp_servers", {}).items()
+                }
+            ),
             retrieval_tool=data.get("retrieval_tool"),
             deep_fallback=self.deep_fallback(deep) if deep is not None else None,
             answer=self.answer(data.get("answer", {})),
@@ -237,6 +203,7 @@ class _Builder:
             script_file=self.optional_read_path(data.get("script_file"), ("llm", "script_file")),
             llm_class=data.get("class"),
             options=MappingProxyType(dict(data.get("options", {}))),
+            sampling=MappingProxyType(dict(data.get("sampling", {}))),
             purposes=MappingProxyType(
                 {name: ModelSettings(**spec) for name, spec in data.get("purposes", {}).items()}
             ),
@@ -288,6 +255,9 @@ class _Builder:
             extra["synonyms"] = self.synonyms(spec["synonyms"], ("corpora", name, "synonyms"))
         follow = spec.get("follow_symlinks", False)
         where = ("corpora", name, "path")
+        if written_outside(spec["path"]):  # a folder elsewhere, named on purpose
+            path = Path(spec["path"]).expanduser().resolve()
+            return Corpus(name=name, path=path, follow_symlinks=follow, outside=True, **extra)
         return Corpus(
             name=name,
             path=self.read_path(spec["path"], where, follow_symlinks=follow),
@@ -297,12 +267,24 @@ class _Builder:
 
     def embedding_model(self, model: str) -> str:
         """A folder beside the pipeline that holds a model, as an absolute path; anything else
-        is the name of a model runner carries (validation refused any other name: R129)."""
+        is the name of a model runner carries (validation refused any other name: R133)."""
         local = self.folder / model
         return str(local) if local.is_dir() else model
 
+    def mcp_server(self, name: str, spec: Mapping[str, Any]) -> McpServer:
+        return McpServer(
+            name=name,
+            command=spec.get("command"),
+            args=tuple(spec.get("args", ())),
+            env=frozen(spec.get("env", {})),
+            url=spec.get("url"),
+            headers=frozen(spec.get("headers", {})),
+            folder=self.folder,
+            **_pick(spec, "timeout_s", "start_timeout_s"),
+        )
+
     def synonyms(self, spec: str | Mapping[str, Any], path: KeyPath) -> dict[str, tuple[str, ...]]:
-        """An inline mapping, or the one a YAML file holds (checked by validation: R128)."""
+        """An inline mapping, or the one a YAML file holds (checked by validation: R132)."""
         if isinstance(spec, str):
             from runner.documents.loader import read_document
 
@@ -367,6 +349,7 @@ class _Builder:
             ToolKind.NEIGHBOR_SEARCH: self.neighbor_options,
             ToolKind.DEEP_SEARCH: self.deep_search_options,
             ToolKind.PYTHON: self.python_options,
+            ToolKind.MCP: self.mcp_options,
         }
         return builders[kind](data, path)
 
@@ -421,6 +404,14 @@ class _Builder:
             reference=data["class"],
             settings=frozen(data.get("settings", {})),
             path=self.optional_read_path(data.get("path"), (*path, "path")),
+        )
+
+    def mcp_options(self, data: Mapping[str, Any], path: KeyPath) -> McpOptions:
+        return McpOptions(
+            server=data["server"],
+            tool=data.get("tool", data["name"]),
+            arguments=frozen(data.get("arguments", {})),
+            clarify=self.clarify(data.get("clarify"), (*path, "clarify")),
         )
 
     def extraction(self, data: Mapping[str, Any] | None, path: KeyPath) -> Extraction | None:

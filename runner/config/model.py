@@ -11,6 +11,7 @@ concurrent rounds without anyone changing it under them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -40,6 +41,7 @@ class ToolKind(str, Enum):
     NEIGHBOR_SEARCH = "neighbor_search"
     DEEP_SEARCH = "deep_search"
     PYTHON = "python"
+    MCP = "mcp"
 
 
 class ActivationMode(str, Enum):
@@ -236,6 +238,14 @@ class PythonOptions:
     path: Path | None = None  # a folder (relative to the pipeline) put on sys.path
 
 
+@dataclass(frozen=True)
+class McpOptions:
+    server: str  # a key of `mcp_servers`
+    tool: str  # the server's tool, as the server names it
+    arguments: Mapping[str, Any] = field(default_factory=dict)  # fixed, never extracted
+    clarify: Clarify | None = None  # asked when a required argument is missing
+
+
 KindOptions = (
     PromptOptions
     | LookupOptions
@@ -244,6 +254,7 @@ KindOptions = (
     | NeighborSearchOptions
     | DeepSearchOptions
     | PythonOptions
+    | McpOptions
 )
 
 
@@ -296,6 +307,8 @@ class LLMConfig:
     context_window: int | None = None  # tokens; None: what the provider reports, else 8192
     llm_class: str | None = None  # llama_index: `class:`, e.g. llama_index.llms.groq.Groq
     options: Mapping[str, Any] = field(default_factory=dict)  # llama_index: the class's options
+    # openai_like, ollama: request-body sampling fields as the server names them (repeat_penalty)
+    sampling: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -335,6 +348,30 @@ class Corpus:
     synonyms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # documents may be symlinks that lead outside the pipeline's folder (runner/config/paths.py)
     follow_symlinks: bool = False
+    # `path` names a folder outside the pipeline's (absolute or `~`): documents stay in it
+    outside: bool = False
+
+
+# `${NAME}` in an MCP server's `env` and `headers` values: runner's environment variable NAME
+ENV_REFERENCE = re.compile(r"\$\{([^}]*)\}")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """An MCP server `mcp` tools call: a program over stdio (`command`) or an HTTP endpoint
+    (`url`). `env` and `headers` values may hold `${NAME}`, read from runner's environment when
+    the server starts, so that no secret is written in the file."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = 30.0  # each call
+    start_timeout_s: float = 30.0  # the start (a stdio program) or the first connection
+    folder: Path | None = None  # where a stdio server runs: the pipeline's folder
 
 
 @dataclass(frozen=True)
@@ -374,6 +411,7 @@ class Pipeline:
     llm: LLMConfig = field(default_factory=LLMConfig)
     prompt_types: PromptTypes = field(default_factory=PromptTypes)
     corpora: Mapping[str, Corpus] = field(default_factory=dict)
+    mcp_servers: Mapping[str, McpServer] = field(default_factory=dict)
     retrieval_tool: str | None = None
     deep_fallback: DeepFallback | None = None
     answer: AnswerConfig = field(default_factory=AnswerConfig)

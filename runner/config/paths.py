@@ -6,7 +6,8 @@ shared by validation, the model builder and the places that read files at run ti
 resolved, symlinks followed, and refused when it lands outside the folder. Without it, a
 symlink placed in the folder would carry any file of the machine into a prompt. A corpus may
 opt out with `follow_symlinks: true` (a document set kept elsewhere and linked in); nothing
-else can.
+else can. A corpus may also name a folder outside the pipeline's directly, with an absolute or
+`~` path (`written_outside`): its documents then stay inside that folder.
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ class PathOutsideFolder(PathRefused):
 
 class PathUnusable(PathRefused):
     """The file system refuses the path: a name too long, a loop of symlinks, …"""
+
+
+def written_outside(written: str) -> bool:
+    """A corpus `path` that names a folder outside the pipeline's on purpose: an absolute
+    path, or one from the home folder (`~/docs/git`). Its documents then stay in that folder."""
+    return written.startswith("~") or Path(written).is_absolute()
 
 
 def contained(path: Path, folder: Path) -> Path:

@@ -2,7 +2,7 @@
 
 Inline in the pipeline or in a YAML file of the same shape (`wipe: clear`, `quicker: [faster,
 speed]`); keys and values are lower-cased and their spaces collapsed, so that a look-up is one
-comparison. Validation (R128) has checked the file's shape before this runs.
+comparison. Validation (R132) has checked the file's shape before this runs.
 """
 
 from __future__ import annotations

@@ -18,8 +18,10 @@ ERROR = "error"
 
 EXIT_CODES = {ANSWER: 0, CLARIFICATION: 3, ERROR: 1}  # `runner run`'s exit status
 
-# What can fail in a round while the round goes on: `stats.failed` counts each kind
-FAILURE_KINDS = ("tools", "coordinators", "tasks")
+# What can fail in a round while the round goes on: `stats.failed` counts each kind (`replies`:
+# LLM replies that stayed degenerate, a loop or an echo, and were cut: runner.llm.degenerate)
+FAILURE_KINDS = ("tools", "coordinators", "tasks", "replies")
+_ONE = {"tools": "tool", "coordinators": "coordinator", "tasks": "task", "replies": "reply"}
 
 
 @dataclass
@@ -42,8 +44,9 @@ class RoundResult:
 
     @property
     def degraded(self) -> bool:
-        """A tool, coordinator or task failed and the round went on without it: its answer
-        may be incomplete. `warnings` says what failed, on which task, and why."""
+        """A tool, coordinator or task failed and the round went on without it, or an LLM reply
+        stayed degenerate and was cut: its answer may be incomplete. `warnings` says what
+        failed, on which task, and why."""
         failed = self.stats.get("failed") or {}
         return any(failed.get(kind, 0) for kind in FAILURE_KINDS)
 
@@ -54,7 +57,7 @@ class RoundResult:
         for kind in FAILURE_KINDS:
             count = failed.get(kind, 0)
             if count:
-                parts.append(f"{count} {kind if count != 1 else kind[:-1]}")
+                parts.append(f"{count} {kind if count != 1 else _ONE[kind]}")
         if not parts:
             return ""
         listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]

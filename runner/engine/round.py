@@ -146,6 +146,8 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
         state.history.append(entry)
         for notice in self._llm_notices():
             self.warn(notice)
+        for task, problem in self._degenerate_replies():
+            self.fail("replies", task, problem)
         self.emit(
             "round.end",
             None,
@@ -175,6 +177,20 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
         round, never a failure, so the round is not degraded by it."""
         calls = self._llm_calls()[self._first_call :]
         return [call.notice for call in calls if getattr(call, "notice", None)]
+
+    def _degenerate_replies(self) -> list[tuple[str, str]]:
+        """(task, problem) of each reply of this round that stayed degenerate (a loop, an
+        echo) and was cut by the client: a failure of the round, which is degraded by it."""
+        calls = self._llm_calls()[self._first_call :]
+        return [
+            (
+                call.task or "1",
+                f"the {call.purpose} reply{f' of tool {call.tool}' if call.tool else ''} "
+                f"stayed degenerate: {call.degenerate}",
+            )
+            for call in calls
+            if getattr(call, "degenerate", None)
+        ]
 
     def _close_open_tasks(self, status: TaskStatus) -> None:
         """At a round's end nothing is running: a terminal answer closed the tasks on its way

@@ -7,7 +7,9 @@
   prompt type), except the deep fallback's, which runs only through the fallback (C28);
 - `suitability`: 1 per task without required tools that has a candidate left to the LLM
   (`activation: suitability`), 0 for a forced task (C13);
-- `extract`: 1 per run of a prompt tool with `parameters`, or of a lookup with `match: params`;
+- `extract`: 1 per run of a prompt tool with `parameters`, of a lookup with `match: params`, or
+  of an `mcp` tool (at most: none when its server's tool takes nothing left to extract, which
+  only the server knows);
 - `tool`: 1 per run of a prompt tool;
 - `gatekeeper`: 1 on the root when the prompt type has a deep fallback and the gatekeeper is
   `llm`;
@@ -31,6 +33,7 @@ from runner.config.model import (
     ActivationMode,
     DeepSearchOptions,
     LookupOptions,
+    McpOptions,
     NeighborSearchOptions,
     Output,
     PromptOptions,
@@ -221,6 +224,10 @@ class Walk:
         elif isinstance(options, LookupOptions):
             if options.match == "params":
                 self._call(Purpose.EXTRACT)
+            if options.clarify is not None:
+                self._exit(tool, "question")
+        elif isinstance(options, McpOptions):
+            self._call(Purpose.EXTRACT)
             if options.clarify is not None:
                 self._exit(tool, "question")
         elif isinstance(options, RetrieveOptions):

@@ -70,6 +70,8 @@ def build_client(
     replay provider on that cassette), which beat `$RUNNER_LLM`, which beats `config`.
     record: a cassette path every answered request is written to. cache: `--cache` (None:
     `llm.cache` decides)."""
+    from runner.llm.accepted_modes import FILE as ACCEPTED_MODES_FILE
+    from runner.llm.accepted_modes import AcceptedModes
     from runner.llm.cache import ResponseCache
     from runner.llm.cassette import Recorder
     from runner.llm.client import Client
@@ -92,6 +94,11 @@ def build_client(
         resolved,
         cache=response_cache,
         recorder=Recorder(record) if record is not None else None,
+        # a server's refusal of a structured mode, kept for the next process (not for a run
+        # with no pipeline: nowhere of its own to keep it)
+        accepted_modes=AcceptedModes(pipeline.state_folder / ACCEPTED_MODES_FILE)
+        if pipeline is not None
+        else None,
     )
 
 

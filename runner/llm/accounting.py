@@ -27,7 +27,9 @@ class CallRecord:
     completion_tokens: int
     cached: bool
     attempt: int  # 1 for the first try of a request; retries count up
-    outcome: str  # ok | invalid (the structured reply failed validation) | error
+    # ok | invalid (the structured reply failed validation) | degenerate (a looping or echoing
+    # text reply, asked again) | error
+    outcome: str
     tokens_estimated: bool = (
         False  # the provider gave no usage; see runner.text.words.estimate_tokens
     )
@@ -36,7 +38,10 @@ class CallRecord:
     structured: str | None = None  # how the reply schema was sent (runner.llm.decoding)
     notice: str | None = None  # said once per run: the server refused the structured mode
     prompt_cut: Mapping[str, Any] | None = None  # the prompt was cut to fit the window
+    degenerate: str | None = None  # the reply stayed degenerate and was cut: the round degrades
     task: str | None = field(default_factory=CHARGED_TASK.get)  # the task it was made for
+    finish_reason: str | None = None  # why the model stopped, when the provider said
+    first_token_ms: float | None = None  # a streamed reply: when its first text arrived
 
     def to_json(self) -> dict[str, Any]:
         fields = {key: value for key, value in asdict(self).items() if value is not None}

@@ -10,59 +10,40 @@ Policy for one request:
 - a server that refuses the structured-output field (runner.llm.decoding) is asked again at
   once with the next mode down; that mode is kept for the model for the rest of the run, and
   said once (`notices`, and the refused call's `notice`, which the round that made the call
-  turns into one of its warnings);
+  turns into one of its warnings); with `accepted_modes`, it is kept in the state folder too,
+  and the next process starts in it (runner.llm.accepted_modes);
 - an unusable reply — invalid against its schema, or empty where text is expected — is asked
   again `structured_retries` times with the problem appended to the prompt, then fails with
-  LLMReplyError.
+  LLMReplyError;
+- a degenerate text reply — a sentence repeated until `max_tokens`, the prompt echoed
+  (runner.llm.degenerate) — is asked again once, saying so; when it stays degenerate, what is
+  left once the repeats are cut is the reply, and its call record says `degenerate`, which makes
+  the round degraded.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import random
 import time
 import weakref
+from collections.abc import Awaitable
 from typing import Any
 
 from runner.config.model import LLMConfig, ModelSettings
-from runner.llm import decoding, structured
+from runner.llm import decoding, degenerate, structured
+from runner.llm.accepted_modes import AcceptedModes, server_key
 from runner.llm.accounting import CallRecord, RoundAccounting
 from runner.llm.cache import CachedReply, ResponseCache, cache_key
 from runner.llm.cassette import Entry, Recorder
 from runner.llm.errors import LLMCallError, LLMError, LLMReplyError
-from runner.llm.providers.base import Provider
+from runner.llm.providers.base import Provider, ProviderReply
+from runner.llm.retrying import backoff_delay, is_broken_body, is_transient
 from runner.llm.settings import DEFAULT_CONTEXT_WINDOW, model_settings
+from runner.llm.streaming import ANSWER_STREAM, Deltas
 from runner.llm.types import LLMReply, LLMRequest, Purpose
 from runner.text.words import estimate_tokens
-
-# Exception class names (anywhere in the MRO) that mean "try again": openai's connection and
-# timeout errors, httpx's transport errors. Matched by name so we never import those packages.
-_TRANSIENT_NAMES = frozenset(
-    {"APIConnectionError", "APITimeoutError", "TransportError", "TimeoutException"}
-)
-# A reply whose body is not JSON: openai's parse failure, or json's own (httpx, ollama).
-_BROKEN_BODY_NAMES = frozenset({"APIResponseValidationError", "JSONDecodeError"})
-
-
-def is_transient(error: BaseException) -> bool:
-    status = getattr(error, "status_code", None)
-    if is_broken_body(error):
-        return True
-    if isinstance(status, int):
-        return status in (408, 409, 429) or status >= 500
-    if isinstance(error, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
-        return True
-    return any(cls.__name__ in _TRANSIENT_NAMES for cls in type(error).__mro__)
-
-
-def is_broken_body(error: BaseException) -> bool:
-    """An answer that arrived but is not JSON (a proxy's error page, a cut-off body): the
-    server's fault of the moment, like a 5xx, never the pipeline's settings."""
-    if isinstance(error, json.JSONDecodeError):
-        return True
-    return any(cls.__name__ in _BROKEN_BODY_NAMES for cls in type(error).__mro__)
 
 
 class EmptyReply(structured.InvalidReply):
@@ -76,6 +57,8 @@ class _Answer:
     completion_tokens: int
     cached: bool
     estimated: bool = False  # the provider reported no usage; counts are estimates
+    finish_reason: str | None = None
+    first_token_ms: float | None = None  # streamed: when the first text arrived
 
 
 @dataclasses.dataclass
@@ -84,9 +67,20 @@ class _Timing:
 
     queue_ms: float = 0.0
     started: float = dataclasses.field(default_factory=time.perf_counter)
+    first_token_ms: float | None = None
 
     def call_ms(self) -> float:
         return (time.perf_counter() - self.started) * 1000
+
+    def passing_to(self, on_delta: Deltas) -> Deltas:
+        """`on_delta`, noting when the first text arrived."""
+
+        def delta(text: str) -> None:
+            if self.first_token_ms is None and text:
+                self.first_token_ms = round(self.call_ms(), 3)
+            on_delta(text)
+
+        return delta
 
 
 class Client:
@@ -99,6 +93,7 @@ class Client:
         *,
         cache: ResponseCache | None = None,
         recorder: Recorder | None = None,
+        accepted_modes: AcceptedModes | None = None,
         backoff_base_s: float = 0.5,
         backoff_max_s: float = 8.0,
     ) -> None:
@@ -106,6 +101,7 @@ class Client:
         self.config = config
         self.cache = cache
         self.recorder = recorder
+        self.accepted_modes = accepted_modes
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self._random = random.Random()
@@ -114,6 +110,7 @@ class Client:
             weakref.WeakKeyDictionary()
         )
         self._floors: dict[str | None, str] = {}  # model -> the most a server accepted
+        self._recalled: set[str | None] = set()  # models whose remembered mode was read
         self._windows: dict[str | None, int | None] = {}
         self.notices: list[str] = []  # said once per run: a structured-output fallback
 
@@ -146,7 +143,8 @@ class Client:
         rounds = 1 + self.config.structured_retries
         prompt, attempts = request.prompt, 0
         last_error, last_text = structured.InvalidReply("no reply"), ""
-        for _ in range(rounds):
+        asked_again = False  # a degenerate reply is asked again once
+        for number in range(rounds):
             asked = dataclasses.replace(request, prompt=prompt)
             answer, attempts, record = await self._answer(asked, settings, attempts)
             try:
@@ -156,7 +154,15 @@ class Client:
                 prompt = request.prompt + _correction(error, request)
                 last_error, last_text = error, answer.text
                 continue
-            return self._accept(asked, settings, answer, data, attempts, started)
+            wrong = degenerate.in_reply(answer.text, request)
+            if wrong is not None and not asked_again and number + 1 < rounds:
+                self._mark(record, outcome="degenerate", error=wrong.detail)
+                prompt, asked_again = request.prompt + wrong.correction(), True
+                continue
+            if wrong is not None:
+                self._mark(record, degenerate=f"{wrong.detail}; the reply was cut")
+                answer = dataclasses.replace(answer, text=wrong.cut or answer.text)
+            return self._accept(asked, settings, answer, data, attempts, started, wrong is None)
         raise LLMReplyError(
             f"the {request.purpose.value} reply{_for_tool(request)} was not usable after "
             f"{rounds} attempt(s): {last_error}. Reply was: {_excerpt(last_text)}",
@@ -188,8 +194,9 @@ class Client:
         data: Any,
         attempts: int,
         started: float,
+        cacheable: bool = True,
     ) -> LLMReply:
-        if self.cache is not None and not answer.cached:
+        if self.cache is not None and not answer.cached and cacheable:
             key = cache_key(self.provider.name, settings, request.prompt, request.schema)
             self.cache.put(
                 key, CachedReply(answer.text, answer.prompt_tokens, answer.completion_tokens)
@@ -250,9 +257,36 @@ class Client:
         if request.schema is None:
             return dataclasses.replace(settings, structured=None)
         mode = settings.structured or decoding.MODES[0]
-        floor = self._floors.get(settings.model, decoding.MODES[0])
+        floor = self._floor(settings)
         lowest = max(decoding.MODES.index(mode), decoding.MODES.index(floor))
         return dataclasses.replace(settings, structured=decoding.MODES[lowest])
+
+    def _floor(self, settings: ModelSettings) -> str:
+        """The highest mode the server accepts for this model: what this run found, else what
+        an earlier process found and remembered, else the highest there is."""
+        remembered = None
+        if settings.model not in self._recalled and self._remembers():
+            assert self.accepted_modes is not None
+            self._recalled.add(settings.model)  # the file is read once per model and run
+            remembered = self.accepted_modes.recall(self._server(settings))
+        if remembered is not None and settings.model not in self._floors:
+            self._floors[settings.model] = remembered
+            self.notices.append(
+                f"structured replies of model {self._model(settings)} use {remembered} mode "
+                f"from the start: the {self.provider.name} server refused a higher mode in an "
+                f"earlier run (remembered in {self.accepted_modes.path}; delete it to try again)"
+            )
+        return self._floors.get(settings.model, decoding.MODES[0])
+
+    def _remembers(self) -> bool:
+        """Whether refusals are kept across processes: a state folder was given and the
+        provider has a structured-output field a server can refuse."""
+        return self.accepted_modes is not None and bool(
+            getattr(self.provider, "structured_field", None)
+        )
+
+    def _server(self, settings: ModelSettings) -> str:
+        return server_key(self.provider.name, self.config.api_base, self._model(settings))
 
     def _step_down(
         self, request: LLMRequest, settings: ModelSettings, error: BaseException
@@ -268,6 +302,9 @@ class Client:
         known = self._floors.get(settings.model, decoding.MODES[0])
         if decoding.MODES.index(lower) > decoding.MODES.index(known):
             self._floors[settings.model] = lower
+            if self._remembers():
+                assert self.accepted_modes is not None
+                self.accepted_modes.remember(self._server(settings), lower, refused=str(mode))
             notice = (
                 f"the {self.provider.name} server refused `{field}` in {mode} mode "
                 f"({_describe(error)[:160]}); structured replies of model "
@@ -291,7 +328,7 @@ class Client:
             timing.queue_ms = (time.perf_counter() - queued) * 1000
             timing.started = time.perf_counter()
             reply = await asyncio.wait_for(
-                self.provider.generate(request, settings), self.config.timeout_s
+                self._generate(request, settings, timing), self.config.timeout_s
             )
         return _Answer(
             text=reply.text,
@@ -299,7 +336,20 @@ class Client:
             completion_tokens=_or_estimate(reply.completion_tokens, reply.text),
             cached=False,
             estimated=reply.prompt_tokens is None or reply.completion_tokens is None,
+            finish_reason=reply.finish_reason,
+            first_token_ms=timing.first_token_ms,
         )
+
+    def _generate(
+        self, request: LLMRequest, settings: ModelSettings, timing: _Timing
+    ) -> Awaitable[ProviderReply]:
+        """The provider's reply; streamed to the round's watcher when the request is the final
+        answer, someone watches and the provider can stream."""
+        on_delta = ANSWER_STREAM.get() if request.streams else None
+        stream = getattr(self.provider, "stream", None) if on_delta is not None else None
+        if stream is None or on_delta is None:
+            return self.provider.generate(request, settings)
+        return stream(request, settings, timing.passing_to(on_delta))
 
     def _cached(self, request: LLMRequest, settings: ModelSettings) -> _Answer | None:
         if self.cache is None:
@@ -345,6 +395,8 @@ class Client:
                 tokens_estimated=answer.estimated,
                 structured=settings.structured,
                 prompt_cut=request.cut,
+                finish_reason=answer.finish_reason,
+                first_token_ms=answer.first_token_ms,
             )
         )
 
@@ -379,8 +431,11 @@ class Client:
 
     def _mark_invalid(self, record: int, message: str) -> None:
         """That call's reply failed validation."""
+        self._mark(record, outcome="invalid", error=message)
+
+    def _mark(self, record: int, **changes: Any) -> None:
         calls = self._accounting.calls
-        calls[record] = dataclasses.replace(calls[record], outcome="invalid", error=message)
+        calls[record] = dataclasses.replace(calls[record], **changes)
 
     def _call_error(self, request: LLMRequest, error: Exception, attempts: int) -> LLMCallError:
         transient = is_transient(error)
@@ -403,12 +458,6 @@ class Client:
             tool=request.tool,
             attempts=attempts,
         )
-
-
-def backoff_delay(retry: int, base_s: float, max_s: float, rng: random.Random) -> float:
-    """Exponential (base, 2×base, 4×base…, capped at max_s), times a random factor in
-    [0.5, 1] so that many clients' retries do not move in step."""
-    return min(max_s, base_s * (2**retry)) * rng.uniform(0.5, 1.0)
 
 
 def _usable(text: str, request: LLMRequest) -> Any:

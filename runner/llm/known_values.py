@@ -60,3 +60,20 @@ def _key_values(
     if len(index.keys) <= MAX_LISTED and not named_only:
         return index.keys
     return index.mentioned(text, MAX_LISTED) if text else []
+
+
+def table_key(pipeline: Pipeline | None, value: str) -> str | None:
+    """`value` as some lookup table of the pipeline writes it among its keys (`KD-460` for
+    `kd-460`); None when no table has it."""
+    if pipeline is None:
+        return None
+    for tool in pipeline.tools:
+        if not isinstance(tool.options, LookupOptions):
+            continue
+        try:
+            spelling = table_keys(pipeline, tool.options).spelling(value)
+        except (TableError, OSError):
+            continue
+        if spelling is not None:
+            return spelling
+    return None

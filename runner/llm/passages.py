@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from runner.llm.providers.extractive import source_labels
+from runner.llm.providers.offline_code import prose_pieces
 from runner.llm.providers.offline_units import (
     CITATION,
     PAGE_LABEL,
@@ -152,15 +153,19 @@ def cited_answer(reply: str, passages: Sequence[Passage]) -> Answer:
     citation; a reply citing none drew on them all."""
     cited = _written_citations(reply, passages)
 
-    def rewrite(match: re.Match[str]) -> str:
+    def rewrite(match: re.Match[str], offset: int) -> str:
         numbers = (int(number) for number in _NUMBER.findall(match[1]))
         chosen = [passages[n - 1] for n in numbers if 1 <= n <= len(passages)]
-        cited.extend((match.start(1), passage) for passage in chosen)
+        cited.extend((offset + match.start(1), passage) for passage in chosen)
         citation = citation_text(label for passage in chosen for label in _labels(passage))
         blanks = match[0][: match.start(1) - match.start()]
         return f"{blanks}{citation}" if citation else ""
 
-    text = _MARKERS.sub(rewrite, reply)
+    # quoted code is never read for markers: `[1, 2]` in it is a list, not a citation
+    text = "".join(
+        piece if offset < 0 else _MARKERS.sub(lambda m, at=offset: rewrite(m, at), piece)
+        for offset, piece in prose_pieces(reply)
+    )
     used = [passage for _, passage in sorted(cited, key=lambda found: found[0])]
     return Answer(text, tuple(dict.fromkeys(used)) if used else tuple(passages))
 

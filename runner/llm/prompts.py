@@ -17,7 +17,8 @@ from jinja2 import TemplateError
 from runner.config.model import Pipeline, PromptType, TemplateRef, ToolConfig
 from runner.llm import fitting
 from runner.llm.errors import LLMConfigError
-from runner.llm.known_values import known_values, named_values
+from runner.llm.grounding import grounded
+from runner.llm.known_values import known_values, named_values, table_key
 from runner.llm.passages import (
     Answer,
     BufferEntries,
@@ -31,6 +32,8 @@ from runner.llm.passages import (
 )
 from runner.llm.purposes import PURPOSE_VARIABLES
 from runner.llm.settings import model_settings
+from runner.llm.streaming import answer_written
+from runner.llm.structured import lenient_schema
 from runner.llm.types import LLMClient, LLMRequest, Purpose
 from runner.resources import templates_dir
 from runner.templating import environment as templates
@@ -128,11 +131,13 @@ class Prompts:
         tool: str,
         instruction: str = "",
         template: TemplateRef | None = None,
+        on_dropped: Callable[[str], None] | None = None,
     ) -> dict[str, Any]:
         """Parameters from the text. A parameter the text does not give is left out (never
         invented): the reply is checked against the schema with `null` allowed for every field
         and the top-level `required` dropped — missing values are what clarification (C24) and
-        `relevant_if` are for."""
+        `relevant_if` are for. A value the model gave that the text does not (runner.llm.
+        grounding) is left out too, and `on_dropped` told why, for the round's trace."""
         if purpose not in (Purpose.DECOMPOSE, Purpose.EXTRACT):
             raise ValueError(f"extract() serves decompose and extract, not {purpose.value}")
         facts = {
@@ -144,9 +149,19 @@ class Prompts:
             "named_values": named_values(self.pipeline, text),
         }
         data = await self._ask(
-            purpose, facts, subject=text, schema=_lenient(schema), tool=tool, template=template
+            purpose,
+            facts,
+            subject=text,
+            schema=lenient_schema(schema),
+            tool=tool,
+            template=template,
         )
-        return {key: value for key, value in data.items() if value is not None}
+        given = {key: value for key, value in data.items() if value is not None}
+        kept, dropped = grounded(given, text, schema, lambda v: table_key(self.pipeline, v))
+        if on_dropped is not None:
+            for value in dropped:
+                on_dropped(value.message(tool))
+        return kept
 
     def known_values(self, text: str = "") -> dict[str, list[str]]:
         """The tables' values to list for this text (all of a short table's; see known_values)."""
@@ -162,12 +177,14 @@ class Prompts:
         *,
         tool: str,
         subject: str,
+        final: bool = False,
     ) -> Answer:
         """A prompt tool's call: its own template (`render`, given the template's variables),
         the variables but `context` (`facts`), and the buffer's passages, of which those that
         fit the context window become the template's `context` — cut by relevance to `subject`,
         as every purpose's passages are. `render` may be called several times; its last call
-        renders the prompt sent. The reply's `used` are the passages the prompt was given."""
+        renders the prompt sent. The reply's `used` are the passages the prompt was given.
+        `final`: the reply is the round's terminal answer, streamed to a watching face."""
         kept, cut = await self._fit(
             Purpose.TOOL,
             {"context": context},
@@ -176,9 +193,16 @@ class Prompts:
         )
         sent = {**facts, "context": passages_json(kept["context"])}
         request = LLMRequest(
-            Purpose.TOOL, render(sent), subject=subject, tool=tool, facts=sent, cut=cut
+            Purpose.TOOL,
+            render(sent),
+            subject=subject,
+            tool=tool,
+            facts=sent,
+            cut=cut,
+            streams=final,
         )
-        reply = await self.client.complete(request)
+        with answer_written():
+            reply = await self.client.complete(request)
         return Answer(reply.text.strip(), tuple(kept["context"]))
 
     # --- deep search ----------------------------------------------------------------------------
@@ -346,10 +370,17 @@ class Prompts:
             self._renderer(Purpose.ANSWER, facts_of, template),
             question=question,
         )
-        reply = await self._ask(
-            Purpose.ANSWER, facts_of(kept), subject=question, template=template, cut=cut
-        )
-        return cited_answer(reply, [*kept["guaranteed"], *kept["context"]])
+        numbered = [*kept["guaranteed"], *kept["context"]]
+        with answer_written(lambda text: cited_answer(text, numbered).text):
+            reply = await self._ask(
+                Purpose.ANSWER,
+                facts_of(kept),
+                subject=question,
+                template=template,
+                cut=cut,
+                streams=True,
+            )
+        return cited_answer(reply, numbered)
 
     # --- the common path ------------------------------------------------------------------------
 
@@ -363,11 +394,19 @@ class Prompts:
         tool: str | None = None,
         template: TemplateRef | None = None,
         cut: Mapping[str, Any] | None = None,
+        streams: bool = False,
     ) -> Any:
         assert set(facts) == PURPOSE_VARIABLES[purpose], "facts must be the template variables"
         prompt = self.render(purpose, facts, template)
         request = LLMRequest(
-            purpose, prompt, subject=subject, tool=tool, schema=schema, facts=facts, cut=cut
+            purpose,
+            prompt,
+            subject=subject,
+            tool=tool,
+            schema=schema,
+            facts=facts,
+            cut=cut,
+            streams=streams,
         )
         reply = await self.client.complete(request)
         return reply.data if schema is not None else reply.text.strip()
@@ -458,13 +497,3 @@ def _tool_facts(tool: ToolConfig) -> dict[str, Any]:
         "examples": list(tool.examples),
         "keywords": list(tool.activation.keywords),
     }
-
-
-def _lenient(schema: Mapping[str, Any]) -> dict[str, Any]:
-    lenient = {key: value for key, value in schema.items() if key != "required"}
-    properties = schema.get("properties")
-    if isinstance(properties, Mapping):
-        lenient["properties"] = {
-            name: {"anyOf": [field, {"type": "null"}]} for name, field in properties.items()
-        }
-    return lenient

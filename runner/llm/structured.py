@@ -216,3 +216,15 @@ def correction(error: InvalidReply, schema: Mapping[str, Any]) -> str:
 def _excerpt(text: str) -> str:
     stripped = text.strip()
     return repr(stripped[:120] + ("…" if len(stripped) > 120 else ""))
+
+
+def lenient_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema an extraction reply is checked against: every field may be null and none is
+    required, so a value the text does not give is left out rather than invented."""
+    lenient = {key: value for key, value in schema.items() if key != "required"}
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        lenient["properties"] = {
+            name: {"anyOf": [field, {"type": "null"}]} for name, field in properties.items()
+        }
+    return lenient

@@ -25,6 +25,9 @@ class LLMRequest:
     facts: Mapping[str, Any] = field(default_factory=dict)
     # how the prompt was cut to fit the model's window (runner.llm.fitting), when it was
     cut: Mapping[str, Any] | None = None
+    # the reply is the round's final answer: a face watching the round is sent its text as the
+    # model writes it (runner.llm.streaming)
+    streams: bool = False
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,14 @@ import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from runner.llm.providers.offline_units import CITATION, citation_labels
+from runner.sources import MCP_DOCUMENT_PREFIX
 
 if TYPE_CHECKING:
-    from runner.config.model import Pipeline
+    from runner.config.model import Corpus, Pipeline
 
 # A run of at least this many words shared by the answer and the page counts as quoted; fewer
 # would light up every "the model" and "of the".
@@ -147,6 +148,11 @@ def source_page(
         text = "\n".join(f"{k}: {v}" for k, v, _ in cells)
         return SourcePage(document, None, document, heading or "", [Piece(text, False)], cells)
     where = f"{document} page {page}" if page is not None else f"{document} ({heading})"
+    if document.startswith(MCP_DOCUMENT_PREFIX):
+        raise SourceNotFoundError(
+            f"{where} is a tool of an MCP server: no file of the pipeline holds what it "
+            "answered; the round's tasks show that it ran and why"
+        )
     raise SourceNotFoundError(
         f"{where} is in none of the pipeline's corpora or lookup tables; was the corpus "
         "changed since this round?"
@@ -161,29 +167,47 @@ def _cell_quoted(column: str, value: str, quote: str) -> bool:
     return f"{column}: {value}" in quote or (len(value) >= 6 and value in quote)
 
 
-def _inside(folder: Path, relative: str) -> Path | None:
-    """The file at a cited path, only when it is inside the folder (a citation comes from a
-    URL: `../` must not read files elsewhere)."""
-    try:
-        path = (folder / relative).resolve()
-        path.relative_to(folder.resolve())
-    except (ValueError, OSError):
-        return None
-    return path if path.is_file() else None
-
-
 def _corpus_page(pipeline: Pipeline, document: str, number: int) -> tuple[str, str, str] | None:
     from runner.retrieval.pages import corpus_folder, paginate, read_document
 
     for corpus in pipeline.corpora.values():
-        folder = corpus_folder(corpus, pipeline.folder)
-        path = _inside(folder, document)
+        path = corpus_document(pipeline, corpus, document)
         if path is None:
             continue
+        folder = corpus_folder(corpus, pipeline.folder)
         for found in paginate(read_document(folder, path), corpus.max_words):
             if found.page == number:
                 return found.title, found.heading, found.text
     return None
+
+
+def corpus_document(pipeline: Pipeline, corpus: Corpus, document: str) -> Path | None:
+    """The file of a cited document, only when it is one of the corpus's own documents: a
+    path inside its folder that its `include` takes and its `exclude` leaves, of a format
+    runner reads, not hidden, and (unless the corpus follows symlinks) not a link out of the
+    folder its documents must stay in. A citation comes from a URL: nothing else is read."""
+    from runner.config.paths import PathRefused, contained
+    from runner.retrieval.pages import corpus_folder, document_format, document_root, excluded
+
+    pure = PurePosixPath(document)
+    if (
+        not document
+        or "\x00" in document
+        or "\\" in document
+        or pure.is_absolute()
+        or any(part in ("", ".", "..") or part.startswith(".") for part in document.split("/"))
+        or document_format(pure.name) is None
+        or not excluded(document, corpus.include)  # `include`'s globs, read as `exclude`'s
+        or excluded(document, corpus.exclude)
+    ):
+        return None
+    path = corpus_folder(corpus, pipeline.folder) / document
+    try:
+        if not corpus.follow_symlinks:
+            contained(path, document_root(corpus, pipeline.folder))
+        return path if path.is_file() else None
+    except (PathRefused, OSError):
+        return None
 
 
 def _table_row(pipeline: Pipeline, document: str, key: str | None) -> dict[str, Any] | None:

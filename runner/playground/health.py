@@ -59,11 +59,12 @@ def report(pipeline_path: Path) -> HealthReport:
 
 
 def display_path(path: Path) -> str:
-    """A path relative to the working folder when it is below it: what the author typed."""
+    """A path relative to the working folder when it is below it: what the author typed;
+    else its folder's name and its own (a page never shows where the machine keeps it)."""
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
-        return str(path)
+        return str(Path(path.parent.name) / path.name)
 
 
 def schema_link(test_file: Path) -> str:

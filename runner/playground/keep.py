@@ -178,11 +178,11 @@ def expectations(result: Mapping[str, Any]) -> dict[str, Any]:
         expect["error"] = {"contains": [first_sentence(str(result["error"]))]}
     tasks = result.get("tasks")
     if tasks:
-        ran = [
+        ran = [  # a tool that asked the clarifying question ran too: it did the round's work
             tool["key"]
             for task in walk(tasks)
             for tool in task.get("tools") or []
-            if tool.get("status") == "done"
+            if tool.get("status") in ("done", "asked")
         ]
         skipped = [task["task_no"] for task in walk(tasks) if task.get("skipped")]
         if ran:
@@ -221,8 +221,11 @@ def first_sentence(text: str, limit: int = 80) -> str:
 
 
 def _source(source: Mapping[str, Any]) -> Any:
-    page = source.get("page")
-    return source["document"] if page is None else {"document": source["document"], "page": page}
+    """What a kept case pins of a source: its document and the heading of its section, which
+    stay when pages are renumbered (a changed `max_words`); never the page number, which does
+    not."""
+    heading = source.get("heading")
+    return {"document": source["document"], "heading": heading} if heading else source["document"]
 
 
 def script_rules(replies: Sequence[RecordedReply]) -> list[dict[str, Any]]:
@@ -305,7 +308,26 @@ def edited(kept: KeptCase, text: str) -> KeptCase:
     problems = schema_problems("testcase", {"cases": [data]}, "the edited case")
     if problems:
         raise KeepError("\n".join(problems))
+    _refuse_foreign_llm(data.get("llm"))
     return KeptCase(str(data.get("name")), data, kept.path, kept.notes)
+
+
+# what a kept case's `llm:` may hold: the recorded replies, nothing that names a file or a model
+KEPT_LLM_KEYS = frozenset({"script", "fallback"})
+
+
+def _refuse_foreign_llm(llm: Any) -> None:
+    """A case edited in the browser names no file (`script_file`, `cassette`: the test would
+    read it, here and in CI) and no provider: its replies are its script."""
+    if llm is None:
+        return
+    extra = sorted(set(llm) - KEPT_LLM_KEYS) if isinstance(llm, dict) else ["llm"]
+    if extra:
+        raise KeepError(
+            f"a kept case's `llm:` holds only `script` and `fallback`, not {', '.join(extra)}: "
+            "a case kept from the playground names no file and no model; write such a case in "
+            "a test file of your own"
+        )
 
 
 def save(

@@ -37,7 +37,16 @@ class RecordingProvider:
         self.inner.prepare(settings)
 
     async def generate(self, request: Any, settings: Any) -> Any:
-        reply = await self.inner.generate(request, settings)
+        return self._kept(request, await self.inner.generate(request, settings))
+
+    async def stream(self, request: Any, settings: Any, on_delta: Any) -> Any:
+        """The final answer as the model writes it (a provider that cannot stream: whole)."""
+        stream = getattr(self.inner, "stream", None)
+        if stream is None:
+            return await self.generate(request, settings)
+        return self._kept(request, await stream(request, settings, on_delta))
+
+    def _kept(self, request: Any, reply: Any) -> Any:
         replies = _CURRENT.get()
         if replies is not None:
             replies.append(

@@ -8,17 +8,29 @@ page reads without JavaScript.
     GET  /playground/                                  the served pipelines
     GET  /playground/{domain}/?session=ID              the chat (a new session without `session`)
     POST /playground/{domain}/say                      one round; back to the chat
+    POST /playground/{domain}/say/stream               … its answer streamed (streaming.py)
     GET  /playground/{domain}/sessions/{id}/rounds/{n} why the round did what it did
     GET  /playground/{domain}/source?document=…&page=… the cited page, highlighted
     GET  /playground/{domain}/sessions/{id}/keep       the conversation as a test case, to review
     POST /playground/{domain}/sessions/{id}/keep       … written beside the pipeline
     GET  /playground/{domain}/sessions/{id}/kept?name= … as written, and run by `runner test`
     GET  /playground/{domain}/health                   `runner validate` and `runner explain`
+    GET  /playground/login, POST /playground/login     a token login (a service with tokens)
+
+Each page shows the client its own sessions only (runner.serve.principals); on a service with
+tokens the login sets an HttpOnly, SameSite=Strict cookie holding the token. Every form
+carries a CSRF token (an HMAC of the client under the app's secret) and is refused without
+it; the chat reads a window of the session's newest rounds (`?before=N`: the earlier ones),
+and the store and the files are read off the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
+from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -30,19 +42,28 @@ from starlette.staticfiles import StaticFiles
 from runner.playground import health, keep
 from runner.playground.citations import SourceNotFoundError, cited_segments, quote_of, source_page
 from runner.playground.pages import PREFIX, STATIC, render, url
-from runner.playground.recording import ReplyLog, install, provider_name, recording
+from runner.playground.recording import ReplyLog, install, provider_name
+from runner.playground.streaming import recorded_round, round_location, streamed_say
 from runner.playground.why import round_view
 from runner.serve.errors import ServiceError
+from runner.serve.principals import COOKIE, Client, client_of
+from runner.serve.redact import ERRORS
 
 if TYPE_CHECKING:
     from runner.serve.service import Service
 
+# a token the login form was given -> its client, or None when the service does not take it
+TokenCheck = Callable[[str], Client | None]
+
 
 class Playground:
-    """The handlers, over one service."""
+    """The handlers, over one service. `login`: the service's token check, when it has
+    tokens; `secret` signs the forms' CSRF tokens."""
 
-    def __init__(self, service: Service) -> None:
+    def __init__(self, service: Service, *, secret: bytes, login: TokenCheck | None = None) -> None:
         self.service = service
+        self.secret = secret
+        self.login_check = login
         # a real model's replies, recorded for keeping a conversation as a test
         self.replies = ReplyLog()
         self.recorded = {domain: install(rt) for domain, rt in service.runtimes.items()}
@@ -54,8 +75,11 @@ class Playground:
                 routes=[
                     Route("/", self.index),
                     Mount("/static", StaticFiles(directory=STATIC), name="static"),
+                    Route("/login", self.login_page),
+                    Route("/login", self.login, methods=["POST"]),
                     Route("/{domain}/", self.chat),
                     Route("/{domain}/say", self.say, methods=["POST"]),
+                    Route("/{domain}/say/stream", self.say_streamed, methods=["POST"]),
                     Route("/{domain}/sessions/{session}/rounds/{number:int}", self.why),
                     Route("/{domain}/source", self.source),
                     Route("/{domain}/sessions/{session}/keep", self.keep),
@@ -78,19 +102,35 @@ class Playground:
     async def chat(self, request: Request) -> Response:
         domain = request.path_params["domain"]
         session = request.query_params.get("session") or None
-        return await self._chat(domain, session)
+        before = request.query_params.get("before", "")
+        return await self._chat(
+            request, domain, session, before=int(before) if before.isdigit() else None
+        )
 
     async def _chat(
-        self, domain: str, session: str | None, error: ServiceError | None = None, draft: str = ""
+        self,
+        request: Request,
+        domain: str,
+        session: str | None,
+        error: ServiceError | None = None,
+        draft: str = "",
+        before: int | None = None,
     ) -> Response:
+        client = client_of(request)
         try:
             pipeline = self.service.runtime(domain).pipeline
-            summary = self.service.session(session) if session else None
+            summary = None
+            if session:
+                summary = await self.service.off_loop(
+                    lambda: self.service.session(session, client, before=before)
+                )
             owner = summary.get("domain") if summary else None
             if owner not in (None, domain):  # a session of another served pipeline
                 return RedirectResponse(url(owner, "", session=session), 303)
             numbers = [r["round"] for r in summary["rounds"]] if summary else []
-            rounds = [self._round(domain, session, number) for number in numbers]
+            rounds = await self.service.off_loop(
+                lambda: [self._round(domain, session, number, client) for number in numbers]
+            )
         except ServiceError as exc:
             return problem(exc.message, exc.status, domain)
         return page(
@@ -101,12 +141,16 @@ class Playground:
             session=session,
             summary=summary,
             rounds=rounds,
-            error=error.message if error else None,
+            before=before,
+            error=ERRORS.error(error.message) if error else None,
             draft=draft,
+            csrf=self.csrf(client),
         )
 
-    def _round(self, domain: str, session: str | None, number: int) -> dict[str, Any]:
-        stored = self.service.round(str(session), number)
+    def _round(
+        self, domain: str, session: str | None, number: int, client: Client
+    ) -> dict[str, Any]:
+        stored = self.service.round(str(session), number, client)
         result = stored["result"]
         return {
             "number": number,
@@ -118,28 +162,42 @@ class Playground:
 
     async def say(self, request: Request) -> Response:
         domain = request.path_params["domain"]
-        refused = cross_site(request)
+        client = client_of(request)
+        form = await read_form(request)
+        refused = cross_site(request) or self.forged(form, client)
         if refused is not None:
             return refused
-        form = await read_form(request)
-        message = str(form.get("message") or "")
-        session = str(form.get("session") or "") or None
         try:
-            with recording() as replies:
-                result = await self.service.run_round(domain, message, session_id=session)
+            result = await recorded_round(self.service, self._log(domain), domain, form, client)
         except ServiceError as exc:
-            return await self._chat(domain, session, error=exc, draft=message)
-        if self.recorded.get(domain):
-            self.replies.add(result["session"], result["round"], replies)
-        target = url(domain, "", session=result["session"]) + f"#round-{result['round']}"
-        return RedirectResponse(target, 303)
+            session = str(form.get("session") or "") or None
+            draft = str(form.get("message") or "")
+            return await self._chat(request, domain, session, error=exc, draft=draft)
+        return RedirectResponse(round_location(domain, result), 303)
+
+    async def say_streamed(self, request: Request) -> Response:
+        domain = request.path_params["domain"]
+        client = client_of(request)
+        form = await read_form(request)
+        refused = cross_site(request) or self.forged(form, client)
+        if refused is not None:
+            return refused
+        return streamed_say(self.service, self._log(domain), domain, form, client)
+
+    def _log(self, domain: str) -> ReplyLog | None:
+        """Where a round's replies are kept: a real model's only."""
+        return self.replies if self.recorded.get(domain) else None
 
     async def why(self, request: Request) -> Response:
         domain = request.path_params["domain"]
         session = request.path_params["session"]
+        client = client_of(request)
         try:
             self.service.runtime(domain)
-            shown = self._round(domain, session, request.path_params["number"])
+            number = request.path_params["number"]
+            shown = await self.service.off_loop(
+                lambda: self._round(domain, session, number, client)
+            )
         except ServiceError as exc:
             return problem(exc.message, exc.status, domain)
         return page("why.html", domain=domain, session=session, round=shown)
@@ -154,13 +212,20 @@ class Playground:
             pipeline = self.service.runtime(domain).pipeline
             if query.get("session") and query.get("round", "").isdigit():
                 session, number = query["session"], int(query["round"])
-                result = self.service.round(session, number)["result"]
+                client = client_of(request)
+                stored = await self.service.off_loop(
+                    lambda: self.service.round(session, number, client)
+                )
+                result = stored["result"]
                 sources = result.get("sources") or []
                 index = _source_index(sources, document, page_no, query.get("heading"))
                 if index is not None:
                     quote = quote_of(result.get("answer") or "", sources, index)
                 back = url(domain, "", session=session) + f"#round-{number}"
-            shown = source_page(pipeline, document, page_no, query.get("heading"), quote)
+            heading = query.get("heading")
+            shown = await asyncio.to_thread(
+                source_page, pipeline, document, page_no, heading, quote
+            )
         except ServiceError as exc:
             return problem(exc.message, exc.status, domain)
         except SourceNotFoundError as exc:
@@ -168,18 +233,19 @@ class Playground:
         return page("source.html", domain=domain, source=shown, quote=quote, back=back)
 
     async def keep(self, request: Request) -> Response:
-        case = self._case(request)
+        case = await self._case(request)
         if not isinstance(case, keep.KeptCase):
             return case
         domain, session = request.path_params["domain"], request.path_params["session"]
-        return page("keep.html", domain=domain, session=session, kept=case)
+        csrf = self.csrf(client_of(request))
+        return page("keep.html", domain=domain, session=session, kept=case, csrf=csrf)
 
     async def save(self, request: Request) -> Response:
-        refused = cross_site(request)
+        form = await read_form(request)
+        refused = cross_site(request) or self.forged(form, client_of(request))
         if refused is not None:
             return refused
-        form = await read_form(request)
-        case = self._case(request)
+        case = await self._case(request)
         if not isinstance(case, keep.KeptCase):
             return case
         domain, session = request.path_params["domain"], request.path_params["session"]
@@ -195,7 +261,8 @@ class Playground:
                 session=session,
                 kept=case,
                 draft=form.get("case"),
-                error=str(exc),
+                error=ERRORS.error(str(exc)),
+                csrf=self.csrf(client_of(request)),
             )
         # post, redirect, get: a reload shows the kept case again and never writes it twice
         return RedirectResponse(url(domain, "sessions", session, "kept", name=name), 303)
@@ -205,7 +272,10 @@ class Playground:
         runs it."""
         domain, session = request.path_params["domain"], request.path_params["session"]
         name = request.query_params.get("name", "")
+        if request.headers.get("sec-fetch-site") == "cross-site":  # it runs the test file
+            return problem("open the kept case from the playground's own pages", 403, domain)
         try:
+            client_of(request).check_owns(session)
             path = self.service.runtime(domain).pipeline.path.parent / keep.DEFAULT_FILE
         except ServiceError as exc:
             return problem(exc.message, exc.status, domain)
@@ -220,16 +290,24 @@ class Playground:
             name=name,
             text=keep.case_yaml(case),
             display_path=health.display_path(path),
-            report=report,
+            report=replace(report, text=self.service.redactor.text(report.text)),
         )
 
-    def _case(self, request: Request) -> keep.KeptCase | Response:
+    async def _case(self, request: Request) -> keep.KeptCase | Response:
         domain = request.path_params["domain"]
         session = request.path_params["session"]
+        client = client_of(request)
         try:
             runtime = self.service.runtime(domain)
-            summary = self.service.session(session)
-            rounds = [self._kept_round(session, r["round"]) for r in summary["rounds"]]
+            summary = await self.service.off_loop(lambda: self.service.session(session, client))
+            if summary["earlier"]:
+                raise keep.KeepError(
+                    f"the session has {summary['rounds_total']} rounds, more than a case keeps "
+                    f"({len(summary['rounds'])}): keep a shorter conversation"
+                )
+            rounds = await self.service.off_loop(
+                lambda: [self._kept_round(session, r["round"], client) for r in summary["rounds"]]
+            )
             return keep.keep(
                 rounds,
                 pipeline_path=runtime.pipeline.path,
@@ -240,8 +318,8 @@ class Playground:
         except keep.KeepError as exc:
             return problem(str(exc), 409, domain)
 
-    def _kept_round(self, session: str, number: int) -> keep.KeptRound:
-        stored = self.service.round(session, number)
+    def _kept_round(self, session: str, number: int, client: Client) -> keep.KeptRound:
+        stored = self.service.round(session, number, client)
         return keep.KeptRound(
             stored["message"],
             stored["result"],
@@ -255,20 +333,57 @@ class Playground:
             pipeline = self.service.runtime(domain).pipeline
         except ServiceError as exc:
             return problem(exc.message, exc.status, domain)
-        return page("health.html", domain=domain, report=health.report(pipeline.path))
+        report = await asyncio.to_thread(health.report, pipeline.path)
+        return page("health.html", domain=domain, report=report)
+
+    # --- the login and the forms' CSRF tokens ----------------------------------------------
+
+    async def login_page(self, request: Request) -> Response:
+        if self.login_check is None:  # no tokens: nothing to sign in to
+            return RedirectResponse(url(""), 303)
+        return page("login.html")
+
+    async def login(self, request: Request) -> Response:
+        form = await read_form(request)
+        refused = cross_site(request)
+        if refused is not None or self.login_check is None:
+            return refused or RedirectResponse(url(""), 303)
+        token = form.get("token", "").strip()
+        if not token or self.login_check(token) is None:
+            return page("login.html", status=401, error="That is not a token of this service.")
+        response = RedirectResponse(url(""), 303)
+        response.set_cookie(
+            COOKIE, token, httponly=True, samesite="strict", path="/", secure=_https(request)
+        )
+        return response
+
+    def csrf(self, client: Client) -> str:
+        return hmac.new(self.secret, client.name.encode(), hashlib.sha256).hexdigest()[:32]
+
+    def forged(self, form: dict[str, str], client: Client) -> Response | None:
+        """A refusal for a form without this client's CSRF token (a page elsewhere cannot
+        read it, so cannot send it)."""
+        if hmac.compare_digest(form.get("csrf", "").encode(), self.csrf(client).encode()):
+            return None
+        return problem(
+            "this form was not sent from a page of this playground (its CSRF token is missing "
+            "or out of date): reload the page and send it again",
+            403,
+        )
 
 
-def routes(service: Service) -> list[BaseRoute]:
+def routes(service: Service, *, secret: bytes, login: TokenCheck | None = None) -> list[BaseRoute]:
     """The playground's routes over `service`, for `create_app(extra_routes=...)`."""
-    return Playground(service).routes()
+    return Playground(service, secret=secret, login=login).routes()
 
 
 MAX_FORM_BYTES = 64 * 1024
 
 
 def cross_site(request: Request) -> Response | None:
-    """A refusal for a form posted from another site's page (the playground has no login: a
-    page elsewhere must not run rounds, or write tests, through a browser on this machine)."""
+    """A refusal for a form posted from another site's page (a page elsewhere must not run
+    rounds, or write tests, through a browser on this machine); the CSRF token is the other
+    half."""
     origin = request.headers.get("origin")
     fetched_from = request.headers.get("sec-fetch-site")
     foreign = fetched_from == "cross-site" or (
@@ -300,7 +415,11 @@ def page(template: str, *, status: int = 200, **context: Any) -> HTMLResponse:
 
 
 def problem(message: str, status: int, domain: str | None = None) -> HTMLResponse:
-    return page("problem.html", status=status, message=message, domain=domain)
+    return page("problem.html", status=status, message=ERRORS.error(message), domain=domain)
+
+
+def _https(request: Request) -> bool:
+    return request.url.scheme == "https"
 
 
 def _source_index(

@@ -1,13 +1,16 @@
 """The playground's routes, for `runner serve --playground` and `runner playground` to mount on
 the service's app (runner.cli.webapp composes the two; the service never imports the playground).
 
-The playground has no login of its own, so it is mounted only on a service without bearer
-tokens, and such a service listens on this machine only (`runner serve`'s rule).
+On a service with bearer tokens the playground asks for one on its login page and keeps it in
+an HttpOnly, SameSite=Strict cookie; each token sees its own sessions. Without tokens the
+service listens on this machine only (`runner serve`'s rule), and the playground keeps its
+sessions in a store of its own unless `--state` names one (runner.cli.webapp).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from runner.playground import PREFIX
@@ -17,21 +20,33 @@ if TYPE_CHECKING:
 
     from runner.serve.service import Service
 
+# the playground's own store file, beside each pipeline's production one (state.sqlite)
+PLAYGROUND_STORE = "playground.sqlite"
+
 
 class ServeError(Exception):
     """The playground cannot be served as asked; the message says why and what to do."""
 
 
-def playground_routes(service: Service, tokens: Sequence[str] = ()) -> tuple[list[BaseRoute], str]:
-    """The routes to add to `create_app(service, extra_routes=…, public_prefixes=[…])`, and
-    their public prefix. Refused on a service with tokens: a browser page cannot send them, and
-    a public playground would run rounds for anyone the API turns away."""
-    if tokens:
-        raise ServeError(
-            "the playground has no login of its own and is not served with bearer tokens: "
-            "serve it on 127.0.0.1 without tokens (`runner playground PIPELINE`), or serve the "
-            "API alone"
-        )
-    from runner.playground.routes import routes
+@dataclass(frozen=True)
+class Mounted:
+    """What `create_app` needs to mount the playground."""
 
-    return routes(service), PREFIX
+    routes: list[BaseRoute]
+    public: list[str] = field(default_factory=list)  # paths that need no token
+    cookie_prefixes: list[str] = field(default_factory=list)  # token in the login cookie
+    login_path: str | None = None
+
+
+def playground_routes(service: Service, tokens: Sequence[str] = (), *, secret: bytes) -> Mounted:
+    """The playground over `service`; with `tokens`, behind its login page."""
+    from runner.playground.routes import routes
+    from runner.serve.principals import TokenBackend
+
+    login = TokenBackend(tokens).client_for if tokens else None
+    return Mounted(
+        routes(service, secret=secret, login=login),
+        public=[f"{PREFIX}/login", f"{PREFIX}/static"],
+        cookie_prefixes=[PREFIX],
+        login_path=f"{PREFIX}/login",
+    )

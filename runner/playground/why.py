@@ -45,6 +45,7 @@ class ToolView:
     reason_text: str
     items: int
     guaranteed: bool
+    sources: int = 0  # the pages or rows its result cites
     gave_answer: bool = False
     consumer: bool = False
     error: str | None = None
@@ -214,8 +215,12 @@ def _task_view(
         shown = _tool_view(tool, runs.get(tool.get("key")), asked, terminal)
         _add_retrieval(shown, retrievals.get(tool.get("name")))
         view.tools.append(shown)
+    round_events = sorted(
+        (e for task_events in by_task.values() for e in task_events),
+        key=lambda e: int(e.get("seq") or 0),
+    )
     for event in events:
-        _annotate(view, event)
+        _annotate(view, event, round_events)
     view.children = [_task_view(child, by_task, terminal) for child in task.get("children") or []]
     return view
 
@@ -237,6 +242,7 @@ def _tool_view(
         reason_text=REASON_TEXT.get(reason, reason or "no reason recorded"),
         items=int(tool.get("items") or 0),
         guaranteed=bool(tool.get("guaranteed")),
+        sources=int(run.get("sources") or 0),
         gave_answer=tool.get("key") in terminal,
         consumer=bool(run.get("consumer")),
         error=run.get("error") if run.get("event") == "tool.error" else None,
@@ -257,7 +263,7 @@ def _add_retrieval(tool: ToolView, event: Event | None) -> None:
     tool.corpus = event.get("corpus")
 
 
-def _annotate(view: TaskView, event: Event) -> None:
+def _annotate(view: TaskView, event: Event, round_events: Sequence[Event]) -> None:
     kind = event.get("event")
     if kind == "task.start" and event.get("resumed"):
         view.notes.append("resumed: the tools that finished before are not run again")
@@ -274,12 +280,7 @@ def _annotate(view: TaskView, event: Event) -> None:
     elif kind == "activation":
         view.notes.append(_activation_note(event))
     elif kind == "gatekeeper":
-        verdict = "enough" if event.get("enough") else "not enough"
-        reason = f": {event['reason']}" if event.get("reason") else ""
-        view.notes.append(
-            f"gatekeeper ({event.get('mode')}): the pages are {verdict}"
-            f" ({event.get('passages', 0)} passage(s)){reason}"
-        )
+        view.notes.append(_gatekeeper_note(event, round_events))
     elif kind == "deep_fallback":
         runs = "ran" if event.get("run") else "did not run"
         view.notes.append(f"deep search {event.get('coordinator')} {runs}: {event.get('reason')}")
@@ -306,15 +307,66 @@ def _coordinator_note(view: TaskView, event: Event) -> None:
 def _activation_note(event: Event) -> str:
     if event.get("mode") == "forced":
         return "forced tools only: no suitability call on this subtask"
-    candidates = ", ".join(event.get("candidates") or []) or "none"
-    text = f"activation candidates: {candidates}"
+    candidates = [str(name) for name in event.get("candidates") or []]
+    text = f"activation candidates: {', '.join(candidates) or 'none'}"
     answers = event.get("suitability") or {}
     if answers:
         verdicts = ", ".join(f"{tool} {'yes' if yes else 'no'}" for tool, yes in answers.items())
         text += f"; suitability call: {verdicts}"
+    activated = {str(entry.get("tool")) for entry in event.get("activated") or []}
+    left_out = [name for name in candidates if name not in activated]
+    if left_out:  # a candidate is only one that might have run: say which did not
+        text += f"; not activated, so did not run: {', '.join(left_out)}"
     if event.get("ignored"):
         text += f"; ignored {', '.join(map(str, event['ignored']))}"
     return text
+
+
+def _gatekeeper_note(event: Event, events: Sequence[Event]) -> str:
+    """The gatekeeper's verdict, said for what it is: a judgement on whether the context covers
+    the question (by the LLM, by the offline provider's word check, or by the coverage rule),
+    over what it read; never a check that the answer is right."""
+    verdict = "enough" if event.get("enough") else "not enough"
+    reason = f": {event['reason']}" if event.get("reason") else ""
+    read = _context_read(events, before=int(event.get("seq") or 0))
+    return (
+        f"{_gatekeeper_label(event, events)} judged the context {verdict} to answer from"
+        f" ({read}){reason}. It judges whether the pages cover the question, not whether the"
+        " answer is right"
+    )
+
+
+def _gatekeeper_label(event: Event, events: Sequence[Event]) -> str:
+    mode = str(event.get("mode"))
+    if mode == "rule":
+        return "gatekeeper (coverage rule, no LLM)"
+    calls = [
+        e
+        for e in events
+        if e.get("event") == "llm.call"
+        and e.get("purpose") == "gatekeeper"
+        and e.get("task") == event.get("task")
+        and int(e.get("seq") or 0) < int(event.get("seq") or 0)
+    ]
+    provider = str(calls[-1].get("provider")) if calls else ""
+    if provider == "offline":
+        return "gatekeeper (the offline provider's word check, standing in for the LLM)"
+    if calls and calls[-1].get("cached"):
+        return f"gatekeeper ({mode}, a cached reply)"
+    return f"gatekeeper ({mode}{', ' + provider if provider else ''})"
+
+
+def _context_read(events: Sequence[Event], before: int) -> str:
+    """What the context held when the gatekeeper read it: the results of the tools that ran
+    before it in the round, and the sources (pages, rows) they cite."""
+    runs = [
+        e
+        for e in events
+        if e.get("event") == "tool.run" and not e.get("empty") and int(e.get("seq") or 0) < before
+    ]
+    sources = sum(int(e.get("sources") or 0) for e in runs)
+    results = f"{len(runs)} tool result{'' if len(runs) == 1 else 's'}"
+    return f"{results} citing {sources} source{'' if sources == 1 else 's'}"
 
 
 def _pair_half(

@@ -47,6 +47,7 @@ from runner.retrieval.pages import (
     check_corpus_folder,
     corpus_entries,
     corpus_folder,
+    document_root,
     read_document,
 )
 from runner.retrieval.store import PAGES_FILE, PageStore, write_pages
@@ -56,8 +57,8 @@ if TYPE_CHECKING:
     from runner.retrieval.vectors import VectorIndex
 
 MANIFEST_FILE = "manifest.json"
-MANIFEST_FORMAT = 5  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
-# 5: PDF headings from the outline
+MANIFEST_FORMAT = 6  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
+# 5: PDF headings from the outline; 6: a declared title over a numbered first heading
 
 # progress(stage, done, total): stage is "read" (files; ("read", 0, n) announces a build), then
 # "index" and "save" (0 of 1, then 1 of 1), and "embed" (pages embedded anew, when the corpus has
@@ -110,7 +111,7 @@ def open_corpus(
     contained_documents(
         name,
         (source / relative for relative in snapshot.relatives),
-        pipeline.folder,
+        document_root(corpus, pipeline.folder),
         follow_symlinks=corpus.follow_symlinks,
     )
     reason = "forced" if force else _stale_reason(target, snapshot, source)

@@ -149,8 +149,19 @@ def _units(text: str, max_words: int) -> list[str]:
     return units
 
 
+_FENCED = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(.*)\n\1\s*$", re.DOTALL)
+
+
 def _split_paragraph(text: str, max_words: int) -> list[str]:
-    """A paragraph as one or more pieces of at most max_words words, cut at natural points."""
+    """A paragraph as one or more pieces of at most max_words words, cut at natural points; a
+    fenced code block longer than a page is cut between lines, each piece fenced again."""
+    fenced = _FENCED.match(text)
+    if fenced and _word_count(text) > max_words:
+        fence = fenced[1]
+        return [
+            f"{fence}\n{piece.strip(chr(10))}\n{fence}"
+            for piece in _line_pieces(fenced[2], max_words)
+        ]
     units = _units(text, max_words)
     if len(units) == 1:
         return units
@@ -164,6 +175,16 @@ def _split_paragraph(text: str, max_words: int) -> list[str]:
     if current:
         pieces.append(current)
     return [piece.strip() for piece in pieces if piece.strip()]
+
+
+def _line_pieces(text: str, max_words: int) -> list[str]:
+    pieces, current = [], ""
+    for line in _cut(text, _LINE_CUT):
+        if current and _word_count(current) + _word_count(line) > max_words:
+            pieces.append(current)
+            current = ""
+        current += line
+    return [*pieces, current] if current.strip() else pieces
 
 
 # Body text shorter than this before a heading is a scrap (a label, a directive, a one-line
@@ -195,11 +216,26 @@ class _PageBuilder:
         for piece in _split_paragraph(block.text, self.max_words):
             words = _word_count(piece)
             if self.has_body and self.words + words > self.max_words:
-                self.flush()
+                self._flush_keeping_introduction()
             self.parts.append(piece)
             self.words += words
             self.body_words += words
             self.has_body = True
+
+    def _flush_keeping_introduction(self) -> None:
+        """A new page; a paragraph that introduces what follows (it ends with `:` or `::`, as
+        before code) moves to it, so that code is never cut off from its sentence."""
+        last = self.parts[-1] if len(self.parts) > 1 else ""
+        body = last.rstrip().endswith(":") and not last.lstrip().startswith("#")
+        if not body or _word_count(last) >= self.body_words:
+            self.flush()
+            return
+        self.parts.pop()
+        self.body_words -= _word_count(last)
+        self.flush()
+        self.parts.append(last)
+        self.words = self.body_words = _word_count(last)
+        self.has_body = True
 
     def _add_heading(self, block: Block) -> None:
         assert block.heading is not None
@@ -228,6 +264,9 @@ class _PageBuilder:
                 )
             )
         self.parts, self.words, self.body_words, self.has_body = [], 0, 0, False
+
+
+_SECTION_NUMBER = re.compile(r"^\s*\d+(\.\d+)*\.?\s")
 
 
 def _default_title(document: str) -> str:
@@ -262,6 +301,10 @@ def paginate(document: Document, max_words: int) -> list[Page]:
         builder.add(block)
     builder.flush()
     title = builder.title or document.title or builder.default_title
+    if document.title and _SECTION_NUMBER.match(builder.title):
+        # a first heading numbered as a section ("1. Syntax") names a part, not the document:
+        # the title the document declares (HTML <title>: "UPSERT") does
+        title = document.title
     return [replace(page, title=title) for page in builder.pages]
 
 
@@ -322,3 +365,9 @@ def from_node(node: TextNode) -> Page:
 def corpus_folder(corpus: Corpus, pipeline_folder: Path) -> Path:
     """The corpus folder; a relative path is relative to the pipeline file."""
     return corpus.path if corpus.path.is_absolute() else pipeline_folder / corpus.path
+
+
+def document_root(corpus: Corpus, pipeline_folder: Path) -> Path:
+    """The folder a corpus's documents must stay in, symlinks followed: the pipeline's, or
+    the corpus's own when its `path` names a folder elsewhere (absolute or `~`)."""
+    return corpus_folder(corpus, pipeline_folder) if corpus.outside else pipeline_folder

@@ -3,33 +3,42 @@
 Routes: the native API (`/v1/pipelines…`, `/v1/sessions…`), the OpenAI-compatible API
 (`/v1/chat/completions`, `/v1/models`), `/healthz`, `/readyz` and `/metrics`. Every route but
 the health checks (and the `public` paths of extra routes) needs a bearer token when the
-service has any. Errors are JSON: `{"error": {"message", "type", "code"}}`, the message being
-what the CLI says.
+service has any; a token is a client, and a client reaches only what it made
+(runner.serve.principals). Only the `allowed_hosts` are answered, and every response carries
+the security headers (runner.serve.hosts). Errors are JSON: `{"error": {"message", "type",
+"code"}}`, the message being what the CLI says, without credentials or paths (serve.redact).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from runner.serve.errors import NotFound, ServiceError, as_service_error
+from runner.serve.errors import NotFound, ServiceError, Unauthorized, as_service_error
+from runner.serve.hosts import LOOPBACK_NAMES, SecurityHeaders
 from runner.serve.http import (
+    DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_MAX_BODY_BYTES,
-    check_token,
     error_response,
+    log,
 )
+from runner.serve.principals import TokenBackend, under
 
 if TYPE_CHECKING:
     from runner.serve.service import Service
 
 PUBLIC_PATHS = ("/healthz", "/readyz")
+PRUNE_EVERY_S = 3600.0
 
 
 def create_app(
@@ -40,13 +49,23 @@ def create_app(
     drain_timeout_s: float = 30.0,
     extra_routes: Sequence[BaseRoute] = (),
     public_prefixes: Sequence[str] = (),
+    cookie_prefixes: Sequence[str] = (),
+    login_path: str | None = None,
+    allowed_hosts: Sequence[str] = LOOPBACK_NAMES,
+    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
+    session_ttl_s: float | None = None,
     metrics: bool = True,
     close_service: bool = True,
 ) -> Starlette:
     """The ASGI app serving `service`. `extra_routes` are mounted beside the API (the
-    playground's); paths under `public_prefixes` need no token. On shutdown the app waits up
-    to `drain_timeout_s` for rounds in flight, then closes the service (`close_service`)."""
-    from runner.serve import native, openai_api
+    playground's); paths under `public_prefixes` need no token, those under `cookie_prefixes`
+    may carry it in the login cookie, and a page there without one is sent to `login_path`.
+    Requests naming a Host not in `allowed_hosts` get a 400; a body must arrive within
+    `body_timeout_s`. With `session_ttl_s`, sessions idle longer are deleted at start and
+    then every hour (or TTL, when shorter). On shutdown the app waits up to
+    `drain_timeout_s` for rounds in flight, then closes the service (`close_service`)."""
+    from runner.serve import native, openai_api, streaming
+    from runner.serve.tracecontext import TraceContext
 
     exporter = None
     if metrics:
@@ -72,13 +91,19 @@ def create_app(
         Route("/readyz", ready),
         Route("/metrics", metrics_page),
         *native.routes(service, max_body_bytes),
+        *streaming.routes(service, max_body_bytes),
         *openai_api.routes(service, max_body_bytes),
         *extra_routes,
     ]
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        pruning = None
+        if session_ttl_s is not None:
+            pruning = asyncio.create_task(prune_sessions(service, session_ttl_s))
         yield
+        if pruning is not None:
+            pruning.cancel()
         await service.drain(drain_timeout_s)
         if close_service:
             service.close()
@@ -92,33 +117,36 @@ def create_app(
             Exception: _internal_error,
         },
     )
-    public = (*PUBLIC_PATHS, *public_prefixes)
-    app.add_middleware(_Authenticate, tokens=list(tokens), public=public)
+    backend = TokenBackend(
+        list(tokens), public=(*PUBLIC_PATHS, *public_prefixes), cookie_prefixes=cookie_prefixes
+    )
+
+    def refused(conn: HTTPConnection, exc: Exception) -> Response:
+        if login_path is not None and under(conn.url.path, cookie_prefixes):
+            return RedirectResponse(login_path, 303)
+        return error_response(Unauthorized(str(exc)), {"WWW-Authenticate": "Bearer"})
+
+    # the last added runs first: headers on every response, then the Host, then the token,
+    # then the caller's trace context around the route
+    app.add_middleware(TraceContext)
+    app.add_middleware(AuthenticationMiddleware, backend=backend, on_error=refused)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
+    app.add_middleware(SecurityHeaders)
     app.state.service = service
+    app.state.body_timeout_s = body_timeout_s
     return app
 
 
-class _Authenticate:
-    """Bearer tokens on every path but the public ones (a plain ASGI middleware: it adds
-    nothing to a request that passes but the check)."""
-
-    def __init__(self, app: Any, tokens: list[str], public: Sequence[str]) -> None:
-        self.app = app
-        self.tokens = tokens
-        self.public = public
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and self.tokens and not self._public(scope["path"]):
-            try:
-                check_token(Request(scope), self.tokens)
-            except ServiceError as error:
-                response = error_response(error, {"WWW-Authenticate": "Bearer"})
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-    def _public(self, path: str) -> bool:
-        return any(path == p or path.startswith(p.rstrip("/") + "/") for p in self.public)
+async def prune_sessions(service: Service, ttl_s: float) -> None:
+    """Delete the sessions idle past `ttl_s`, now and then at intervals, for the app's life."""
+    while True:
+        try:
+            pruned = await service.prune(ttl_s)
+            if pruned:
+                log.info("runner serve: deleted %d session(s) idle for over %g s", pruned, ttl_s)
+        except Exception as exc:  # the store is down: the next pass tries again
+            log.warning("runner serve: could not delete old sessions: %s", as_service_error(exc))
+        await asyncio.sleep(min(ttl_s, PRUNE_EVERY_S))
 
 
 async def _service_error(_request: Request, exc: Exception) -> Response:

@@ -26,6 +26,13 @@ class ServeSettings:
     drain_timeout_s: float = 30.0
     tokens: list[str] = field(default_factory=list)  # resolved by the command
     playground: bool = False  # mount the playground at /playground (runner.playground)
+    host: str = "127.0.0.1"  # the bound address, a name the service answers to
+    allowed_hosts: list[str] = field(default_factory=list)  # more names (--allowed-host)
+    max_rounds_in_flight: int = 256
+    body_timeout_s: float = 10.0
+    session_ttl_s: float | None = None  # sessions idle longer are deleted (--session-ttl)
+    secret: str = ""  # signs the playground's CSRF tokens; the same in every worker
+    mcp: bool = False  # serve the pipelines as MCP tools at /mcp (runner.serve.mcp_tools)
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))

@@ -11,9 +11,10 @@ class ServiceError(Exception):
     status = 500
     kind = "internal_error"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.headers = headers or {}  # sent with the error (Retry-After)
 
     def to_json(self) -> dict[str, Any]:
         # the shape OpenAI clients read; the native API uses it too
@@ -40,6 +41,25 @@ class Busy(ServiceError):
 
     status = 409
     kind = "conflict_error"
+
+
+class TooSlow(ServiceError):
+    """The request body did not arrive in time (a client holding a connection open)."""
+
+    status = 408
+    kind = "invalid_request_error"
+
+
+class ClientGone(ServiceError):
+    """The client left while sending its request; nobody reads the answer."""
+
+    status = 400
+    kind = "invalid_request_error"
+
+
+class UnsupportedMediaType(ServiceError):
+    status = 415
+    kind = "invalid_request_error"
 
 
 class TooLarge(ServiceError):

@@ -1,21 +1,32 @@
-"""The HTTP edges every route shares: bearer tokens, body limits, JSON errors."""
+"""The HTTP edges every route shares: bearer tokens, bodies (their media type, size and time),
+JSON errors."""
 
 from __future__ import annotations
 
-import hmac
+import asyncio
 import json
+import logging
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
-from runner.serve.errors import BadRequest, ServiceError, TooLarge, Unauthorized
+from runner.serve.errors import (
+    BadRequest,
+    ClientGone,
+    ServiceError,
+    TooLarge,
+    TooSlow,
+    UnsupportedMediaType,
+)
+from runner.serve.redact import ERRORS
 
 TOKENS_ENV = "RUNNER_SERVE_TOKENS"  # comma-separated bearer tokens
 DEFAULT_MAX_BODY_BYTES = 1 << 20
+DEFAULT_BODY_TIMEOUT_S = 10.0
+log = logging.getLogger("runner.serve")
 
 
 def load_tokens(token_file: Path | None = None) -> list[str]:
@@ -30,31 +41,36 @@ def load_tokens(token_file: Path | None = None) -> list[str]:
     return tokens
 
 
-def check_token(request: Request, tokens: Sequence[str]) -> None:
-    if not tokens:
-        return
-    header = request.headers.get("authorization", "")
-    scheme, _, given = header.partition(" ")
-    if scheme.lower() != "bearer" or not given:
-        raise Unauthorized(
-            "this service needs a bearer token: send the header `Authorization: Bearer <token>`"
+async def read_json(request: Request, limit: int, timeout_s: float | None = None) -> dict[str, Any]:
+    """The request's JSON object: sent as `application/json` (a page of another site can post
+    a form or text/plain without asking, never JSON), refused past `limit` bytes (read no
+    further than that) or when it takes longer than `timeout_s` to arrive."""
+    media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media_type != "application/json":
+        raise UnsupportedMediaType(
+            f"send the body as JSON with the header `Content-Type: application/json` "
+            f"(this request's is {media_type or 'missing'})"
         )
-    if not any(hmac.compare_digest(given.strip(), token) for token in tokens):
-        raise Unauthorized("the bearer token is not one this service accepts")
-
-
-async def read_json(request: Request, limit: int) -> dict[str, Any]:
-    """The request's JSON object, refused past `limit` bytes (read no further than that)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large(int(declared), limit)
-    body = bytearray()
-    async for chunk in request.stream():
-        body.extend(chunk)
-        if len(body) > limit:
-            raise _too_large(len(body), limit)
+    if timeout_s is None:  # the app's setting (create_app's body_timeout_s)
+        timeout_s = getattr(request.app.state, "body_timeout_s", DEFAULT_BODY_TIMEOUT_S)
+    wait = float(timeout_s)
+    try:
+        body = await asyncio.wait_for(_read_body(request, limit), timeout=wait)
+    except asyncio.TimeoutError:
+        log.info(
+            "runner serve: a request body to %s took over %g s; refused", request.url.path, wait
+        )
+        raise TooSlow(f"the request body did not arrive within {wait:g} s") from None
+    except ClientDisconnect:
+        log.warning("runner serve: a client left while sending its request to %s", request.url.path)
+        raise ClientGone("the client left before its request body arrived") from None
     try:
         data = json.loads(body)
+    except RecursionError:
+        raise BadRequest("the request body nests JSON too deeply") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise BadRequest(f"the request body is not JSON ({exc})") from None
     if not isinstance(data, dict):
@@ -62,12 +78,26 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
     return data
 
 
+async def _read_body(request: Request, limit: int) -> bytes:
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > limit:
+            raise _too_large(len(body), limit)
+    return bytes(body)
+
+
 def _too_large(size: int, limit: int) -> TooLarge:
     return TooLarge(f"the request body has {size:,}+ bytes, more than this service's {limit:,}")
 
 
 def error_response(error: ServiceError, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(error.to_json(), status_code=error.status, headers=headers)
+    """The error as JSON, its message redacted (no credential, no path of this machine)."""
+    body = error.to_json()
+    body["error"]["message"] = ERRORS.error(str(body["error"]["message"]))
+    return JSONResponse(
+        body, status_code=error.status, headers={**error.headers, **(headers or {})}
+    )
 
 
 def optional_text(data: dict[str, Any], name: str) -> str | None:

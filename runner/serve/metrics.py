@@ -1,7 +1,7 @@
 """`/metrics` in Prometheus format: rounds by outcome, degraded rounds, LLM calls and tokens by
-purpose, round and LLM call latency. Each service has its own registry (tests start several);
-with `--workers N` every worker writes to one multiprocess folder (PROMETHEUS_MULTIPROC_DIR)
-and any worker's `/metrics` shows the sum."""
+purpose, round and LLM call latency, the time to a streamed answer's first token. Each service
+has its own registry (tests start several); with `--workers N` every worker writes to one
+multiprocess folder (PROMETHEUS_MULTIPROC_DIR) and any worker's `/metrics` shows the sum."""
 
 from __future__ import annotations
 
@@ -63,6 +63,15 @@ class Metrics:
             **labelled,
         )
 
+        self.first_token_seconds = Histogram(
+            "runner_time_to_first_token_seconds",
+            "From a round's start to the first piece of its answer, for answers streamed as "
+            "the model wrote them.",
+            ["domain"],
+            buckets=ROUND_BUCKETS,
+            **labelled,
+        )
+
     @classmethod
     def install(cls, service: Service) -> Metrics:
         metrics = cls()
@@ -76,6 +85,9 @@ class Metrics:
         if result.get("warnings"):
             self.degraded.labels(domain).inc()
         self.round_seconds.labels(domain).observe(seconds)
+        first_token = time_to_first_token(events)
+        if first_token is not None:
+            self.first_token_seconds.labels(domain).observe(first_token)
         for event in events:
             if event.get("event") != "llm.call":
                 continue
@@ -97,3 +109,14 @@ class Metrics:
             multiprocess.MultiProcessCollector(merged)
             return generate_latest(merged), CONTENT_TYPE_LATEST
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+def time_to_first_token(events: list[dict[str, Any]]) -> float | None:
+    """Seconds from the round's start to the first piece of its streamed answer: the streamed
+    call's event (recorded when it ended) less its time, plus when its first text came."""
+    start = next((e["ms"] for e in events if e.get("event") == "round.start"), None)
+    for event in events:
+        if event.get("event") == "llm.call" and event.get("first_token_ms") is not None:
+            began = float(event["ms"]) - float(event.get("latency_ms") or 0)
+            return max(0.0, began + float(event["first_token_ms"]) - float(start or 0)) / 1000
+    return None

@@ -1,35 +1,39 @@
 """The OpenAI-compatible API: `POST /v1/chat/completions` and `GET /v1/models`.
 
-A model is a domain. The conversation is a session, named by the `X-Runner-Session` header,
-else by the request's `user` field, else new on every call; the session id comes back in the
-`X-Runner-Session` response header and in the `runner` field. Only the last user message is
-sent to the pipeline: the session remembers the rest (its pending question included).
+A model is a domain. The conversation is a session, named by the `X-Runner-Session` header
+(an id the service gave this client), else by the request's `user` field (a session of that
+name in the client's own namespace, started when new), else new on every call; the session id
+comes back in the `X-Runner-Session` response header and in the `runner` field. Only the last
+user message is sent to the pipeline: the session remembers the rest (its pending question
+included).
 
 The reply's content is the answer with its sources listed at the end (or the clarifying
 question, or what failed); the extra `runner` field is the whole `runner run --json` result,
-sources and outcome included. `stream: true` sends the same as server-sent events.
+sources and outcome included. `stream: true` sends the answer as the model writes it, as
+server-sent `chat.completion.chunk`s, and the `runner` result in the last chunk.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import time
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from runner.serve.errors import BadRequest, ServiceError, as_service_error
+from runner.render import rest_of
+from runner.serve.errors import BadRequest
 from runner.serve.http import optional_text, read_json, request_id_of
+from runner.serve.principals import client_of
+from runner.serve.streaming import RoundStream, sse, sse_response
 
 if TYPE_CHECKING:
     from runner.serve.service import Service
 
 SESSION_HEADER = "X-Runner-Session"
-KEEPALIVE_S = 10.0  # an SSE comment while a round runs, so that proxies keep the stream open
 CHUNK_CHARS = 80
 
 
@@ -38,14 +42,27 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
         data = await read_json(request, max_body_bytes)
         domain = _model(data, service)
         message = _last_user_message(data)
-        session_id = request.headers.get(SESSION_HEADER) or optional_text(data, "user")
+        client = client_of(request)
+        header = request.headers.get(SESSION_HEADER)
+        user = optional_text(data, "user") or None  # "" names no session
+        # the header names a session the service gave; `user`, one of the client's own
+        # namespace, started when new
+        session_id = header if header is not None or user is None else client.user_session(user)
         request_id = request_id_of(request, data)
-        round_ = service.run_round(domain, message, session_id=session_id, request_id=request_id)
-        if data.get("stream"):
-            return StreamingResponse(
-                _stream(round_, domain), media_type="text/event-stream", headers=_no_buffering()
+
+        def round_() -> Awaitable[dict[str, Any]]:
+            return service.run_round(
+                domain,
+                message,
+                session_id=session_id,
+                request_id=request_id,
+                client=client,
+                create=header is None,
             )
-        result = await round_
+
+        if data.get("stream"):
+            return sse_response(_chunks(RoundStream(round_), domain))
+        result = await round_()
         return JSONResponse(
             completion(result, domain), headers={SESSION_HEADER: str(result["session"])}
         )
@@ -102,52 +119,41 @@ def message_text(result: dict[str, Any]) -> str:
     return text
 
 
-async def _stream(round_: Any, model: str) -> AsyncIterator[str]:
+async def _chunks(stream: RoundStream, model: str) -> AsyncIterator[str]:
+    """The round as `chat.completion.chunk`s: the answer's pieces as the model writes them,
+    then what they did not carry of the message (the sources listed, or the whole question
+    or error), and a last chunk with the usage and the `runner` result (its sources)."""
     created = int(time.time())
-    task = asyncio.ensure_future(round_)
-    try:
-        while not task.done():
-            done, _ = await asyncio.wait({task}, timeout=KEEPALIVE_S)
-            if not done:
-                yield ": still working\n\n"
-        result = task.result()
-    except ServiceError as error:
-        yield _event(error.to_json())
-        yield "data: [DONE]\n\n"
-        return
-    except Exception as exc:
-        yield _event(as_service_error(exc).to_json())
-        yield "data: [DONE]\n\n"
-        return
-    finally:
-        if not task.done():  # the client went away: the round goes on and is stored
-            task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+    ident = f"chatcmpl-{uuid.uuid4().hex[:24]}"
 
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
         body = {
-            "id": _completion_id(result),
+            "id": ident,
             "object": "chat.completion.chunk",
             "created": created,
             "model": model,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
             **extra,
         }
-        return _event(body)
+        return sse(body)
 
     yield chunk({"role": "assistant", "content": ""})
-    text = message_text(result)
-    for start in range(0, len(text), CHUNK_CHARS):
-        yield chunk({"content": text[start : start + CHUNK_CHARS]})
-    yield chunk({}, "stop", usage=_usage(result), runner=result)
+    shown = ""
+    async for kind, value in stream.items():
+        if kind == "keepalive":
+            yield ": still working\n\n"
+        elif kind == "delta":
+            shown += value
+            yield chunk({"content": value})
+    result, error = await stream.outcome()
+    if result is None:
+        yield sse(error)
+    else:
+        rest = rest_of(shown, message_text(result))
+        for start in range(0, len(rest), CHUNK_CHARS):
+            yield chunk({"content": rest[start : start + CHUNK_CHARS]})
+        yield chunk({}, "stop", usage=_usage(result), runner=result)
     yield "data: [DONE]\n\n"
-
-
-def _event(body: dict[str, Any]) -> str:
-    return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
-
-
-def _no_buffering() -> dict[str, str]:
-    return {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def _model(data: dict[str, Any], service: Service) -> str:
@@ -176,7 +182,7 @@ def _text_content(content: Any) -> str:
         parts = [
             p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
         ]
-        if parts:
+        if parts and all(isinstance(part, str) for part in parts):
             return "\n".join(parts)
     raise BadRequest("a user message's `content` must be text (a string or text parts)")
 

@@ -9,6 +9,11 @@ Each pipeline is loaded once (its LLM client, tools and corpus indexes: a `runne
 and serves every round of every session. A round is exactly `runner run --json`'s result. Two
 requests on one session never interleave (`KeyLocks`), and a request id already committed
 returns the stored result without running anything (`runner.app.replay`).
+
+Every call names its `client` (runner.serve.principals): it reaches only its own sessions and
+idempotency keys (LOCAL, the one client of a service without tokens, owns all). What goes out
+is redacted (runner.serve.redact); sessions are read a window of rounds at a time; at most
+`Limits.max_rounds_in_flight` rounds run at once (a 503 with Retry-After past it).
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from runner.serve.errors import BadRequest, NotFound, Unavailable, as_service_error
 from runner.serve.locks import KeyLocks
+from runner.serve.principals import LOCAL, Client, check_session_id, not_found_message
+from runner.serve.redact import Redactor
 
 if TYPE_CHECKING:
     from runner.app import Runtime
@@ -40,6 +47,11 @@ class Limits:
     lock_wait_s: float = 30.0  # how long a request waits for its session before a 409
     max_request_id_chars: int = 200
     store_threads: int = 32  # blocking store calls in flight at once, off the event loop
+    # rounds running at once in this worker (a stream's client that left still counts: its
+    # round finishes and is stored); past it a round is refused with 503 and Retry-After
+    max_rounds_in_flight: int = 256
+    retry_after_s: int = 2
+    rounds_shown: int = 50  # the rounds of a session read at once (the newest, or a page)
 
 
 @dataclass
@@ -58,6 +70,7 @@ class Service:
         self._idle = asyncio.Event()
         self._idle.set()
         self.closing = False
+        self.redactor = Redactor(rt.pipeline.folder for rt in self.runtimes.values())
 
     @classmethod
     def open(
@@ -65,13 +78,16 @@ class Service:
         paths: Iterable[str | Path],
         *,
         state: str | None = None,
+        store_file: str | None = None,
         limits: Limits | None = None,
         open_corpora: bool = True,
         **runtime_options: Any,
     ) -> Service:
         """Load every pipeline under `paths` (files or folders) with `Runtime.open`'s options,
         open their corpus indexes, and open the store `state` names (RUNNER_STATE when None;
-        else each pipeline's default SQLite file). Raises the CLI's errors (PipelineError …)."""
+        else each pipeline's default SQLite file; `store_file`: that file in each pipeline's
+        state folder instead, RUNNER_STATE left aside). Raises the CLI's errors
+        (PipelineError …)."""
         from runner.app import Runtime
         from runner.config import find_pipeline_files
         from runner.sessions import open_store
@@ -94,7 +110,7 @@ class Service:
                 runtimes[domain] = runtime
                 if open_corpora:
                     runtime.open_corpora()
-            stores = _open_stores(runtimes, state, open_store)
+            stores = _open_stores(runtimes, state, open_store, store_file)
         except BaseException:
             for runtime in runtimes.values():
                 runtime.close()
@@ -123,26 +139,41 @@ class Service:
         *,
         session_id: str | None = None,
         request_id: str | None = None,
+        client: Client = LOCAL,
+        create: bool = True,
     ) -> dict[str, Any]:
         """One round on `domain`: `runner run --json`'s result (a clarifying question is a
-        result too). A `request_id` already committed returns its stored result. Raises a
+        result too). A `request_id` already committed returns its stored result. A
+        `session_id` that is not stored starts a session of that id when `create`, else is a
+        NotFound (an HTTP client continues only the sessions the service gave it). Raises a
         ServiceError (NotFound, BadRequest, Busy, Unavailable) with the CLI's message."""
         runtime = self.runtime(domain)
         self._check_round(message, session_id, request_id)
+        check_session_id(session_id)
+        if session_id is not None:
+            client.check_owns(session_id)
         store = self.stores[domain]
+        stored_key = client.request_key(domain, request_id)
         try:
-            key, what = _lock_key(session_id, request_id)
+            key, what = _lock_key(session_id, stored_key, request_id)
             async with self._round_slot(), self._hold(store, key, what):
                 # under the lock: a send of this request still running is waited for, not run
                 # a second time beside it
                 stored = await self._off_loop(
-                    self._replayed, store, request_id, message, session_id
+                    self._replayed, store, stored_key, message, session_id
                 )
-                if stored is not None:
-                    return stored
-                return await self._run(runtime, store, domain, message, session_id, request_id)
+                if stored is None:
+                    if session_id is not None and not create:
+                        await self._off_loop(self._check_stored, store, session_id)
+                    target = session_id or client.new_session_id()
+                    stored = await self._run(runtime, store, domain, message, target, stored_key)
+                return self.redactor.json(stored)
         except Exception as exc:
             raise as_service_error(exc) from exc
+
+    def _check_stored(self, store: Store, session_id: str) -> None:
+        if store.find(session_id) is None:
+            raise NotFound(not_found_message(session_id))
 
     async def _run(
         self,
@@ -164,6 +195,10 @@ class Service:
         for observe in self.observers:
             observe(domain, data, events, elapsed)
         return data
+
+    async def off_loop(self, call: Callable[[], Any]) -> Any:
+        """A blocking read (a session's page, a round) on the store threads."""
+        return await self._off_loop(call)
 
     async def _off_loop(self, call: Callable[..., Any], *args: Any) -> Any:
         """A blocking store call on the service's store threads: a wait for the database is
@@ -212,6 +247,12 @@ class Service:
 
     @asynccontextmanager
     async def _round_slot(self) -> AsyncIterator[None]:
+        if self._in_flight >= self.limits.max_rounds_in_flight:
+            raise Unavailable(
+                f"this worker runs {self._in_flight} rounds already, its limit; send the "
+                "request again in a moment (with the same request id to be safe)",
+                headers={"Retry-After": str(self.limits.retry_after_s)},
+            )
         self._in_flight += 1
         self._idle.clear()
         try:
@@ -223,16 +264,31 @@ class Service:
 
     # --- sessions ------------------------------------------------------------------------
 
-    def session(self, session_id: str) -> dict[str, Any]:
-        """A session's state summary (status, pending question) and its rounds."""
+    def session(
+        self,
+        session_id: str,
+        client: Client = LOCAL,
+        *,
+        before: int | None = None,
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        """A session's state summary (status, pending question) and a window of its rounds:
+        the newest `limit` (Limits.rounds_shown), or those before round `before`. `earlier`
+        is the `before` of the page preceding this one (None: this page starts at round 1)."""
+        client.check_owns(session_id)
         store, state, version = self._find(session_id)
-        rounds = store.rounds(session_id)
-        return {
+        last = state.rounds if before is None else min(before - 1, state.rounds)
+        count = max(1, min(limit or self.limits.rounds_shown, self.limits.rounds_shown))
+        first = max(1, last - count + 1)
+        rounds = store.rounds_between(session_id, first, last) if last >= 1 else []
+        summary = {
             "session": session_id,
             "domain": self._domain_of(state),
             "status": _status(state),
             "version": version,
             "question": state.pending.question if state.waiting and state.pending else None,
+            "rounds_total": state.rounds,
+            "earlier": first if first > 1 else None,
             "rounds": [
                 {
                     "round": record.round,
@@ -240,33 +296,34 @@ class Service:
                     "outcome": record.outcome,
                     "answer": record.result.get("answer"),
                     "question": record.result.get("question"),
-                    "request_id": record.request_id,
+                    "request_id": client.shown_request_id(record.request_id),
                     "at": record.at,
                 }
                 for record in rounds
             ],
         }
+        return self.redactor.json(summary)
 
-    def round(self, session_id: str, number: int) -> dict[str, Any]:
+    def round(self, session_id: str, number: int, client: Client = LOCAL) -> dict[str, Any]:
         """A finished round: its message, its result (as `runner run --json`) and its trace."""
+        client.check_owns(session_id)
         store, _state, _version = self._find(session_id)
-        for record in store.rounds(session_id):
-            if record.round == number:
-                return {
+        for record in store.rounds_between(session_id, number, number):
+            return self.redactor.json(
+                {
                     "session": session_id,
                     "round": record.round,
                     "message": record.message,
                     "outcome": record.outcome,
-                    "request_id": record.request_id,
+                    "request_id": client.shown_request_id(record.request_id),
                     "at": record.at,
                     "result": dict(record.result),
                     "trace": [dict(event) for event in record.trace],
                 }
+            )
         raise NotFound(f"session {session_id!r} has no finished round {number}")
 
     def _find(self, session_id: str) -> tuple[Store, SessionState, int]:
-        from runner.sessions import SessionNotFoundError
-
         try:
             for store in _distinct(self.stores.values()):
                 found = store.find(session_id)
@@ -274,8 +331,7 @@ class Service:
                     return store, *found
         except Exception as exc:
             raise as_service_error(exc) from exc
-        where = ", ".join(store.location for store in _distinct(self.stores.values()))
-        raise as_service_error(SessionNotFoundError(f"no session {session_id!r} in {where}"))
+        raise NotFound(not_found_message(session_id))
 
     def _domain_of(self, state: SessionState) -> str | None:
         stored = Path(state.pipeline_path)
@@ -288,19 +344,22 @@ class Service:
     # --- health and shutdown -------------------------------------------------------------
 
     def readiness(self) -> dict[str, Any]:
-        """{"ready": bool, "pipelines": [...], "store": "ok" | its error}."""
+        """{"ready": bool, "pipelines": [...], "store": "ok" | its error, "closing",
+        "rounds_in_flight"}."""
         problems: dict[str, str] = {}
         for store in _distinct(self.stores.values()):
             try:
                 store.ping()
             except Exception as exc:
-                problems[store.location] = as_service_error(exc).message
+                location = self.redactor.error(store.location)
+                problems[location] = self.redactor.error(as_service_error(exc).message)
         ready = bool(self.runtimes) and not problems and not self.closing
         return {
             "ready": ready,
             "pipelines": sorted(self.runtimes),
             "store": problems or "ok",
             "closing": self.closing,
+            "rounds_in_flight": self._in_flight,  # of --max-rounds-in-flight
         }
 
     @property
@@ -317,6 +376,13 @@ class Service:
         except asyncio.TimeoutError:
             return False
         return True
+
+    async def prune(self, older_than_s: float) -> int:
+        """Delete the sessions idle for more than `older_than_s` seconds; how many."""
+        cut = time.time() - older_than_s
+        stores = _distinct(self.stores.values())
+        counts = [await self._off_loop(store.prune, cut) for store in stores]
+        return sum(counts)
 
     def close(self) -> None:
         self._store_calls.shutdown(wait=True)
@@ -340,19 +406,27 @@ def pipeline_summary(runtime: Runtime) -> dict[str, Any]:
 
 
 def _open_stores(
-    runtimes: dict[str, Runtime], state: str | None, open_store: Callable[..., Store]
+    runtimes: dict[str, Runtime],
+    state: str | None,
+    open_store: Callable[..., Store],
+    store_file: str | None = None,
 ) -> dict[str, Store]:
     """One store for all when `state` (or RUNNER_STATE) names one; else each pipeline's
-    default file, opened once per file."""
+    default file (or `store_file` beside it), opened once per file."""
     from runner.sessions.open import state_setting
 
     stores: dict[str, Store] = {}
-    if state_setting(state) is not None:
+    chosen = state if store_file is not None else state_setting(state)
+    if chosen:
         shared = open_store(state)
         return {domain: shared for domain in runtimes}
     by_location: dict[str, Store] = {}
     for domain, runtime in runtimes.items():
-        store = open_store(None, runtime.pipeline)
+        pipeline = runtime.pipeline
+        if store_file is not None:
+            store = open_store(str(pipeline.state_folder / store_file))
+        else:
+            store = open_store(None, pipeline)
         if store.location in by_location:
             store.close()
             store = by_location[store.location]
@@ -369,11 +443,13 @@ def _distinct(stores: Iterable[Store]) -> list[Store]:
     return seen
 
 
-def _lock_key(session_id: str | None, request_id: str | None) -> tuple[str | None, str]:
+def _lock_key(
+    session_id: str | None, stored_key: str | None, request_id: str | None
+) -> tuple[str | None, str]:
     if session_id is not None:
         return session_id, f"session {session_id!r}"
-    if request_id is not None:  # a new session: two sends of one request must not make two
-        return f"request:{request_id}", f"request id {request_id!r}"
+    if stored_key is not None:  # a new session: two sends of one request must not make two
+        return f"request:{stored_key}", f"request id {request_id!r}"
     return None, "a new session"
 
 

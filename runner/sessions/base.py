@@ -1,7 +1,8 @@
 """What every session store offers (C24), whichever database holds the sessions.
 
-A store keeps one row per session (its whole state, a version and the pipeline it belongs to)
-and one row per finished round (message, outcome, result, trace, and the request id it was
+A store keeps one row per session (its state, a version and the pipeline it belongs to; of
+the state's history only the newest entry, the rest being the rounds') and one row per finished
+round (message, outcome, result, trace, and the request id it was
 sent with). The concrete stores — SQLite (`runner.sessions.sqlite`), the embedded default, and
 PostgreSQL (`runner.sessions.postgres`), shared by several `runner serve` workers — implement
 the few storage primitives below; the rules (what a new session is, when a pipeline changed,
@@ -148,6 +149,16 @@ class Store(ABC):
         )
         return [_round_record(*row) for row in rows]
 
+    def rounds_between(self, session_id: str, first: int, last: int) -> list[RoundRecord]:
+        """The finished rounds numbered `first` to `last` (both included), in order: what a
+        page of a long session shows, read without reading the rest."""
+        rows = self._read(
+            f"SELECT {_ROUND_COLUMNS} FROM {self._rounds_table} WHERE session_id = {self._mark} "
+            f"AND round >= {self._mark} AND round <= {self._mark} ORDER BY round",
+            (session_id, first, last),
+        )
+        return [_round_record(*row) for row in rows]
+
     def committed(self, request_id: str) -> CommittedRound | None:
         """The round committed with this request id, if any."""
         rows = self._read(
@@ -159,6 +170,11 @@ class Store(ABC):
 
     @abstractmethod
     def delete(self, session_id: str) -> bool: ...
+
+    @abstractmethod
+    def prune(self, older_than: float) -> int:
+        """Delete the sessions (and their rounds) last updated before `older_than` (a Unix
+        time); how many. `runner sessions prune` and `runner serve --session-ttl`."""
 
     @abstractmethod
     def try_lock(self, key: str) -> SessionLock | None:
@@ -355,6 +371,15 @@ def new_session_id() -> str:
 
 def encode(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def state_payload(state: SessionState) -> str:
+    """A state as its row stores it: its history cut to the newest entry. Every finished
+    round is in the rounds table already, and the row is rewritten at every step of a round:
+    so a step costs the same on the 600th round as on the first."""
+    data = state.to_json()
+    data["history"] = data.get("history", [])[-1:]
+    return encode(data)
 
 
 class SessionWriter:

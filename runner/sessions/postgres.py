@@ -26,6 +26,7 @@ from runner.sessions.base import (
     SessionLock,
     Store,
     encode,
+    state_payload,
 )
 
 if TYPE_CHECKING:
@@ -147,7 +148,7 @@ class PostgresStore(Store):
             "id": state.session_id,
             "path": state.pipeline_path,
             "hash": state.pipeline_hash,
-            "state": encode(state.to_json()),
+            "state": state_payload(state),
             "now": now,
             "expected": expected_version,
         }
@@ -194,6 +195,17 @@ class PostgresStore(Store):
         except Exception as exc:
             raise self._translate(f"delete session {session_id!r}", exc) from exc
         return bool(deleted)
+
+    def prune(self, older_than: float) -> int:
+        try:
+            with self._pool.connection() as conn:
+                return int(
+                    conn.execute(
+                        "DELETE FROM runner_sessions WHERE updated < %s", (older_than,)
+                    ).rowcount
+                )
+        except Exception as exc:
+            raise self._translate("delete old sessions", exc) from exc
 
     def try_lock(self, key: str) -> SessionLock | None:
         number = _lock_number(key)

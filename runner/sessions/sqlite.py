@@ -36,6 +36,7 @@ from runner.sessions.base import (
     SessionState,
     Store,
     encode,
+    state_payload,
 )
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ class SQLiteStore(Store):
         self, state: SessionState, expected_version: int, *, round_record: RoundRecord | None = None
     ) -> int:
         now = time.time()
-        payload = encode(state.to_json())
+        payload = state_payload(state)
         try:
             with self._guard, self._transaction("NORMAL" if round_record is None else "FULL") as db:
                 if expected_version == 0:
@@ -184,6 +185,13 @@ class SQLiteStore(Store):
     def delete(self, session_id: str) -> bool:
         with self._guard, self._transaction() as db:
             return bool(db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount)
+
+    def prune(self, older_than: float) -> int:
+        try:
+            with self._guard, self._transaction() as db:
+                return db.execute("DELETE FROM sessions WHERE updated < ?", (older_than,)).rowcount
+        except sqlite3.OperationalError as exc:
+            raise self._unavailable_error("delete old sessions", exc) from exc
 
     def try_lock(self, key: str) -> SessionLock | None:
         return _RangeLock.try_acquire(self.path.with_name(self.path.name + ".locks"), key)

@@ -6,7 +6,6 @@ exactly what a user of the command line sees.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
@@ -65,8 +64,14 @@ def _text(what: str, expect: TextExpect | None, text: str | None) -> Iterator[st
     for unwanted in expect.not_contains:
         if unwanted.casefold() in folded:
             yield f"{what} contains {unwanted!r}, which it must not"
-    if expect.matches is not None and re.search(expect.matches, text) is None:
-        yield f"{what} does not match /{expect.matches}/"
+    if expect.matches is not None:
+        from runner.text.patterns import PatternTimeoutError, search_text
+
+        try:
+            if not search_text(expect.matches, text):
+                yield f"{what} does not match /{expect.matches}/"
+        except PatternTimeoutError as error:
+            yield f"{what}: {error}"
 
 
 def _sources(expect: Expect, sources: Sequence[Mapping[str, Any]]) -> Iterator[str]:
@@ -74,18 +79,27 @@ def _sources(expect: Expect, sources: Sequence[Mapping[str, Any]]) -> Iterator[s
         if not any(_same_source(wanted, source) for source in sources):
             yield f"source missing: {wanted}"
     if expect.no_sources and sources:
-        yield f"expected no sources, got {', '.join(_source_label(s) for s in sources)}"
+        yield f"expected no sources, got {', '.join(source_label(s) for s in sources)}"
 
 
 def _same_source(wanted: SourceExpect, source: Mapping[str, Any]) -> bool:
     document = str(source.get("document", ""))
     same_document = document == wanted.document or document.endswith("/" + wanted.document)
-    return same_document and (wanted.page is None or source.get("page") == wanted.page)
+    same_page = wanted.page is None or source.get("page") == wanted.page
+    same_section = wanted.heading is None or _same_heading(wanted.heading, source.get("heading"))
+    return same_document and same_page and same_section
 
 
-def _source_label(source: Mapping[str, Any]) -> str:
-    page = source.get("page")
-    return str(source.get("document")) + (f" p. {page}" if page is not None else "")
+def _same_heading(wanted: str, heading: object) -> bool:
+    """Headings compared as a reader would: case and spacing aside."""
+    return " ".join(wanted.split()).casefold() == " ".join(str(heading or "").split()).casefold()
+
+
+def source_label(source: Mapping[str, Any]) -> str:
+    """`document § heading p. N`: what a source expectation can pin, shown to compare."""
+    page, heading = source.get("page"), source.get("heading")
+    label = str(source.get("document")) + (f" § {heading}" if heading else "")
+    return label + (f" p. {page}" if page is not None else "")
 
 
 def _tools(expect: Expect, runs: list[tuple[str, str]]) -> Iterator[str]:
@@ -153,7 +167,7 @@ def _retrieved(expect: Expect, retrievals: Sequence[Mapping[str, Any]]) -> Itera
             continue
         if not any(_retrieved_in(wanted, run.get("pages") or []) for run in runs):
             got = "; ".join(
-                ", ".join(_source_label(page) for page in run.get("pages") or []) or "no page"
+                ", ".join(source_label(page) for page in run.get("pages") or []) or "no page"
                 for run in runs
             )
             yield f"not retrieved: {wanted} (it returned {got})"

@@ -120,10 +120,14 @@ def _script_file_validator() -> Draft202012Validator:
 # --- loading ----------------------------------------------------------------------------------
 
 
-def _file_at(folder: Path, relative: str) -> tuple[Path, str | None]:
-    """A path a test file names, resolved, and why it cannot be read as a file (or None)."""
+def _file_at(folder: Path, relative: str, root: Path | None = None) -> tuple[Path, str | None]:
+    """A path a test file names, resolved, and why it cannot be read as a file (or None).
+    With `root`, a path that resolves outside it (`/etc/passwd`, `../../x`, a symbolic link
+    out) is refused before anything is looked up: whether it exists is not told either."""
     try:
-        target = (folder / relative).resolve()
+        target = (folder / Path(relative)).resolve()
+        if root is not None and not target.is_relative_to(root.resolve()):
+            return folder, "is outside the pipeline's folder, where a test's files must be"
         if target.is_file():
             return target, None
         if target.is_dir():
@@ -146,6 +150,8 @@ def load_case_file(path: Path, pipelines: PipelineLoader) -> tuple[CaseFile, Pip
         raise CaseFileError(path, diagnostics)
     builder = _Builder(document)
     pipeline_path = builder.pipeline_path()
+    if pipeline_path is not None:
+        builder.root = pipeline_path.parent
     cases = builder.cases()
     if builder.diagnostics or pipeline_path is None:
         raise CaseFileError(path, builder.diagnostics)
@@ -171,6 +177,10 @@ class _Builder:
         self.document = document
         self.data: Mapping[str, Any] = document.data
         self.folder = document.path.parent
+        # the folder a test's script files and cassettes must be in: its pipeline's folder
+        # (a test file is shared, kept from the playground and run by CI: it reads no file
+        # of the machine beyond the pipeline's)
+        self.root = self.folder.parent
         self.diagnostics: list[Diagnostic] = []
 
     def emit(
@@ -310,7 +320,7 @@ class _Builder:
     def source(data: str | Mapping[str, Any]) -> SourceExpect:
         if isinstance(data, str):
             return SourceExpect(data)
-        return SourceExpect(data["document"], data.get("page"))
+        return SourceExpect(data["document"], data.get("page"), data.get("heading"))
 
     @staticmethod
     def bound(data: int | Mapping[str, int]) -> CallBound:
@@ -361,13 +371,14 @@ class _Builder:
             )
 
     def existing(self, relative: str, path: KeyPath, what: str) -> Path | None:
-        target, problem = _file_at(self.folder, relative)
+        target, problem = _file_at(self.folder, relative, self.root)
         if problem is not None:
             self.emit(
                 "T105",
                 f"{what} file `{shorten(relative)}` {problem}",
                 path,
-                hint="the path is relative to this test file",
+                hint="the path is relative to this test file and stays in the pipeline's "
+                "folder: copy the file there",
             )
             return None
         return target

@@ -51,11 +51,17 @@ class TextExpect:
 
 @dataclass(frozen=True)
 class SourceExpect:
+    """A source the answer must cite: a document and, when given, the page and/or the heading of
+    the section the page is in. A heading survives re-paging (a changed `max_words` renumbers
+    pages, not sections), which is why a kept case pins the heading and not the page."""
+
     document: str  # the document's corpus path, or the end of it
     page: int | None = None
+    heading: str | None = None
 
     def __str__(self) -> str:
-        return self.document if self.page is None else f"{self.document} p. {self.page}"
+        where = self.document if self.heading is None else f"{self.document} § {self.heading}"
+        return where if self.page is None else f"{where} p. {self.page}"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from runner.config.formats import (
 )
 from runner.documents.diagnostics import render
 from runner.testing.execute import CaseReport, FileReport, TurnReport
-from runner.testing.expect import calls_summary
+from runner.testing.expect import calls_summary, source_label
 
 FORMATS = ("text", "junit", "github")
 INDENT = "      "
@@ -113,8 +113,7 @@ def _round(turn: TurnReport) -> list[str]:
     lines.append(f"{shown.get(outcome, outcome)}: " + str(result.get(shown.get(outcome, ""), "")))
     sources = result.get("sources") or []
     if sources:
-        labels = [s["document"] + (f" p. {s['page']}" if s.get("page") else "") for s in sources]
-        lines.append("sources: " + ", ".join(labels))
+        lines.append("sources: " + ", ".join(source_label(s) for s in sources))
     if turn.problems:
         lines.append("problems during the round:")
         lines += [f"  - {problem}" for problem in turn.problems]

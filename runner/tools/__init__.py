@@ -25,6 +25,7 @@ KIND_MODULES: dict[ToolKind, str] = {
     ToolKind.SEARCH: "runner.tools.search",
     ToolKind.NEIGHBOR_SEARCH: "runner.tools.neighbor_search",
     ToolKind.DEEP_SEARCH: "runner.tools.deep_search",
+    ToolKind.MCP: "runner.tools.mcp",
 }
 
 

@@ -12,7 +12,7 @@ plain `execute` raises (C20c).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -113,6 +113,12 @@ def _cause(error: Exception) -> str:
         if isinstance(error, jinja2.TemplateError)
         else f"{type(error).__name__}: {error}"
     )
+
+
+def trace_warning(env: ToolEnv) -> Callable[[str], None]:
+    """Something a tool dropped or ignored, said in the round's trace (a `warning` event on
+    its task) and nowhere else: not a failure of the round."""
+    return lambda message: env.trace("warning", message=message)
 
 
 def is_missing(value: Any) -> bool:

@@ -51,6 +51,7 @@ from runner.tools.base import (
     plain,
     render,
     template_source,
+    trace_warning,
 )
 
 
@@ -175,6 +176,7 @@ class DeclarativeCoordinator:
             tool=self.name,
             instruction=self.config.description or self.config.instruction,
             template=extraction.template,
+            on_dropped=trace_warning(env),
         )
         properties = extraction.schema.get("properties")
         return Params(params or {}, declared=properties if isinstance(properties, Mapping) else ())

@@ -37,6 +37,7 @@ from runner.tools.base import (
     may_ask,
     place,
     template_source,
+    trace_warning,
     with_answer,
 )
 
@@ -122,6 +123,7 @@ class LookupTool(BuiltinTool):
             schema,
             tool=self.name,
             instruction=self.config.description or self.config.instruction,
+            on_dropped=trace_warning(call.env),
         )
         value = params.get(parameter)
         values = [value] if isinstance(value, str) else list(value or [])

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from runner.config.model import PromptOptions, ToolConfig
+from runner.config.model import Output, PromptOptions, ToolConfig
 from runner.engine.results import ToolResult
 from runner.llm.prompts import passages_from_buffer
 from runner.llm.types import Purpose
@@ -29,9 +29,11 @@ from runner.tools.base import (
     instantiate,
     is_missing,
     may_ask,
+    output_for,
     plain,
     render,
     template_source,
+    trace_warning,
     with_answer,
 )
 from runner.tools.lookup import lookup_function
@@ -78,6 +80,7 @@ class PromptTool(BuiltinTool):
             passages_from_buffer(call.prior),
             tool=self.name,
             subject=call.env.task.task_prompt,
+            final=output_for(self.config, call.env) is Output.ANSWER,
         )
         # what the reply drew on (C33): the buffer results its prompt was given, and the rows
         sources = [source for passage in reply.used for source in passage.sources]
@@ -94,6 +97,7 @@ class PromptTool(BuiltinTool):
             tool=self.name,
             instruction=self.config.description or self.config.instruction,
             template=parameters.template,
+            on_dropped=trace_warning(call.env),
         )
         # every declared parameter is present (None when not found), so templates may test it
         declared = dict.fromkeys(self.extract_schema.get("properties", {}))

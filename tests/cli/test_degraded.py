@@ -90,7 +90,7 @@ def test_json_carries_degraded_and_the_failures_counted(cli, tmp_path, llm_serve
     result = cli("run", pipeline(tmp_path, llm_server), "price of X?", "--json")
     data = result_json(result)
     assert data["degraded"] is True
-    assert data["stats"]["failed"] == {"tools": 1, "coordinators": 0, "tasks": 0}
+    assert data["stats"]["failed"] == {"tools": 1, "coordinators": 0, "tasks": 0, "replies": 0}
     [warning] = data["warnings"]
     assert warning.startswith("task 1: tool 'quote' failed (")
 

@@ -20,6 +20,8 @@ from runner.resources import schema_path
 FREE_OBJECTS = {
     ("$defs", "extraction", "properties", "schema"),  # checked against the metaschema (R113)
     ("$defs", "python_tool", "properties", "settings"),  # handed to the python class
+    # sent to the MCP server's tool; `runner validate --online` checks them against its schema
+    ("$defs", "mcp_tool", "properties", "arguments"),
 }
 # A tool is closed by its kind's branch: `propertyNames` lists the keys that kind takes.
 TOOL = ("$defs", "tool")

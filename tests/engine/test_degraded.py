@@ -24,7 +24,7 @@ def fails_to_split(task: Task, env) -> None:
 
 def test_a_clean_round_is_not_degraded(world):
     result = world(FakeTool("a", activation="always")).run("q")
-    assert result.stats["failed"] == {"tools": 0, "coordinators": 0, "tasks": 0}
+    assert result.stats["failed"] == {"tools": 0, "coordinators": 0, "tasks": 0, "replies": 0}
     assert result.degraded is False and result.to_json()["degraded"] is False
     assert result.warnings == []
 

@@ -279,6 +279,20 @@ def test_extraction_is_a_call_per_run_of_a_tool_with_parameters(write: Write) ->
     assert calls(path(pipeline, "question")) == {"extract": 2, "tool": 1, "answer": 1}
 
 
+def test_an_mcp_tool_counts_one_extraction_its_servers_schema_may_spare(write: Write) -> None:
+    pipeline = write(
+        """
+        version: 1
+        domain: t
+        mcp_servers:
+          weather: {command: python, args: [weather.py]}
+        tools:
+          - {name: forecast, kind: mcp, server: weather, activation: always}
+        """
+    )
+    assert calls(path(pipeline, "question")) == {"extract": 1, "answer": 1}
+
+
 # --- the deep fallback ---------------------------------------------------------------------------
 
 

@@ -32,12 +32,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cli",),  # the commands; runner.cli.webapp composes the service and the playground
     ("playground",),  # a face mounted on the service's app
     ("serve",),  # the HTTP service: a face on the application layer
-    ("explain", "testing"),  # authors' commands' insides
+    ("explain", "testing", "eval"),  # authors' commands' insides
     ("render",),  # how results and errors are shown, by every face
     ("app",),  # the application layer: a run composed, sessions kept
-    ("tools", "sessions"),
+    ("tools", "sessions", "observability"),  # observability: rounds told to OpenTelemetry
     ("engine", "retrieval"),
     ("llm",),
+    ("mcp_client",),  # connections to the MCP servers `mcp` tools call, one per server
     ("tables",),  # lookup tables' key indexes
     ("config",),  # pipeline files: schema, checks, the typed model
     ("templating",),  # the sandboxed Jinja environment and its budget

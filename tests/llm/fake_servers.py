@@ -1,6 +1,7 @@
 """A real HTTP server on 127.0.0.1 speaking OpenAI chat completions (`/v1/chat/completions`)
 and Ollama chat (`/api/chat`), scripted per test: each request takes the next step of the
-script (the last step repeats). Steps: reply with content, answer an HTTP error, stall, or send
+script (the last step repeats); a request with `stream: true` gets its reply a word at a time.
+Steps: reply with content, answer an HTTP error, stall, or send
 a body that is not JSON at all. `refuse_schema` makes it a server that does not know schema-
 constrained output: a request carrying a schema in `response_format` (OpenAI) or `format`
 (Ollama) gets that HTTP error, without taking a step."""
@@ -8,6 +9,7 @@ constrained output: a request carrying a schema in `response_format` (OpenAI) or
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -45,6 +47,7 @@ class FakeLLMServer:
     hold_s: float = 0.0  # every request waits this long: lets a test observe concurrency
     refuse_schema: tuple[int, str] | None = None  # (status, message) for a json_schema request
     models_window: int | None = None  # `GET /v1/models` states this max_model_len (as vLLM does)
+    word_gap_s: float = 0.0  # a streamed reply waits this long after each word it sends
     refused: int = 0
     _in_flight: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -114,6 +117,9 @@ def _handler(server_state: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 server_state.done()
 
         def _answer(self, step: Step, body: dict[str, Any]) -> None:
+            if body.get("stream") and step.status == 200 and step.raw_body is None:
+                self._stream(step, body)
+                return
             if step.raw_body is not None:
                 payload = step.raw_body
             elif step.status != 200:
@@ -129,7 +135,63 @@ def _handler(server_state: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _stream(self, step: Step, body: dict[str, Any]) -> None:
+            """The reply a word at a time, flushed one by one: OpenAI's server-sent chunks
+            (the usage in a last chunk, when asked for), or Ollama's JSON lines."""
+            ollama = self.path.startswith("/api/chat")
+            self.send_response(200)
+            self.send_header(
+                "Content-Type", "application/x-ndjson" if ollama else "text/event-stream"
+            )
+            self.end_headers()
+            lines = _ollama_lines(step, body) if ollama else _openai_events(step, body)
+            for line in lines:
+                self.wfile.write(line.encode("utf-8"))
+                self.wfile.flush()
+                time.sleep(server_state.word_gap_s)
+
     return Handler
+
+
+def words(text: str) -> list[str]:
+    """The pieces a streamed reply is sent in: each word with the blank before it."""
+    return re.findall(r"\s*\S+", text)
+
+
+def _openai_events(step: Step, body: dict[str, Any]) -> list[str]:
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+        choices = (
+            [] if extra.get("usage") else [{"index": 0, "delta": delta, "finish_reason": finish}]
+        )
+        data = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": body.get("model", "test-model"),
+            "choices": choices,
+            **extra,
+        }
+        return f"data: {json.dumps(data)}\n\n"
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"content": piece}) for piece in words(step.content)]
+    events.append(chunk({}, "stop"))
+    wants_usage = (body.get("stream_options") or {}).get("include_usage")
+    if wants_usage and step.usage is not None:
+        prompt, completion = step.usage
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion}
+        events.append(chunk({}, usage={**usage, "total_tokens": prompt + completion}))
+    return [*events, "data: [DONE]\n\n"]
+
+
+def _ollama_lines(step: Step, body: dict[str, Any]) -> list[str]:
+    model = body.get("model", "test-model")
+    lines = [
+        {"model": model, "message": {"role": "assistant", "content": piece}, "done": False}
+        for piece in words(step.content)
+    ]
+    last = {**_ollama_body(step, body), "message": {"role": "assistant", "content": ""}}
+    return [json.dumps(line) + "\n" for line in [*lines, last]]
 
 
 def _openai_body(step: Step, body: dict[str, Any]) -> dict[str, Any]:

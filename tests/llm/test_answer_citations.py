@@ -198,13 +198,11 @@ def test_c33_offline_comparison_of_records_cites_each_records_passage() -> None:
     reply = run(Prompts(recorder).answer(question, [], rows))
     [(_, raw)] = recorder.seen
     assert raw.splitlines() == [
-        "model: KD-450; price_eur: 549 [1]",
-        "model: KD-600X; price_eur: 799 [2]",
+        "price_eur — KD-450: 549; KD-600X: 799 [1; 2]",
         "In common: warranty_years: 2 [1; 2]",
     ]
     assert reply.text.splitlines() == [
-        "model: KD-450; price_eur: 549 [products.csv]",
-        "model: KD-600X; price_eur: 799 [products.csv]",
+        "price_eur — KD-450: 549; KD-600X: 799 [products.csv]",
         "In common: warranty_years: 2 [products.csv]",
     ]
     assert reply.used == tuple(rows)

@@ -202,13 +202,17 @@ def test_headings_are_not_sentences_but_the_section_of_the_sentences_under_them(
     assert reply == "Scale slows it down. [doc.md p. 1]"
 
 
-def test_code_and_directives_are_not_quoted() -> None:
+def test_markup_directives_and_notes_are_not_code() -> None:
+    """A toctree's body is markup, never quoted; a note's body is prose, quoted as such."""
     text = (
-        "Copy a dictionary with its copy method::\n\n   new = old.copy()\n\n"
-        ".. note::\n\n   Copies are shallow.\n\n>>> new == old\nTrue\n"
+        "Copy a dictionary with its copy method.\n\n.. toctree::\n\n   copying.rst\n\n"
+        ".. note::\n\n   Copies of a dictionary are shallow.\n"
     )
     reply = answer("How do I copy a dictionary?", page(text, "faq.rst.txt"))
-    assert reply == "Copy a dictionary with its copy method. [faq.rst.txt p. 1]"
+    assert reply == (
+        "Copy a dictionary with its copy method. Copies of a dictionary are shallow. "
+        "[faq.rst.txt p. 1]"
+    )
 
 
 # --- lookup-style context -----------------------------------------------------------------------
@@ -219,25 +223,52 @@ def row(model: str, price: str, capacity: str) -> Passage:
     return Passage(text, (Source("products.csv", heading=model),))
 
 
-def test_lookup_rows_are_compared_side_by_side() -> None:
+def compare(question: str, rows: list[Passage]) -> list[str]:
     _, prompts = offline()
-    facts = {"task": "Compare the KD-450 and the KD-600X"}
-    reply = run(prompts.tool(_rendered, facts, _rows(), tool="compare", subject=facts["task"]))
-    assert reply.text.splitlines() == [
-        "model: KD-450; price_eur: 549; capacity: 14 settings [products.csv]",
-        "model: KD-600X; price_eur: 899; capacity: 15 settings [products.csv]",
+    facts = {"task": question}
+    return run(prompts.tool(_rendered, facts, rows, tool="compare", subject=question)).text.split(
+        "\n"
+    )
+
+
+def test_lookup_rows_are_compared_field_by_field_then_what_they_share() -> None:
+    assert compare("Compare the KD-450 and the KD-600X", _rows()) == [
+        "price_eur — KD-450: 549; KD-600X: 899 [products.csv]",
+        "capacity — KD-450: 14 settings; KD-600X: 15 settings [products.csv]",
         "In common: category: dishwasher [products.csv]",
     ]
 
 
 def test_a_comparison_shows_only_the_fields_the_question_names() -> None:
-    _, prompts = offline()
-    facts = {"task": "Which has the lower price, the KD-450 or the KD-600X?"}
-    reply = run(prompts.tool(_rendered, facts, _rows(), tool="compare", subject=facts["task"]))
-    assert reply.text.splitlines() == [
-        "model: KD-450; price_eur: 549 [products.csv]",
-        "model: KD-600X; price_eur: 899 [products.csv]",
+    question = "Which has the lower price, the KD-450 or the KD-600X?"
+    assert compare(question, _rows()) == ["price_eur — KD-450: 549; KD-600X: 899 [products.csv]"]
+
+
+def command(name: str, history: str, shared: str) -> Passage:
+    text = f"command: {name}; area: branches; history: {history}; shared branches: {shared}"
+    return Passage(text, (Source("commands.csv", heading=name),))
+
+
+def test_phrases_that_differ_are_compared_with_the_words_they_share() -> None:
+    rows = [
+        command("git merge", "keeps every commit and adds a merge commit", "safe"),
+        command("git rebase", "rewrites each commit as a new commit", "unsafe"),
     ]
+    assert compare("What is the difference between git merge and git rebase?", rows) == [
+        "history — git merge: keeps every commit and adds a merge commit; "
+        "git rebase: rewrites each commit as a new commit (both: commit) [commands.csv]",
+        "shared branches — git merge: safe; git rebase: unsafe [commands.csv]",
+        "In common: area: branches [commands.csv]",
+    ]
+
+
+def test_a_comparison_says_when_no_field_is_shared() -> None:
+    rows = [row("KD-450", "549", "14 settings"), row("KD-600X", "899", "15 settings")]
+    rows = [Passage(p.text.replace("category: dishwasher; ", ""), p.sources) for p in rows]
+    rows[1] = Passage(rows[1].text + "; status: current", rows[1].sources)
+    assert compare("Compare the KD-450 and the KD-600X", rows)[-1] == (
+        "In common: no field has the same value. [products.csv]"
+    )
 
 
 def test_a_record_in_an_answer_shows_the_fields_the_question_names() -> None:
@@ -301,3 +332,42 @@ def test_read_page_needs_two_of_the_questions_words_on_the_page() -> None:
     assert run(prompts.read_page("delete file", files, tool="search")) == (
         "To delete a file, use os.remove."
     )
+
+
+BRANCHING = """# Merging and rebasing
+
+| Command | What it does | History |
+|---|---|---|
+| git merge | Joins two histories with a merge commit | keeps every commit as it was |
+| git rebase | Replays your commits on top of another branch | rewrites each commit anew |
+| git cherry-pick | Copies one commit onto the current branch | adds one new commit |
+"""
+
+
+def test_table_rows_a_comparing_question_names_are_compared_field_by_field() -> None:
+    reply = answer(
+        "What is the difference between git merge and git rebase?",
+        page(BRANCHING, "branching.md", 3),
+    )
+    assert reply.splitlines() == [
+        "What it does — git merge: Joins two histories with a merge commit; "
+        "git rebase: Replays your commits on top of another branch (both: commit) "
+        "[branching.md p. 3]",
+        "History — git merge: keeps every commit as it was; "
+        "git rebase: rewrites each commit anew (both: commit) [branching.md p. 3]",
+        "In common: no field has the same value. [branching.md p. 3]",
+    ]
+
+
+def test_table_rows_are_quoted_as_rows_when_the_question_compares_nothing() -> None:
+    reply = answer("What does git rebase do to the history?", page(BRANCHING, "branching.md", 3))
+    assert "git rebase — What it does: Replays your commits" in reply
+    assert "In common" not in reply
+
+
+def test_a_framing_word_no_passage_holds_is_not_what_is_missing() -> None:
+    """ "difference" frames the question; a table that never says it still answers."""
+    _, prompts = offline()
+    question = "What is the difference between git merge and git rebase?"
+    enough, reason = run(prompts.gatekeeper(question, [page(BRANCHING, "branching.md", 3)]))
+    assert enough is True, reason

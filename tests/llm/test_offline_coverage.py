@@ -106,3 +106,71 @@ def test_a_long_page_place_is_a_heading_and_never_quoted() -> None:
 def test_a_soft_hyphen_in_the_question_still_matches_the_page() -> None:
     text = answer("How do I re\u00adset the\u00a0widget?", FAQ)
     assert text.startswith("Hold the reset button for ten seconds.")
+
+
+# --- a guaranteed supplement adds to the context, it never displaces a page that answered -------
+
+
+def test_a_guaranteed_passage_does_not_keep_out_a_page_that_answers_the_question() -> None:
+    """A deep search's supplement (guaranteed, C28) covering the question's words beside a
+    first-search page that answers it: both are quoted."""
+    hooks = Passage(
+        "The pre-push hook runs before git push sends anything.", (Source("githooks.md", 2),)
+    )
+    supplement = Passage(
+        "Hooks on the server run before a push is accepted. [git-receive-pack.md p. 1]",
+        (Source("git-receive-pack.md", 1),),
+    )
+    _, prompts = offline()
+    question = "Which hook runs before a push?"
+    text = run(prompts.answer(question, [supplement], [hooks])).text
+    assert text.splitlines() == [
+        "Hooks on the server run before a push is accepted. [git-receive-pack.md p. 1]",
+        "The pre-push hook runs before git push sends anything. [githooks.md p. 2]",
+    ]
+
+
+def test_a_page_that_answers_only_part_of_the_question_competes_for_that_part_alone() -> None:
+    """The supplement answers the second part; the page, which answers neither, stays out."""
+    unrelated = Passage("Tags name commits.", (Source("git-tag.md", 1),))
+    supplement = Passage(
+        "A hook exiting non-zero stops the push. [githooks.md p. 2]", (Source("githooks.md", 2),)
+    )
+    _, prompts = offline()
+    question = "Can a hook stop the push?"
+    text = run(prompts.answer(question, [supplement], [unrelated])).text
+    assert text == "A hook exiting non-zero stops the push. [githooks.md p. 2]"
+
+
+def test_numbers_and_compounds_of_plain_words_are_not_names() -> None:
+    """A number is a value the question gives ("0.1 + 0.2"), `one-line` is wording: a page
+    need not repeat them to answer."""
+    assert names("Why is 0.1 + 0.2 not exactly 0.3 in Python?") == ["python"]
+    assert names("Is there a small one-line function, key-value style?") == []
+    assert names("Does the KW-620 run on Python 3.11?") == ["kw-620", "python"]
+
+
+def test_a_name_in_the_heading_of_a_quoted_sentence_is_held() -> None:
+    """An FAQ entry "…from C?" answers about C though its sentences only say how."""
+    entry = Passage(
+        "[faq.md, page 7] How can I evaluate a Python expression from C?\n"
+        "Call PyRun_String with the start symbol Py_eval_input; it evaluates the expression.",
+        (Source("faq.md", 7),),
+    )
+    enough, reason = gatekeeper("How can I evaluate a Python expression from C?", entry)
+    assert enough is True, reason
+
+
+def test_a_name_in_the_quoted_code_is_held() -> None:
+    entry = Passage(
+        "Adding to a list inside a tuple raises an error here:\n\n"
+        ">>> a_tuple = (['foo'], 'bar')\n>>> a_tuple[0] += ['item']\n",
+        (Source("faq.md", 9),),
+    )
+    _, reason = gatekeeper("Why does adding to a list in a_tuple raise an error?", entry)
+    assert "names not in those sentences" not in reason
+
+
+def test_what_is_x_for_asks_what_it_is_used_for_not_what_it_is() -> None:
+    assert defined_term("What is Python good for?") is None
+    assert defined_term("What is a decorator?") == "decorator"

@@ -6,6 +6,7 @@ screenshots the browser tests take are the ones docs/playground.md shows (docs/i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import shutil
@@ -41,7 +42,16 @@ def support(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def playground(support: Path) -> Iterator[str]:
     """`runner playground support.yaml --port 0 --no-open`, as a user starts it: its URL."""
+    with running_playground(support) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def running_playground(support: Path, **environment: str) -> Iterator[str]:
+    """`runner playground` started on `support` (with `environment` added), until the block
+    ends: its URL."""
     env = {k: v for k, v in os.environ.items() if k not in ("RUNNER_STATE", "RUNNER_LLM")}
+    env.update(environment)
     process = subprocess.Popen(
         [
             sys.executable,
@@ -130,6 +140,29 @@ def service(support: Path) -> Iterator[Any]:
     opened = Service.open([support])
     yield opened
     opened.close()
+
+
+LOCAL_URL = "http://127.0.0.1"  # a Host the service answers (TestClient's own is refused)
+
+
+def playground_client(service: Any, tokens: tuple[str, ...] = (), **options: Any) -> Any:
+    """A TestClient of the service's app with the playground mounted, as `runner serve
+    --playground` composes it."""
+    from starlette.testclient import TestClient
+
+    from runner.cli.webapp import compose
+
+    app = compose(service, tokens=tokens, secret=b"test", close_service=False, **options)
+    return TestClient(app, base_url=LOCAL_URL, follow_redirects=False)
+
+
+def csrf_of(client: Any, path: str = "/playground/support/") -> str:
+    """The CSRF token the page's forms carry."""
+    import re
+
+    found = re.search(r'name="csrf" value="([^"]+)"', client.get(path).text)
+    assert found is not None, "the page has no form with a CSRF token"
+    return found[1]
 
 
 def ask(service: Any, message: str, session: str | None = None) -> dict[str, Any]:

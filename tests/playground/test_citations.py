@@ -91,3 +91,8 @@ def test_a_page_outside_the_corpora_is_not_found(
 ) -> None:
     with pytest.raises(SourceNotFoundError, match="none of the pipeline's corpora"):
         source_page(pipeline, document, page, None)
+
+
+def test_a_source_from_an_mcp_servers_tool_is_said_to_be_no_file(pipeline: Pipeline) -> None:
+    with pytest.raises(SourceNotFoundError, match="is a tool of an MCP server: no file"):
+        source_page(pipeline, "mcp:kitchen", None, "todays_special")

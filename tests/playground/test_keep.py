@@ -11,7 +11,7 @@ import yaml
 from runner.playground import keep
 from runner.playground.health import run_case_file, schema_link
 from runner.resources import schema_path
-from tests.playground.conftest import ask
+from tests.playground.conftest import ask, copy_support
 
 
 def kept_rounds(service: Any, session: str) -> list[keep.KeptRound]:
@@ -52,7 +52,10 @@ def test_a_comparison_keeps_its_forced_lookups_skipped_subtasks_and_sources(
     expect = keep.keep(rounds, pipeline_path=support, provider="offline").case["turns"][0]["expect"]
     assert expect["ran"] == ["1:compare_products", "1.1:product_lookup", "1.2:product_lookup"]
     assert expect["skipped"] == ["1.3", "1.4"]
-    assert expect["sources"] == ["products.csv"]
+    assert expect["sources"] == [  # a table's row is pinned by its key
+        {"document": "products.csv", "heading": "KD-450"},
+        {"document": "products.csv", "heading": "KD-600X"},
+    ]
     assert expect["llm_calls"] == {"decompose": 1, "tool": 1, "total": 2}
 
 
@@ -134,3 +137,65 @@ def test_a_degraded_round_is_kept_as_expected_to_degrade_and_said_so(tmp_path: P
     )
     assert kept.case["turns"][0]["expect"]["degraded"] is True
     assert any("round 1 was degraded" in note for note in kept.notes)
+
+
+@pytest.mark.parametrize(
+    "llm",
+    ["{script_file: /etc/passwd}", "{cassette: /etc/hostname}", "{provider: replay}"],
+)
+def test_an_edited_case_names_no_file_and_no_model(
+    warranty: list[keep.KeptRound], support: Path, llm: str
+) -> None:
+    """Issue 19, H1: the edited case took any `llm:`, and `runner test` read the file it named."""
+    kept = keep.keep(warranty, pipeline_path=support, provider="offline")
+    text = f"- name: leak\n  llm: {llm}\n  turns:\n    - message: hi\n"
+    with pytest.raises(keep.KeepError, match="names no file and no model"):
+        keep.edited(kept, text)
+
+
+def test_a_kept_case_pins_a_documents_section_not_its_page(service: Any, support: Path) -> None:
+    result = ask(service, "Can I put aluminium pans in the dishwasher?")
+    expect = keep.keep(
+        kept_rounds(service, result["session"]), pipeline_path=support, provider="offline"
+    )
+    (source, *_) = expect.case["turns"][0]["expect"]["sources"]
+    assert source == {
+        "document": "manuals/dishwashers-kd-user-manual.md",
+        "heading": "Items that are not dishwasher safe",
+    }
+
+
+def test_a_kept_case_still_passes_when_the_pages_are_cut_smaller(tmp_path: Path) -> None:
+    from runner.serve.service import Service
+
+    pipeline = copy_support(tmp_path / "support")
+    opened = Service.open([pipeline])
+    try:
+        first = ask(opened, "Can I put aluminium pans in the dishwasher?")
+        kept = keep.keep(
+            kept_rounds(opened, first["session"]), pipeline_path=pipeline, provider="offline"
+        )
+    finally:
+        opened.close()
+    pages_before = {(s["document"], s["page"]) for s in first["sources"] if "page" in s}
+    path, _name = keep.save(kept)
+    text = pipeline.read_text(encoding="utf-8")
+    pipeline.write_text(text.replace("max_words: 200", "max_words: 60"), encoding="utf-8")
+    run = run_case_file(path)
+    assert run.passed, run.text
+    reopened = Service.open([pipeline])
+    try:
+        again = ask(reopened, "Can I put aluminium pans in the dishwasher?")
+    finally:
+        reopened.close()
+    pages_after = {(s["document"], s["page"]) for s in again["sources"] if "page" in s}
+    assert pages_before and pages_before != pages_after  # the pages did move
+
+
+def test_the_tool_that_asked_the_clarifying_question_is_kept_among_those_that_ran(
+    warranty: list[keep.KeptRound], support: Path
+) -> None:
+    case = keep.keep(warranty, pipeline_path=support, provider="offline").case
+    first = case["turns"][0]["expect"]
+    assert first["outcome"] == "clarification"
+    assert "1:warranty_check" in first["ran"]

@@ -12,28 +12,26 @@ from urllib.parse import unquote
 import pytest
 from starlette.testclient import TestClient
 
-from runner.playground.serving import ServeError, playground_routes
-from runner.serve.app import create_app
-from tests.playground.conftest import retrieval_round
+from tests.playground.conftest import csrf_of, playground_client, retrieval_round
 
 
 @pytest.fixture(scope="module")
 def client(service: Any) -> Iterator[TestClient]:
-    routes, prefix = playground_routes(service)
-    app = create_app(service, extra_routes=routes, public_prefixes=[prefix], close_service=False)
-    yield TestClient(app, follow_redirects=False)
+    yield playground_client(service)
 
 
 def send(client: TestClient, message: str, session: str | None = None) -> str:
     """Post a message as the form does; the redirect's target (the chat, at the new round)."""
-    form = {"message": message, **({"session": session} if session else {})}
+    form = {"message": message, "csrf": csrf_of(client)}
+    if session:
+        form["session"] = session
     response = client.post("/playground/support/say", data=form)
     assert response.status_code == 303, response.text
     return response.headers["location"]
 
 
 def session_of(location: str) -> str:
-    found = re.search(r"session=(\w+)", location)
+    found = re.search(r"session=([\w-]+)", location)
     assert found is not None
     return found[1]
 
@@ -75,10 +73,21 @@ def test_the_why_page_is_the_task_tree_and_the_timeline(client: TestClient) -> N
     assert "<code>products.csv</code></span>" in page  # a table row has no page number
 
 
+def test_the_why_page_counts_the_pages_a_retrieval_found_not_its_one_result(
+    client: TestClient,
+) -> None:
+    session = session_of(send(client, "How do I descale my dishwasher?"))
+    page = client.get(f"/playground/support/sessions/{session}/rounds/1").text
+    assert "4 pages found" in page and "1 item" not in page
+    assert "the offline provider&#39;s word check" in page
+
+
 def test_an_empty_message_is_refused_on_the_chat_page_with_the_services_message(
     client: TestClient,
 ) -> None:
-    response = client.post("/playground/support/say", data={"message": "  "})
+    response = client.post(
+        "/playground/support/say", data={"message": "  ", "csrf": csrf_of(client)}
+    )
     assert response.status_code == 400
     assert 'role="alert"' in response.text and "non-empty" in response.text
 
@@ -110,7 +119,8 @@ def test_keep_shows_the_case_for_review_and_save_writes_and_runs_it(
     edited = html.unescape(case[1]).replace(
         "name: Is the KW-620 still under warranty? It is a KW-620", "name: a kept warranty case", 1
     )
-    posted = client.post(f"/playground/support/sessions/{session}/keep", data={"case": edited})
+    form = {"case": edited, "csrf": csrf_of(client)}
+    posted = client.post(f"/playground/support/sessions/{session}/keep", data=form)
     assert posted.status_code == 303
     saved = client.get(posted.headers["location"])
     assert saved.status_code == 200 and 'id="test-result" class="pass"' in saved.text
@@ -132,11 +142,6 @@ def test_the_vendored_scripts_are_served_from_the_playground_itself(client: Test
     assert scripts and all(unquote(src).startswith("/playground/static/") for src in scripts)
     for src in scripts:
         assert client.get(src).status_code == 200
-
-
-def test_a_service_with_tokens_gets_no_playground(service: Any) -> None:
-    with pytest.raises(ServeError, match="no login of its own"):
-        playground_routes(service, tokens=["secret"])
 
 
 def test_the_why_page_lists_a_retrieval_tools_ranked_pages_with_links() -> None:
@@ -185,7 +190,8 @@ def test_a_form_posted_from_another_site_is_refused_and_runs_nothing(
 ) -> None:
     before = len(service.stores["support"].sessions())
     for headers in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
-        response = client.post("/playground/support/say", data={"message": "Hi"}, headers=headers)
+        form = {"message": "Hi", "csrf": csrf_of(client)}
+        response = client.post("/playground/support/say", data=form, headers=headers)
         assert response.status_code == 403 and "another site" in response.text
     assert len(service.stores["support"].sessions()) == before
 
@@ -193,10 +199,20 @@ def test_a_form_posted_from_another_site_is_refused_and_runs_nothing(
 def test_a_form_from_the_playground_itself_is_taken(client: TestClient) -> None:
     response = client.post(
         "/playground/support/say",
-        data={"message": "Hello"},
-        headers={"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"},
+        data={"message": "Hello", "csrf": csrf_of(client)},
+        headers={"Origin": "http://127.0.0.1", "Sec-Fetch-Site": "same-origin"},
     )
     assert response.status_code == 303
+
+
+def test_issue_19_a_form_without_its_csrf_token_is_refused_and_runs_nothing(
+    client: TestClient, service: Any
+) -> None:
+    before = len(service.stores["support"].sessions())
+    for form in ({"message": "Hi"}, {"message": "Hi", "csrf": "0" * 32}):
+        response = client.post("/playground/support/say", data=form)
+        assert response.status_code == 403 and "CSRF token" in response.text
+    assert len(service.stores["support"].sessions()) == before
 
 
 def test_a_degraded_round_says_so_above_its_warnings() -> None:
@@ -215,3 +231,114 @@ def test_a_degraded_round_says_so_above_its_warnings() -> None:
     page = render("why.html", domain="support", session="s1", round=shown)
     assert 'class="degraded" role="alert"' in page
     assert "Warning: tool lookup failed on task 1" in page
+
+
+# --- issue 19: the playground with a login, its forms and its windows ---------------------------
+
+TOKENS = ("token-a", "token-b")
+
+
+def signed_in(service: Any, token: str) -> TestClient:
+    client = playground_client(service, tokens=TOKENS)
+    response = client.post("/playground/login", data={"token": token})
+    assert response.status_code == 303, response.text
+    return client
+
+
+def test_m6_with_tokens_a_page_asks_for_a_login_first(service: Any) -> None:
+    client = playground_client(service, tokens=TOKENS)
+    response = client.get("/playground/support/")
+    assert response.status_code == 303 and response.headers["location"] == "/playground/login"
+    assert client.get("/playground/login").status_code == 200
+    refused = client.post("/playground/login", data={"token": "guess"})
+    assert refused.status_code == 401 and "not a token" in refused.text
+
+
+def test_m6_the_login_sets_an_http_only_strict_cookie_and_opens_the_chat(service: Any) -> None:
+    client = playground_client(service, tokens=TOKENS)
+    response = client.post("/playground/login", data={"token": "token-a"})
+    cookie = response.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie
+    assert client.get("/playground/support/").status_code == 200
+
+
+def test_m1_a_session_of_one_token_is_not_found_by_another_in_the_playground(
+    service: Any,
+) -> None:
+    a, b = signed_in(service, "token-a"), signed_in(service, "token-b")
+    session = session_of(send(a, "Is the KW-620 quiet?"))
+    assert a.get("/playground/support/", params={"session": session}).status_code == 200
+    for path in (f"/playground/support/sessions/{session}/rounds/1", "/playground/support/"):
+        response = b.get(path, params={"session": session})
+        assert response.status_code == 404 and "KW-620 quiet" not in response.text
+
+
+def test_h1_a_kept_case_naming_a_file_is_refused_and_nothing_is_read_or_written(
+    client: TestClient, support: Any
+) -> None:
+    session = session_of(send(client, "Is the KW-620 quiet?"))
+    case = "- name: leak\n  llm: {script_file: /etc/passwd}\n  turns:\n    - message: hi\n"
+    form = {"case": case, "csrf": csrf_of(client)}
+    response = client.post(f"/playground/support/sessions/{session}/keep", data=form)
+    assert response.status_code == 400 and "names no file" in response.text
+    assert "root:" not in response.text
+    written = support.parent / "tests" / "playground.yaml"
+    assert not written.exists() or "leak" not in written.read_text(encoding="utf-8")
+
+
+def test_m3_the_chat_shows_the_newest_rounds_and_links_the_earlier_ones(
+    client: TestClient, service: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    monkeypatch.setattr(service, "limits", replace(service.limits, rounds_shown=2))
+    session = session_of(send(client, "Is the KW-620 quiet?"))
+    for _ in range(2):
+        send(client, "And the KD-450?", session)
+    page = client.get("/playground/support/", params={"session": session}).text
+    assert 'id="round-3"' in page and 'id="round-1"' not in page
+    assert "Earlier rounds" in page
+    earlier = client.get("/playground/support/", params={"session": session, "before": 2}).text
+    assert 'id="round-1"' in earlier and 'id="round-3"' not in earlier
+
+
+def test_l4_the_pages_carry_a_policy_that_runs_no_inline_script(client: TestClient) -> None:
+    response = client.get("/playground/support/health")
+    policy = response.headers["Content-Security-Policy"]
+    assert "script-src 'self';" in policy and "frame-ancestors 'none'" in policy
+    assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", response.text)
+
+
+def test_m4_a_link_from_another_site_does_not_run_the_kept_tests(client: TestClient) -> None:
+    response = client.get(
+        "/playground/support/sessions/any/kept",
+        params={"name": "x"},
+        headers={"Sec-Fetch-Site": "cross-site"},
+    )
+    assert response.status_code == 403
+
+
+def test_m6_a_cookie_of_a_token_no_longer_accepted_leads_back_to_the_login(
+    service: Any,
+) -> None:
+    client = playground_client(service, tokens=TOKENS)
+    client.cookies.set("runner_token", "rotated-away")
+    response = client.get("/playground/support/")
+    assert response.status_code == 303 and response.headers["location"] == "/playground/login"
+    assert client.get("/playground/login").status_code == 200
+
+
+def test_l3_no_page_shows_where_the_machine_keeps_the_pipeline(
+    client: TestClient, support: Any
+) -> None:
+    session = session_of(send(client, "Is the KW-620 quiet?"))
+    form = {"case": "- name: quiet\n  turns:\n    - message: Is the KW-620 quiet?\n"}
+    form["csrf"] = csrf_of(client)
+    kept = client.post(f"/playground/support/sessions/{session}/keep", data=form)
+    pages = [
+        client.get("/playground/support/health").text,
+        client.get(kept.headers["location"]).text,
+        client.get("/playground/support/", params={"session": "nope"}).text,
+    ]
+    for text in pages:
+        assert str(support.parent) not in text

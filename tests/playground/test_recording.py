@@ -86,28 +86,43 @@ def test_the_reply_log_forgets_the_oldest_rounds_first() -> None:
 def test_the_playground_records_a_real_models_rounds_and_keeps_them_as_the_script(
     support: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from starlette.testclient import TestClient
-
     from runner.playground import recording as recording_module
-    from runner.playground.serving import playground_routes
-    from runner.serve.app import create_app
+    from tests.playground.conftest import csrf_of, playground_client
 
     # the offline provider, treated as a real model: its replies must be recorded to be kept
     monkeypatch.setattr(recording_module, "REPRODUCIBLE", frozenset())
     monkeypatch.setattr(keep, "REPRODUCIBLE", frozenset())
     service = Service.open([support])
     try:
-        routes, prefix = playground_routes(service)
-        client = TestClient(create_app(service, extra_routes=routes, public_prefixes=[prefix]))
+        client = playground_client(service)
+        csrf = csrf_of(client)
         response = client.post(
             "/playground/support/say",
-            data={"message": "Compare the KD-450 and the KD-600X"},
-            follow_redirects=False,
+            data={"message": "Compare the KD-450 and the KD-600X", "csrf": csrf},
         )
         session = response.headers["location"].split("session=")[1].split("#")[0]
-        saved = client.post(f"/playground/support/sessions/{session}/keep")
+        saved = client.post(
+            f"/playground/support/sessions/{session}/keep",
+            data={"csrf": csrf},
+            follow_redirects=True,
+        )
         assert 'id="test-result" class="pass"' in saved.text, saved.text
         written = (support.parent / "tests" / "playground.yaml").read_text(encoding="utf-8")
         assert "purpose: decompose" in written and "times: 1" in written
     finally:
         service.close()
+
+
+def test_an_answer_streamed_as_it_is_written_is_recorded_too() -> None:
+    from runner.config.model import ModelSettings, ScriptRule
+    from runner.llm.providers.scripted import ScriptedProvider, rules_from_config
+    from runner.llm.types import LLMRequest, Purpose
+
+    rule = ScriptRule(purpose="answer", reply="Ten hours, at most.")
+    provider = RecordingProvider(ScriptedProvider(rules_from_config((rule,), "test")))
+    request = LLMRequest(Purpose.ANSWER, "How long?", subject="battery", streams=True)
+    pieces: list[str] = []
+    with recording() as replies:
+        reply = asyncio.run(provider.stream(request, ModelSettings(), pieces.append))
+    assert len(pieces) > 1 and reply.text == "Ten hours, at most."
+    assert [(r.purpose, r.reply) for r in replies] == [("answer", "Ten hours, at most.")]

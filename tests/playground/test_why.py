@@ -39,8 +39,46 @@ def test_a_question_shows_the_suitability_verdicts_and_the_gatekeeper(service: A
     assert reasons == {"handbook_rag": "retrieval", "troubleshooter": "suitability"}
     notes = " | ".join(view.tree.notes)
     assert "suitability call: troubleshooter yes" in notes
-    assert "gatekeeper (llm): the pages are enough" in notes
+    assert "judged the context enough to answer from" in notes
     assert "deep search deep_search did not run" in notes
+
+
+def test_the_offline_check_is_not_called_an_llm_gatekeeper(service: Any) -> None:
+    view = round_view(*stored(service, ask(service, "How do I descale my dishwasher?")))
+    assert view.tree is not None
+    (note,) = [n for n in view.tree.notes if n.startswith("gatekeeper")]
+    assert note.startswith("gatekeeper (the offline provider's word check")
+    assert "(llm)" not in note
+
+
+def test_the_gatekeeper_counts_the_pages_it_read_not_the_tool_results(service: Any) -> None:
+    result, trace = stored(service, ask(service, "How do I descale my dishwasher?"))
+    view = round_view(result, trace)
+    assert view.tree is not None
+    (rag,) = view.tree.tools
+    (gate,) = [n for n in view.tree.notes if n.startswith("gatekeeper")]
+    assert len(rag.retrieved) == 4 and rag.sources == 4
+    assert "(1 tool result citing 4 sources)" in gate
+    assert "passage" not in gate
+
+
+def test_the_gatekeepers_verdict_is_not_presented_as_the_answer_being_right(
+    service: Any,
+) -> None:
+    view = round_view(*stored(service, ask(service, "How do I descale my dishwasher?")))
+    assert view.tree is not None
+    (gate,) = [n for n in view.tree.notes if n.startswith("gatekeeper")]
+    assert gate.endswith("not whether the answer is right")
+
+
+def test_candidates_that_were_not_activated_are_said_not_to_have_run(service: Any) -> None:
+    view = round_view(*stored(service, ask(service, "How do I descale my dishwasher?")))
+    assert view.tree is not None
+    (note,) = [n for n in view.tree.notes if n.startswith("activation candidates")]
+    assert [tool.name for tool in view.tree.tools] == ["handbook_rag"]
+    assert note.endswith(
+        "not activated, so did not run: safety_alert, warranty_check, troubleshooter"
+    )
 
 
 def test_a_clarification_shows_the_question_on_the_tool_that_asked(service: Any) -> None:
@@ -162,9 +200,11 @@ def test_the_deep_searchs_subtasks_are_marked_as_the_halves_of_their_pair() -> N
         "neighbouring pages",
         "full search, if the neighbours found nothing",
     ]
-    assert "gatekeeper (llm): the pages are not enough (2 passage(s)): the fee is missing" in (
-        view.tree.notes
-    )
+    assert (
+        "gatekeeper (llm) judged the context not enough to answer from (0 tool results citing 0"
+        " sources): the fee is missing. It judges whether the pages cover the question, not"
+        " whether the answer is right"
+    ) in view.tree.notes
     assert "deep search deep_search ran: the gatekeeper found it not enough" in view.tree.notes
 
 

@@ -25,7 +25,8 @@ CASES = Path(__file__).parent / "cases" / "support.yaml"
 def model_llm(server: Any) -> LLMConfig:
     """The pipeline's `llm` block for the model: the default structured mode (json_schema,
     which this server refuses once), a timeout for one CPU thread on a busy machine, answers
-    capped (a 135M model often writes until max_tokens), the server's window."""
+    capped (a 135M model often writes until max_tokens), the server's window, and the repeat
+    penalty docs/llm.md gives local models."""
     return LLMConfig(
         provider="openai_like",
         model=llama_server.MODEL_ALIAS,
@@ -34,6 +35,7 @@ def model_llm(server: Any) -> LLMConfig:
         max_tokens=256,
         concurrency=1,
         context_window=llama_server.CONTEXT_WINDOW,
+        sampling={"repeat_penalty": 1.1},
     )
 
 
@@ -96,6 +98,17 @@ def test_the_clarifications_answer_continues_the_round(cases: list[CaseReport]) 
         "clarification"
     ]
     assert len(warranty.turns) == 2 and warranty.turns[1].result is not None
+
+
+def test_the_warranty_question_asks_which_model_whatever_the_model_extracted(
+    cases: list[CaseReport],
+) -> None:
+    warranty = next(case for case in cases if "warranty" in case.case.name)
+    first = warranty.turns[0].result
+    assert first is not None and first["outcome"] == "clarification", first
+    assert "Which Kestrel model" in (first.get("question") or "")
+    ran = {tool["name"]: tool["status"] for tool in first["tasks"]["tools"]}
+    assert ran.get("warranty_check") == "asked", ran
 
 
 def format_reports_of(failed: list[CaseReport]) -> str:

@@ -1,6 +1,6 @@
 """A corpus names its embedding model in the pipeline (`corpora.<name>.embedding.model`): a
 model runner carries (`all-MiniLM-L6-v2`) or a folder beside the pipeline with a BERT model's
-files. Any other name is refused by validation (R129): runner downloads nothing."""
+files. Any other name is refused by validation (R133): runner downloads nothing."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_a_model_name_runner_does_not_carry_is_refused_with_the_one_it_does(
     tmp_path: Path,
 ) -> None:
     [diagnostic] = validate_file(write(tmp_path, "BAAI/bge-small-en-v1.5")).diagnostics
-    assert diagnostic.code == "R129"
+    assert diagnostic.code == "R133"
     assert (diagnostic.line, diagnostic.col) == (5, 24)  # where the name starts
     assert "all-MiniLM-L6-v2" in diagnostic.hint and "does not fetch" in diagnostic.hint
 
@@ -64,7 +64,7 @@ def test_a_model_folder_is_resolved_against_the_pipeline(tmp_path: Path) -> None
 def test_a_model_folder_without_the_model_s_files_names_the_missing_ones(tmp_path: Path) -> None:
     model_folder(tmp_path, "config.json")
     [diagnostic] = validate_file(write(tmp_path, "models/mini")).diagnostics
-    assert diagnostic.code == "R129"
+    assert diagnostic.code == "R133"
     assert "tokenizer.json, model.safetensors" in diagnostic.message
 
 

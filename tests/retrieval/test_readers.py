@@ -52,6 +52,13 @@ def html_pages(tmp_path: Path, html: str = FAQ_HTML, max_words: int = 250):
     return paginate(read_document(tmp_path, path), max_words)
 
 
+def test_an_html_document_whose_first_heading_is_a_numbered_section_takes_its_title(
+    tmp_path: Path,
+) -> None:
+    html = "<html><head><title>UPSERT</title></head><body><h1>1. Syntax</h1><p>x</p></body></html>"
+    assert {page.title for page in html_pages(tmp_path, html)} == {"UPSERT"}
+
+
 def test_html_and_pdf_files_are_documents() -> None:
     assert document_format("site/faq.HTML") == "html"
     assert document_format("a.htm") == "html"

@@ -125,7 +125,7 @@ def test_a_synonyms_file_that_is_not_a_mapping_is_refused_in_that_file(tmp_path:
     (tmp_path / "synonyms.yaml").write_text("- wipe\n- clear\n")
     [diagnostic] = validate_file(path).diagnostics
     assert (diagnostic.code, diagnostic.file, diagnostic.line) == (
-        "R128",
+        "R132",
         tmp_path / "synonyms.yaml",
         1,
     )
@@ -135,7 +135,7 @@ def test_a_synonym_without_words_is_refused_where_it_is_written(tmp_path: Path) 
     path = write(tmp_path, rewrite=False, synonyms="synonyms.yaml")
     (tmp_path / "synonyms.yaml").write_text("wipe: clear\nquicker: []\n")
     [diagnostic] = validate_file(path).diagnostics
-    assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("R128", 2, 10)
+    assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("R132", 2, 10)
     assert "quicker: [faster, speed]" not in diagnostic.message and "[]" in diagnostic.message
 
 

@@ -4,7 +4,10 @@ One server (shop and desk pipelines, SQLite sessions, a bearer token) serves the
 
 from __future__ import annotations
 
+import hashlib
+import socket
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -34,6 +37,8 @@ def server(folder):
         "300",
         "--max-body-bytes",
         "2000",
+        "--body-timeout",
+        "1",
         env={"RUNNER_SERVE_TOKENS": f"other,{TOKEN}"},
     ).wait_ready()
     yield process
@@ -110,7 +115,11 @@ def test_limits_refuse_a_long_message_and_a_large_body(http):
     assert "more than this service's limit of 300" in long.json()["error"]["message"]
     large = post_round(http, message="x" * 250, padding="y" * 3000)
     assert large.status_code == 413
-    broken = http.post("/v1/pipelines/shop/rounds", content=b"{not json")
+    broken = http.post(
+        "/v1/pipelines/shop/rounds",
+        content=b"{not json",
+        headers={"Content-Type": "application/json"},
+    )
     assert broken.status_code == 400
     assert "not JSON" in broken.json()["error"]["message"]
 
@@ -158,6 +167,66 @@ def test_a_second_request_on_a_busy_session_waits_then_gets_409(http, folder):
     assert busy.status_code == 409
     assert f"session {session!r} is busy with another request" in busy.json()["error"]["message"]
     assert results[0].status_code == 200 and results[0].json()["round"] == 2
+
+
+def raw_request(server, body_start: bytes, length: int = 100) -> socket.socket:
+    """A POST whose headers promise `length` bytes of JSON, of which only `body_start` is sent."""
+    connection = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    head = (
+        "POST /v1/pipelines/shop/rounds HTTP/1.1\r\n"
+        f"Host: 127.0.0.1:{server.port}\r\nAuthorization: Bearer {TOKEN}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+    )
+    connection.sendall(head.encode() + body_start)
+    return connection
+
+
+def test_issue_19_m5_a_body_that_does_not_arrive_in_time_is_a_408_and_closed(server):
+    with raw_request(server, b'{"message": "') as connection:
+        started = time.monotonic()
+        answer = connection.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 408")
+        assert time.monotonic() - started < 5
+
+
+def test_issue_19_m5_a_body_left_halfway_is_one_line_in_the_log(server):
+    raw_request(server, b'{"message": "').close()
+    deadline = time.monotonic() + 5
+    while "left while sending" not in server.output and time.monotonic() < deadline:
+        time.sleep(0.05)
+    lines = [line for line in server.output.splitlines() if "left while sending" in line]
+    assert len(lines) == 1
+    assert "Traceback" not in server.output
+
+
+def test_issue_19_m5_a_stream_left_by_its_client_finishes_and_is_stored(http, server, folder):
+    body = {
+        "model": "desk",
+        "messages": [{"role": "user", "content": "left behind"}],
+        "stream": True,
+        "user": "leaver",
+    }
+    with Held(folder) as held, httpx.Client(base_url=server.url, timeout=30) as leaving:
+        request = leaving.build_request(
+            "POST",
+            "/v1/chat/completions",
+            json=body,
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        )
+        response = leaving.send(request, stream=True)
+        held.wait_until_held()
+        response.close()  # the client leaves while the round runs
+        time.sleep(0.2)
+        # its round goes on, and counts against --max-rounds-in-flight until it ends
+        assert httpx.get(f"{server.url}/readyz").json()["rounds_in_flight"] == 1
+    scope = hashlib.sha256(TOKEN.encode()).hexdigest()[:12]
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        stored = http.get(f"/v1/sessions/{scope}-u-leaver")
+        if stored.status_code == 200 and stored.json()["rounds"]:
+            break
+        time.sleep(0.05)
+    assert stored.json()["rounds"][0]["message"] == "left behind"
 
 
 # --- the OpenAI-compatible API ------------------------------------------------------------------
@@ -213,7 +282,8 @@ def test_the_user_field_names_the_session_when_no_header_does(openai_client):
     answered = openai_client.chat.completions.create(
         model="shop", messages=[{"role": "user", "content": "kw-620"}], user=user
     )
-    assert answered.model_extra["runner"]["session"] == user
+    # the user's session, inside the client's own namespace (issue 19, M1)
+    assert answered.model_extra["runner"]["session"].endswith(f"-u-{user}")
     assert answered.model_extra["runner"]["round"] == 2
 
 

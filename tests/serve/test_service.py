@@ -129,6 +129,7 @@ def test_readiness_reports_pipelines_and_store(service):
         "pipelines": ["shop"],
         "store": "ok",
         "closing": False,
+        "rounds_in_flight": 0,
     }
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -330,7 +331,7 @@ def test_a_full_disk_names_the_store_says_nothing_was_lost_and_what_to_do(sqlite
     # the file may not grow past its present size: SQLite reports it as a full disk
     pages = store._db.execute("PRAGMA page_count").fetchone()[0]
     store._db.execute(f"PRAGMA max_page_count = {pages}")
-    state.history = [{"round": n, "message": "x" * 2000} for n in range(50)]
+    state.active_message = "x" * 100_000
     with pytest.raises(StoreUnavailableError) as caught:
         store.save(state, 1)
     message = str(caught.value)
@@ -338,7 +339,7 @@ def test_a_full_disk_names_the_store_says_nothing_was_lost_and_what_to_do(sqlite
     assert "database or disk is full" in message
     assert "Nothing stored was lost" in message
     assert "Free space on the disk that holds" in message
-    assert store.load("s1")[0].history == busy_state(pipeline).history  # the last saved step
+    assert store.load("s1")[0].active_message == busy_state(pipeline).active_message
 
 
 def test_a_read_only_store_says_how_to_make_it_writable(sqlite_store, pipeline):
@@ -441,3 +442,61 @@ def test_a_session_is_recognised_on_another_machine_by_name_and_content(store, p
     edited = replace(moved, content_hash="hash-2")
     with pytest.raises(SessionError, match="belongs to pipeline"):
         store.open("s1", edited)
+
+
+def test_issue_19_m3_a_step_costs_the_same_however_many_rounds_the_session_had(
+    sqlite_store, pipeline
+):
+    """600 rounds made the state row 198 KB, rewritten at every step: the row keeps only the
+    newest history entry (the rounds table holds every round)."""
+    store = sqlite_store
+    state = busy_state(pipeline)
+    store.save(state, 0)
+    state.history = [{"round": n, "message": "x" * 300, "outcome": "answer"} for n in range(600)]
+    store.save(state, 1)
+    [(stored,)] = store._db.execute("SELECT state FROM sessions WHERE id = 's1'").fetchall()
+    assert len(stored) < 10_000
+    assert store.load("s1")[0].history == state.history[-1:]
+
+
+def test_rounds_between_reads_a_window_of_a_long_session(store, pipeline):
+    state = busy_state(pipeline)
+    version = store.save(state, 0)
+    for number in range(1, 8):
+        record = RoundRecord(number, f"m{number}", "answer", {"answer": "a"}, [])
+        version = store.save(state, version, round_record=record)
+    assert [r.round for r in store.rounds_between("s1", 3, 5)] == [3, 4, 5]
+    assert store.rounds_between("s1", 9, 12) == []
+
+
+def test_prune_deletes_the_sessions_not_updated_since_a_time_and_their_rounds(store, pipeline):
+    old, new = busy_state(pipeline, "old"), busy_state(pipeline, "new")
+    record = RoundRecord(1, "m", "answer", {}, [], request_id="pruned-key")
+    store.save(old, 0, round_record=record)
+    cut = time.time()
+    time.sleep(0.01)
+    store.save(new, 0)
+    assert store.prune(cut) == 1
+    assert [info.id for info in store.sessions()] == ["new"]
+    assert store.committed("pruned-key") is None
+
+
+def test_runner_sessions_prune_deletes_old_sessions_from_the_named_store(tmp_path, pipeline):
+    from click.testing import CliRunner
+
+    from runner.cli import main
+
+    location = tmp_path / "state.sqlite"
+    with open_store(str(location)) as store:
+        store.save(busy_state(pipeline, "old"), 0)
+    kept = CliRunner().invoke(
+        main, ["sessions", "prune", "--older-than", "1d", "--state", location]
+    )
+    assert kept.exit_code == 0 and "deleted 0 session(s)" in kept.output
+    time.sleep(0.01)
+    gone = CliRunner().invoke(
+        main, ["sessions", "prune", "--older-than", "0.001s", "--state", str(location)]
+    )
+    assert gone.exit_code == 0 and "deleted 1 session(s)" in gone.output
+    wrong = CliRunner().invoke(main, ["sessions", "prune", "--older-than", "soon", "--state", "x"])
+    assert wrong.exit_code == 2 and "not a duration" in wrong.output

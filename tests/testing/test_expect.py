@@ -60,6 +60,13 @@ def test_a_source_matches_by_the_end_of_its_path_and_its_page() -> None:
     assert check(partial_name, RESULT) == ["source missing: policy.md"]
 
 
+def test_a_source_matches_by_its_sections_heading_whatever_its_page() -> None:
+    by_heading = Expect(sources=(SourceExpect("products.csv", heading="kw-620"),))
+    assert check(by_heading, RESULT) == []
+    other_section = Expect(sources=(SourceExpect("products.csv", heading="KW-720X"),))
+    assert check(other_section, RESULT) == ["source missing: products.csv § KW-720X"]
+
+
 def test_no_sources_fails_when_the_answer_lists_some() -> None:
     [difference] = check(Expect(no_sources=True), RESULT)
     assert difference.startswith("expected no sources, got policies/warranty-policy.md p. 3")

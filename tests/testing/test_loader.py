@@ -82,6 +82,22 @@ def test_a_yaml_error_is_reported_with_its_place(write: Write) -> None:
     assert (code, line) == ("Y002", 3)
 
 
+def test_a_source_may_name_the_heading_of_its_section(write: Write) -> None:
+    path = write(
+        """
+cases:
+  - name: by section
+    turns:
+      - message: What does the KW-620 cost?
+        expect:
+          sources: [{document: products.csv, heading: KW-620}]
+"""
+    )
+    case_file, _pipeline = load_case_file(path, cached_pipeline_loader())
+    (source,) = case_file.cases[0].turns[0].expect.sources
+    assert (source.document, source.heading, source.page) == ("products.csv", "KW-620", None)
+
+
 def test_t101_a_turn_is_a_message_or_an_answer(write: Write) -> None:
     path = write(
         """
@@ -201,3 +217,40 @@ def test_the_schema_s_script_rule_matches_the_pipeline_schema_s() -> None:
     assert set(ours["properties"]) == set(theirs["properties"])
     assert ours["required"] == theirs["required"]
     assert ours["properties"]["purpose"]["enum"] == pipeline["purpose"]["enum"]
+
+
+@pytest.mark.parametrize(
+    "named",
+    ["/etc/passwd", "/proc/self/environ", "../../../etc/hostname", "/nonexistent/tape.yaml"],
+)
+@pytest.mark.parametrize("key", ["script_file", "cassette"])
+def test_t105_a_case_names_no_file_outside_its_pipeline_folder(
+    write: Write, key: str, named: str
+) -> None:
+    """Issue 19, H1: `llm: {script_file: /etc/passwd}` read the file and quoted its lines, and
+    a cassette told whether a file exists. Refused, the same for a file that exists and one
+    that does not."""
+    path = write(
+        f"cases:\n  - name: leak\n    llm: {{{key}: {named}}}\n    turns:\n      - message: hi\n"
+    )
+    [(code, line, message)] = problems(path)
+    assert (code, line) == ("T105", 3)
+    assert "outside the pipeline's folder" in message
+    assert "root:" not in message and "not found" not in message
+
+
+def test_t105_a_symbolic_link_out_of_the_pipeline_folder_is_refused(
+    write: Write, shop: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "secret.yaml"
+    outside.write_text("rules: []\n", encoding="utf-8")
+    (shop / "rules.yaml").symlink_to(outside)
+    [(code, _line, message)] = problems(write("llm: {script_file: rules.yaml}\n" + MINIMAL_CASE))
+    assert code == "T105" and "outside the pipeline's folder" in message
+
+
+def test_a_script_file_in_a_sibling_folder_of_the_pipeline_is_read(write: Write) -> None:
+    write("rules: []\n", "shared/rules.yaml")
+    path = write("llm: {script_file: ../shared/rules.yaml}\n" + MINIMAL_CASE, "tests/one.yaml")
+    case_file, _pipeline = load_case_file(path, cached_pipeline_loader())
+    assert case_file.cases[0].name == "one"

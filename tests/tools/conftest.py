@@ -39,6 +39,7 @@ class RecordingPrompts:
         tool: str,
         instruction: str = "",
         template: Any = None,
+        on_dropped: Callable[[str], None] | None = None,
     ) -> dict[str, Any]:
         self.calls.append({"purpose": purpose, "text": text, "schema": schema, "tool": tool})
         reply = self.extract_replies.get(tool, {})
@@ -52,6 +53,7 @@ class RecordingPrompts:
         *,
         tool: str,
         subject: str,
+        final: bool = False,
     ) -> Answer:
         """As `Prompts.tool` with a window that takes every passage: the prompt is the tool's
         template rendered with all of `context`."""
@@ -64,6 +66,7 @@ class RecordingPrompts:
                 "tool": tool,
                 "subject": subject,
                 "facts": sent,
+                "final": final,
             }
         )
         reply = self.tool_replies.get(tool, prompt)

@@ -65,6 +65,14 @@ def test_c25_output_answer_is_a_terminal_answer(harness):
     assert result.kind is ResultKind.TERMINAL
 
 
+def test_c25_only_a_terminal_answer_is_written_for_the_watching_face(harness):
+    # the answer a terminal prompt tool gives is streamed as the model writes it
+    for output, final in ((Output.ANSWER, True), (Output.CONTEXT, False)):
+        h = harness(prompt_tool(output=output))
+        run(h.tools["writer"].execute("q", h.env(task("q"))))
+        assert [call["final"] for call in h.prompts.of(Purpose.TOOL)] == [final]
+
+
 def test_c23_coordinator_output_applies_only_when_a_coordinator_asked(harness):
     h = harness(prompt_tool(output=Output.CONTEXT, coordinator_output=Output.GUARANTEED))
     plain = task("q")

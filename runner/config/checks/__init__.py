@@ -5,7 +5,7 @@ docs/validate.md):
 
     names.py         tool names, tool references, prompt types      R101–R103, R105
     activation.py    coordinator_only tools, deep-search tools       R104, R118
-    corpora.py       corpora: documents, links, synonyms, models     R106, R122, R124, R128, R129
+    corpora.py       corpora: documents, links, synonyms, models     R106, R122, R124, R132, R133
     paths.py         paths inside the pipeline's folder              R107, R108, R123–R125
     templates.py     templates and expressions                       R109–R112
     extraction.py    extraction schemas, clarification parameters    R113, R119
@@ -14,6 +14,7 @@ docs/validate.md):
     coordinators.py  declarative coordinators and subtask templates  R116, R117
     parameters.py    parameters an extraction may leave out          R126
     domain.py        domain-wide templates, regexes, script files    R114, R121
+    mcp.py           MCP servers and the `mcp` tools that call them  R128–R131
 
 Shared paths and rules live outside this package so the model builder and the run time apply
 the very same ones: runner/config/paths.py (containment once symlinks are followed) and
@@ -31,6 +32,7 @@ from runner.config.checks import (
     coordinators,
     corpora,
     domain,
+    mcp,
     names,
     parameters,
     tools,
@@ -47,6 +49,7 @@ FAMILIES: tuple[Callable[[Checks], None], ...] = (
     activation.search_tools_hidden,
     names.prompt_type_names,
     corpora.corpora,
+    mcp.mcp_servers,
     tools.tool_settings,
     coordinators.decompositions,
     parameters.unrequired_parameters,

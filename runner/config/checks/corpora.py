@@ -1,7 +1,8 @@
 """Document collections: a corpus folder that holds documents (R122) that stay inside the
-pipeline's folder once symlinks are followed (R124, unless the corpus sets `follow_symlinks`),
-tools that name a declared corpus (R106), a synonyms file of words for words (R128) and an
-embedding model runner can run (R129)."""
+pipeline's folder once symlinks are followed (R124, unless the corpus sets `follow_symlinks`) —
+or, for a corpus that names a folder elsewhere with an absolute or `~` path, inside that
+folder — tools that name a declared corpus (R106), a synonyms file of words for words (R132)
+and an embedding model runner can run (R133)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,12 @@ from runner.config.checks.context import Checks
 from runner.config.checks.paths import existing_path, inside_folder
 from runner.config.corpus_files import DEFAULT_INCLUDE, document_format, excluded, folder_glob
 from runner.config.humanize import suggestion_suffix
-from runner.config.paths import PathOutsideFolder, PathUnusable, contained_documents
+from runner.config.paths import (
+    PathOutsideFolder,
+    PathUnusable,
+    contained_documents,
+    written_outside,
+)
 from runner.config.schema import definition_validator
 from runner.documents.diagnostics import KeyPath
 from runner.documents.loader import LoadError, read_document
@@ -45,15 +51,28 @@ def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
         synonyms_file(checks, spec["synonyms"], ("corpora", name, "synonyms"))
     follow = spec.get("follow_symlinks", False)
     where = ("corpora", name, "path")
-    folder = existing_path(checks, spec["path"], where, folder=True, follow_symlinks=follow)
-    if folder is None:
-        return
+    root = checks.folder  # the folder the documents must stay in
+    if written_outside(spec["path"]):  # a folder elsewhere, named on purpose
+        folder = root = Path(spec["path"]).expanduser()
+        if not folder.is_dir():
+            checks.emit(
+                "R107",
+                f"folder not found: `{spec['path'][:60]}`",
+                where,
+                hint="an absolute or ~ path names a folder of this machine: check it exists",
+            )
+            return
+    else:
+        found = existing_path(checks, spec["path"], where, folder=True, follow_symlinks=follow)
+        if found is None:
+            return
+        folder = found
     include = spec.get("include", list(DEFAULT_INCLUDE))
     exclude = spec.get("exclude", [])
     matched = corpus_documents(checks, name, folder, include)
     documents = [path for path in matched if not excluded(path.relative_to(folder), exclude)]
     try:
-        contained_documents(name, documents, checks.folder, follow_symlinks=follow)
+        contained_documents(name, documents, root, follow_symlinks=follow)
     except PathOutsideFolder as error:
         checks.emit("R124", error.problem, where, hint=error.hint)
     except PathUnusable as error:
@@ -65,13 +84,13 @@ def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
 
 
 def embedding_model(checks: Checks, model: str, where: KeyPath) -> None:
-    """A model runner carries, or a folder in ours that holds a BERT model's files (R129)."""
+    """A model runner carries, or a folder in ours that holds a BERT model's files (R133)."""
     if is_packaged(model):
         return
     folder = checks.folder / model
     if not folder.is_dir():
         checks.emit(
-            "R129",
+            "R133",
             f"embedding model `{model[:60]}` is neither a model runner carries nor a folder",
             where,
             hint=f"name `{DEFAULT_MODEL}` (nothing is downloaded), or a folder beside the "
@@ -84,7 +103,7 @@ def embedding_model(checks: Checks, model: str, where: KeyPath) -> None:
     missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
     if missing:
         checks.emit(
-            "R129",
+            "R133",
             f"the model folder `{model[:60]}` lacks {', '.join(missing)}",
             where,
             hint="save the model with sentence-transformers and safetensors "
@@ -93,7 +112,7 @@ def embedding_model(checks: Checks, model: str, where: KeyPath) -> None:
 
 
 def synonyms_file(checks: Checks, relative: str, where: KeyPath) -> None:
-    """A YAML file of users' words for the documents' words (R128, placed in that file)."""
+    """A YAML file of users' words for the documents' words (R132, placed in that file)."""
     target = existing_path(checks, relative, where)
     if target is None:
         return
@@ -104,7 +123,7 @@ def synonyms_file(checks: Checks, relative: str, where: KeyPath) -> None:
         return
     if not isinstance(document.data, Mapping):
         checks.emit(
-            "R128",
+            "R132",
             "a synonyms file must be a YAML mapping of a user's word to the documents' word(s)",
             (),
             document=document,
@@ -115,7 +134,7 @@ def synonyms_file(checks: Checks, relative: str, where: KeyPath) -> None:
     for error in validator.iter_errors(document.data):
         place: KeyPath = tuple(error.absolute_path)
         checks.emit(
-            "R128",
+            "R132",
             "a synonym must map a word or phrase to a word or phrase, or a list of them: "
             f"{_shown(error.instance)} is not one",
             place,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from runner.config.model import ModelSettings
+from runner.llm.streaming import Deltas
 from runner.llm.types import LLMRequest
 
 
@@ -15,6 +16,7 @@ class ProviderReply:
     # As the provider reported them; None when it did not (the client then estimates).
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    finish_reason: str | None = None  # why the model stopped (stop, length …), as it said
 
 
 class Provider(Protocol):
@@ -29,4 +31,15 @@ class Provider(Protocol):
 
     async def generate(self, request: LLMRequest, settings: ModelSettings) -> ProviderReply:
         """One attempt. Raise on failure; the client decides about retrying."""
+        ...
+
+
+class StreamingProvider(Provider, Protocol):
+    """A provider that can also hand over a reply's text as the model writes it."""
+
+    async def stream(
+        self, request: LLMRequest, settings: ModelSettings, on_delta: Deltas
+    ) -> ProviderReply:
+        """One attempt, streamed: each piece of text to `on_delta` as it arrives, then the
+        whole reply (its text the pieces joined) with the usage the server reported."""
         ...

@@ -13,7 +13,9 @@ Scoring, per unit:
   unit meets (+50 %: a number for "how many", a date for "when", a modal or a negation for
   "can I", a reason for "why": `offline_question`).
 
-Choosing, after the guaranteed passages (C23: quoted first, matched or not, their words covered):
+Choosing, after the guaranteed passages (C23: quoted first, matched or not, their words covered
+— unless a unit of the context answers a part as fully: 60 % of its weight, and no less than they
+cover; a deep search's supplement never displaces a first-search sentence that answered):
 1. competing: for each part of the question the context can answer at all (its pages hold a
    third of the part's weight), the units that reach 40 % of the best score on what the part
    still needs, on a page that holds half of that;
@@ -22,7 +24,9 @@ Choosing, after the guaranteed passages (C23: quoted first, matched or not, thei
 3. then, while there is room, units of the best unit's section scoring 60 % of it;
 4. when the best unit's section is headed by the question (its heading holds 60 % of a part's
    weight), the section's other units join in text order, up to 160 words in all;
-5. a chosen unit brings the numbered steps that follow it (and the sentence after its colon);
+5. a chosen unit brings the numbered steps that follow it (and the sentence after its colon, or
+   a lead-in of up to 4 words to code: "For example:"); its code block comes with it
+   (`offline_units`, `offline_code`);
 6. when no part of the question is a third covered, nothing is chosen.
 """
 
@@ -31,7 +35,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from runner.llm.providers.offline_passages import (
     Passage,
@@ -40,19 +44,17 @@ from runner.llm.providers.offline_passages import (
     source_labels,
 )
 from runner.llm.providers.offline_question import FRAMING_STEMS, Part, parts, unit_cues
-from runner.llm.providers.offline_records import compact_record
+from runner.llm.providers.offline_selection import Selection
 from runner.llm.providers.offline_units import (
     ITEM,
-    RECORD,
     ROW,
     SENTENCE,
     Unit,
-    citation_text,
-    closed,
     parse,
+    unit_stems,
     word_pairs,
 )
-from runner.text.words import content_words, stem, tokenize
+from runner.text.words import tokenize
 
 # the passages and their citations live in offline_passages; these names are also read from here
 __all__ = [
@@ -83,7 +85,9 @@ MIN_SHARE_OF_QUESTION = 1 / 3  # the chosen units must cover this share of the q
 ANSWER_WORDS = 120  # context units stop being added past this many words
 TITLE_SHARE = 0.6  # a section whose heading holds this share of a part's weight is about it…
 SECTION_WORDS = 160  # …and its units are quoted in order up to this many words in all
+ANSWERED_SHARE = 0.6  # a unit holding this share of a part's weight answers it (the gatekeeper's)
 FOLLOWER_ITEMS = 8  # list items a chosen unit may bring along
+LEAD_IN = 4  # words of a sentence that only leads in to its code ("For example:")
 
 
 @dataclass
@@ -108,46 +112,6 @@ class _Candidate:
     @property
     def section(self) -> tuple[int, tuple[str, ...], str]:
         return (self.passage, self.unit.labels, self.unit.section)
-
-
-@dataclass
-class Selection:
-    """Chosen units per passage, printed in passage order and text order within a passage."""
-
-    passages: Sequence[Passage]
-    question: str = ""
-    chosen: dict[tuple[int, int], Unit] = field(default_factory=dict)
-    covered: set[str] = field(default_factory=set)  # question stems the chosen units match
-
-    @property
-    def empty(self) -> bool:
-        return not self.chosen
-
-    def text(self, *, cite: bool) -> str:
-        """One line per passage and citation: the units, then their citation (`cited_by`). A
-        unit ending with a colon whose next unit is not quoted ends with a full stop instead; a
-        record shows the fields the question names."""
-        wanted = {stem(word) for word in content_words(self.question)}
-        lines: list[_Line] = []
-        for passage, position in sorted(self.chosen):
-            unit = self.chosen[(passage, position)]
-            citation = citation_text(cited_by(self.passages[passage], unit.labels)) if cite else ""
-            shown = compact_record(unit.fields, wanted) if unit.kind == RECORD else unit.text
-            following = self.chosen.get((passage, position + 1))
-            if unit.introduces and (following is None or following.labels != unit.labels):
-                shown = closed(shown)  # what it introduced is not quoted
-            if lines and (lines[-1].passage, lines[-1].citation) == (passage, citation):
-                lines[-1].texts.append(shown)
-            else:
-                lines.append(_Line(passage, citation, [shown]))
-        return "\n".join(f"{' '.join(line.texts)} {line.citation}".rstrip() for line in lines)
-
-
-@dataclass
-class _Line:
-    passage: int
-    citation: str
-    texts: list[str]
 
 
 # --- selection ----------------------------------------------------------------------------------
@@ -185,8 +149,8 @@ def quoted_coverage(
 ) -> tuple[float, set[str], str]:
     """What the units an answer would quote hold of the question: the share of its weight
     (each word weighs its inverse document frequency over the passages' units, so rare words
-    and names weigh most), the question stems they hold (in their text or headings) and their
-    text."""
+    and names weigh most), every stem they hold (in their text, their code or their headings)
+    and their text."""
     question_parts = parts(question)
     weights = _idf(_candidates(question_parts, passages, question), question_parts)
     chosen = select(
@@ -195,7 +159,13 @@ def quoted_coverage(
     total = sum(weights.values())
     held = sum(weight for key, weight in weights.items() if key in chosen.covered)
     share = held / total if total else 0.0
-    return share, set(chosen.covered), chosen.text(cite=False)
+    words = set(chosen.covered).union(
+        *(
+            unit.stems | unit.context_stems | unit_stems(unit.code)
+            for unit in chosen.chosen.values()
+        )
+    )
+    return share, words, chosen.text(cite=False)
 
 
 def _candidates(
@@ -256,11 +226,19 @@ def _idf(candidates: Sequence[_Candidate], question_parts: Sequence[Part]) -> di
     for candidate in candidates:
         for key in candidate.match:
             holding[key] += 1
-    return {
-        key: math.log(1 + (total - n + 0.5) / (n + 0.5))
-        * (FRAMING_WEIGHT if key in FRAMING_STEMS else 1)
-        for key, n in holding.items()
-    }
+    return {key: _weight(key, n, total) for key, n in holding.items()}
+
+
+def _weight(key: str, holding: int, total: int) -> float:
+    """BM25's idf; a framing word weighs half, and nothing when no unit holds it: "what is the
+    difference" is answered by a table that never says "difference"."""
+    if key in FRAMING_STEMS:
+        return 0.0 if holding == 0 else FRAMING_WEIGHT * _idf_of(holding, total)
+    return _idf_of(holding, total)
+
+
+def _idf_of(holding: int, total: int) -> float:
+    return math.log(1 + (total - holding + 0.5) / (holding + 0.5))
 
 
 def _cue_factor(candidate: _Candidate, question_parts: Sequence[Part]) -> float:
@@ -307,8 +285,10 @@ def _answering(
     if not candidates or limit <= 0:
         return []
     weights = _idf(candidates, question_parts)
-    competing = _competing(question_parts, candidates, weights, covered)
-    now_covered = set(covered)
+    # a part a unit of the context answers is quoted from it, whatever else covers its words
+    still_open = covered - _answered_here(question_parts, candidates, weights, covered)
+    competing = _competing(question_parts, candidates, weights, still_open)
+    now_covered = set(still_open)
     chosen = _covering(competing, weights, now_covered, limit)
     if not any(_share(now_covered, weights, p) >= MIN_SHARE_OF_QUESTION for p in question_parts):
         return []
@@ -316,6 +296,25 @@ def _answering(
     chosen += _supporting(chosen, competing, limit)
     chosen += _section_lead(chosen, candidates, weights, question_parts)
     return chosen + _followers(chosen, candidates)
+
+
+def _answered_here(
+    question_parts: Sequence[Part],
+    candidates: Sequence[_Candidate],
+    weights: Mapping[str, float],
+    covered: set[str],
+) -> set[str]:
+    """The words of the parts a unit of the context answers as fully as the guaranteed passages
+    do (it holds, with its heading, ANSWERED_SHARE of the part's weight and no less than they
+    cover): what the guaranteed passages cover of them does not keep that unit out. A deep
+    search's supplement (guaranteed, C28) adds to the first search's pages; it never displaces
+    one that answered."""
+    answered: set[str] = set()
+    for part in question_parts:
+        needed = max(ANSWERED_SHARE, _share(covered, weights, part))
+        if any(_share(candidate.match.keys(), weights, part) >= needed for candidate in candidates):
+            answered |= part.stems
+    return answered
 
 
 def _competing(
@@ -451,7 +450,8 @@ def _section_lead(
 
 
 def _followers(chosen: list[_Candidate], candidates: list[_Candidate]) -> list[_Candidate]:
-    """The list items (or the unit after a colon) that follow each chosen unit."""
+    """The list items (or the unit after a colon, or a short lead-in to code such as "For
+    example:") that follow each chosen unit."""
     by_place = {candidate.place: candidate for candidate in candidates}
     taken = {candidate.place for candidate in chosen}
     followers: list[_Candidate] = []
@@ -462,7 +462,9 @@ def _followers(chosen: list[_Candidate], candidates: list[_Candidate]) -> list[_
             following = by_place[place]
             kind = following.unit.kind
             numbered = kind == ITEM and _NUMBERED.match(following.unit.text)
-            if not (numbered or (introduces and kind == SENTENCE)):
+            lead_in = kind == SENTENCE and following.unit.code and following.unit.words <= LEAD_IN
+            same_page = following.unit.labels == candidate.unit.labels
+            if not (numbered or (lead_in and same_page) or (introduces and kind == SENTENCE)):
                 break  # bullets and table rows compete on their own: only relevant ones show
             introduces = following.unit.introduces
             taken.add(place)

@@ -32,7 +32,8 @@ from runner.config.model import LLMConfig, ModelSettings
 from runner.llm import decoding
 from runner.llm.errors import LLMConfigError
 from runner.llm.providers.base import ProviderReply
-from runner.llm.providers.remote import api_key, usage_of
+from runner.llm.providers.remote import api_key, chat_messages, reply_of, streamed_reply
+from runner.llm.streaming import Deltas
 from runner.llm.types import LLMRequest
 
 CLASS_PREFIX = "llama_index.llms."
@@ -123,10 +124,8 @@ class LlamaIndexClassProvider:
         return request.schema is not None and settings.structured != "prompt" and calls_functions
 
     async def generate(self, request: LLMRequest, settings: ModelSettings) -> ProviderReply:
-        from llama_index.core.base.llms.types import ChatMessage, MessageRole
-
         llm = self._llm(settings)
-        messages = [ChatMessage(role=MessageRole.USER, content=request.prompt)]
+        messages = chat_messages(request)
         if self.uses_tools(llm, request, settings):
             assert request.schema is not None
             tool = schema_tool(request.purpose.value, request.schema)
@@ -136,8 +135,15 @@ class LlamaIndexClassProvider:
         else:
             response = await llm.achat(messages)
             text = response.message.content or ""
-        usage = usage_of(response)
-        return ProviderReply(text, usage.get("prompt_tokens"), usage.get("completion_tokens"))
+        return reply_of(response, text)
+
+    async def stream(
+        self, request: LLMRequest, settings: ModelSettings, on_delta: Deltas
+    ) -> ProviderReply:
+        """A streamed request has no reply schema (it is the answer): the class's own
+        `astream_chat`."""
+        llm = self._llm(settings)
+        return await streamed_reply(await llm.astream_chat(chat_messages(request)), on_delta)
 
 
 def schema_tool(name: str, schema: Mapping[str, Any]) -> Any:

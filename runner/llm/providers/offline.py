@@ -189,14 +189,21 @@ def gatekeeper(request: LLMRequest) -> dict[str, Any]:
 _WHAT_IS = re.compile(
     r"^\s*what(?:'s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?(?P<term>[^?]+?)\s*\??\s*$", re.I
 )
-DEFINED_TERM_WORDS = 3  # "What is X?" asks for a definition when X is this short
+DEFINED_TERM_WORDS = 3  # "What is X?" asks for a definition when X is this short…
+# …and does not end with a preposition: "What is Python good for?" asks what it is used for
+_TRAILING_PREPOSITION = frozenset(
+    ["for", "to", "of", "in", "on", "with", "about", "from", "like", "at", "by"]
+)
 
 
 def defined_term(question: str) -> str | None:
-    """The X of a "What is X?" question (X of at most three words), which only a sentence
-    that says what X is answers; None for any other question."""
+    """The X of a "What is X?" question (X of at most three words, not ending with a
+    preposition), which only a sentence that says what X is answers; None for any other
+    question."""
     found = _WHAT_IS.match(question)
     if found is None or len(found["term"].split()) > DEFINED_TERM_WORDS:
+        return None
+    if found["term"].split()[-1].lower() in _TRAILING_PREPOSITION:
         return None
     return found["term"]
 
@@ -210,15 +217,24 @@ def _defines(text: str, term: str) -> bool:
     return re.search(pattern, text, re.IGNORECASE) is not None
 
 
+_NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
+_PLAIN_COMPOUND = re.compile(r"^[a-z]+(?:-[a-z]+)+$")
+
+
 def names(question: str) -> list[str]:
     """The names a question asks about: words with a digit, an inner `_` `.` or `-`, or a
     capital past their first letter (`KW-620`, `os.path`, `__init__`, `PyPI`), and capitalised
-    words that do not start the question or a sentence (`Python`, `Tkinter`), lower-cased."""
+    words that do not start the question or a sentence (`Python`, `Tkinter`), lower-cased. A
+    number (`3`, `0.1`) is a value the question gives, and a compound of plain lower-case words
+    (`one-line`, `key-value`) is wording: neither is a name."""
     found: list[str] = []
     start_of_sentence = True
     for token in re.findall(r"[\w][\w.\-']*[\w]|\w|[.!?]", question):
         if token in ".!?":
             start_of_sentence = True
+            continue
+        if _NUMBER.match(token) or _PLAIN_COMPOUND.match(token):
+            start_of_sentence = False
             continue
         shaped = any(ch.isdigit() for ch in token) or any(ch in "_.-" for ch in token)
         inner_capital = any(ch.isupper() for ch in token[1:])

@@ -96,6 +96,14 @@ _FRAMING_TEXT = (
     "difference differences different differ compare comparison mean meaning way ways example"
 )
 FRAMING_STEMS = frozenset(stem(word) for word in _FRAMING_TEXT.split())
+# Words that ask for a comparison: table rows it finds are compared field by field
+_COMPARING_TEXT = "difference differences differ differs different compare comparison versus vs"
+COMPARING_STEMS = frozenset(stem(word) for word in _COMPARING_TEXT.split())
+
+
+def compares(question: str) -> bool:
+    """The question asks how things differ ("difference between", "compare", "vs")."""
+    return any(stem(word) in COMPARING_STEMS for word in tokenize(question))
 
 
 @dataclass(frozen=True)

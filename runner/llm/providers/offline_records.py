@@ -4,10 +4,14 @@ rows), quoted compactly.
 - One record in an answer: its first field (what identifies it) and the fields the question
   names (by a word of the field's name: "price" names `price_eur`); all its fields when the
   question names none.
-- Two or more records as the whole context: a comparison. Each record gets one line with its
-  identifying field (the first field whose values all differ) and the fields the question names
-  — or, when it names none, every field whose values differ; then one line with the fields they
-  all share (`In common: …`). Lines end with their citations.
+- Two or more records as the whole context: a comparison, field by field. The records are named
+  by their identifying field (the first field whose values all differ). Each field the question
+  names — or, when it names none, each field whose values differ — gets one line with every
+  record's value (`price_eur — KD-450: 549; KD-600X: 899`), and when those values (of a few words
+  each) share words, the words they share (`both: commit, branch`; `all:` for more than two).
+  Then one line with the fields they all share (`In common: …`), or `In common: no field has
+  the same value.` Every line cites all the records compared. Table rows a comparing question
+  chose are compared the same way (`offline_selection`).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from runner.llm.providers.offline_units import citation_text
-from runner.text.words import stem, tokenize
+from runner.text.words import content_words, stem, tokenize
 
 Fields = tuple[tuple[str, str], ...]
 
@@ -51,25 +55,50 @@ def compact_record(fields: Fields, wanted: Collection[str]) -> str:
 
 
 def comparison(records: Sequence[Record], wanted: Collection[str]) -> str:
-    """Records side by side: what tells them apart, then what they share."""
+    """Records compared field by field: what differs, record by record, then what they share."""
     keys = list(dict.fromkeys(key for record in records for key, _ in record.fields))
     values = [record.values for record in records]
     identity = next((k for k in keys if len({v.get(k) for v in values}) == len(values)), keys[0])
-    shared = [k for k in keys if k != identity and _same(values, k)]
+    names = [value.get(identity, "?") for value in values]
     named = [k for k in named_keys(keys, wanted) if k != identity]
-    shown = named or [k for k in keys if k != identity and k not in shared]
+    compared = named or [k for k in keys if k != identity]
+    shared = [k for k in compared if _same(values, k)]
+    labels = [label for record in records for label in record.labels]
     lines = [
-        _line(
-            _fields_text([(k, value[k]) for k in [identity, *shown] if k in value]), record.labels
-        )
-        for record, value in zip(records, values, strict=True)
+        _line(_difference(key, names, [value.get(key, "") for value in values]), labels)
+        for key in compared
+        if key not in shared
     ]
-    if shared and not named:
-        labels = [label for record in records for label in record.labels]
+    if shared:
         lines.append(
             _line(f"In common: {_fields_text([(k, values[0][k]) for k in shared])}", labels)
         )
+    elif not named:
+        lines.append(_line("In common: no field has the same value.", labels))
     return "\n".join(lines)
+
+
+def _difference(key: str, names: Sequence[str], values: Sequence[str]) -> str:
+    """`key — A: value; B: value`, and the words the values share when each is a phrase."""
+    text = f"{key} — " + "; ".join(
+        f"{name}: {value or '(none)'}" for name, value in zip(names, values, strict=True)
+    )
+    common = _shared_words(values)
+    every = "both" if len(values) == 2 else "all"
+    return f"{text} ({every}: {', '.join(common)})" if common else text
+
+
+SHARED_WORDS_MIN = 3  # values of at least this many words are phrases whose shared words count
+
+
+def _shared_words(values: Sequence[str]) -> list[str]:
+    """The content words every value holds (by stem, in the first value's form and order), when
+    every value is a phrase: a number or a code shares nothing worth saying."""
+    if any(len(value.split()) < SHARED_WORDS_MIN for value in values):
+        return []
+    common = set.intersection(*({stem(word) for word in content_words(v)} for v in values))
+    first = content_words(values[0])
+    return list(dict.fromkeys(word for word in first if stem(word) in common))
 
 
 def _same(values: Sequence[dict[str, str]], key: str) -> bool:

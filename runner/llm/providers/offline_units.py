@@ -28,6 +28,18 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import pairwise
 
+from runner.llm.providers.offline_code import (
+    CODE_DIRECTIVE,
+    FENCE,
+    MARKUP_DIRECTIVE,
+    block_text,
+    closes_fence,
+    inline,
+    quotable,
+    reads_as_prose,
+)
+from runner.llm.providers.offline_inline import plain_text
+from runner.llm.providers.offline_rows import record_fields, row_cells, row_fields, row_text
 from runner.text.words import STOP_WORDS, sentences, stem, tokenize
 
 SENTENCE, ITEM, ROW, RECORD = "sentence", "item", "row", "record"
@@ -47,11 +59,13 @@ class Unit:
     words: int = 0
     # adjacent content-word stems of its text and of its heading, for phrase matches
     pairs: frozenset[tuple[str, str]] = field(default=frozenset(), compare=False)
+    code: str = ""  # the code block that belongs to it, verbatim (`offline_code`)
 
     @property
     def introduces(self) -> bool:
-        """Ends with a colon: what follows (a list, a table) belongs to it."""
-        return self.text.rstrip().endswith(":")
+        """Ends with a colon and has no code of its own: what follows (a list, a table, a
+        sentence) belongs to it."""
+        return not self.code and self.text.rstrip().endswith(":")
 
 
 # --- sources written in the text ----------------------------------------------------------
@@ -81,43 +95,24 @@ def citation_text(labels: Iterable[str]) -> str:
 def _is_heading_text(rest: str) -> bool:
     """After a page label: a heading (a document title and a section heading joined by ` › `,
     as retrieval writes a page's place; or short, no full stop at the end), or the page's text
-    itself (a page answer: sentences)."""
+    itself (a page answer: sentences; one that ends with a colon introduces what follows)."""
     if " › " in rest:
         return True
-    return bool(rest) and len(rest.split()) <= 14 and not rest.rstrip().endswith((".", "!"))
+    return bool(rest) and len(rest.split()) <= 14 and not rest.rstrip().endswith((".", "!", ":"))
 
 
 # --- structure -------------------------------------------------------------------------------
 
 _MD_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")  # "=====", "-----", "~~~~"
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _DIRECTIVE = re.compile(r"^\s*\.\.(\s|$)")  # ".. note::", ".. _label:", ".. comment"
-_DOCTEST = re.compile(r"^\s*(>>>|\.\.\.)(\s|$)")
+_DOCTEST = re.compile(r"^\s*>>>(\s|$)")  # a session starts at a prompt; `...` goes on
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _LIST_START = re.compile(r"^\s*(?:[-*•+]|\d{1,3}[.)]|[a-z][.)])\s+\S")
-_FIELD_SPLIT = re.compile(r";\s+(?=[A-Za-z_][\w ]{0,40}:\s)")
-_FIELD = re.compile(r"^(?P<key>[A-Za-z_][\w ]{0,40}):\s*(?P<value>.*)$", re.DOTALL)
-MIN_RECORD_FIELDS = 3
-_LITERAL_MARK = re.compile(r"\s*::$")  # reStructuredText "…as follows::" is "…as follows:"
-# directives whose body is code or markup, not prose (a note's or a warning's body is prose)
-_CODE_DIRECTIVE = re.compile(
-    r"^\s*\.\.\s+(code|code-block|sourcecode|testcode|testsetup|testcleanup|testoutput|"
-    r"doctest|literalinclude|highlight|productionlist|toctree|index|image|figure|raw|"
-    r"csv-table|list-table|table|math|graphviz|only|include|autoclass|automodule|"
-    r"autofunction)::"
-)
+# reStructuredText: "…as follows::" reads "…as follows:", "…you want. ::" reads "…you want."
+_LITERAL_MARK = re.compile(r"(?:(?<=\S)|\s+)::$")
 
-# inline markup, cleaned for quoting
-_ROLE = re.compile(r":[\w:+-]+:`(?P<tilde>~?)(?P<body>[^`]*?)`")
-_LINK_TARGET = re.compile(r"\s*<[^<>`]*>$")
-_MD_LINK = re.compile(r"\[(?P<text>[^\[\]\n]+)\]\((?P<url>[^)\s]+)\)")
-_DOUBLE_BACKTICK = re.compile(r"``(?P<body>[^`]+)``")
-_RST_LINK = re.compile(r"`(?P<body>[^`<]+?)\s*<[^`>]+>`_{1,2}")
-_EMPHASIS = re.compile(r"(?<![\w*])(\*\*|\*)(?P<body>[^\s*](?:[^*]*?[^\s*])?)\1(?![\w*])")
-_SPACES = re.compile(r"\s+")
-_MARKUP = re.compile(r"[`*]|\]\(")  # cheap test: is there any inline markup to clean?
 _JOINED = re.compile(r"[-.'’]")
 _INTRODUCING_END = re.compile(
     r"(?:,?\s+(?:for example|for instance|such as|including|as follows|like this|e\.g\.))?"
@@ -149,18 +144,40 @@ class _Parser:
         self.last_cells: list[str] = []  # the previous row's cells, while in a table
         self.position = 0
         self.found: list[Unit] = []
-        self.code_indent: int | None = None  # inside a literal block indented deeper than this
+        # the code block being read: its lines, how it ends, and whether it is quotable code
+        # (a markup directive's body is read and dropped)
+        self.code: list[str] | None = None
+        self.fence: str | None = None  # the fence that opened it
+        self.code_indent: int | None = None  # or: lines indented deeper than this (-1: doctest)
+        self.code_kept = True
+        self.directive = False
+        self.owner: int | None = None  # the unit the code belongs to (index into found)
+        self.pending: tuple[int, str] | None = None  # code read, its place not settled yet
+        self.boundary = 0  # units before this index are of an earlier section or page
+        self.after_blank = False
+        self.last_indent = 0  # indentation of the last prose line
+        self.index = 0  # of the line being read
 
     def units(self) -> list[Unit]:
-        in_fence = False
-        for line in self.lines:
-            if _FENCE.match(line):
-                self._skip_code(None)
-                in_fence = not in_fence
+        for index, line in enumerate(self.lines):
+            self.index = index
+            if self.fence is not None:
+                if closes_fence(line, self.fence):
+                    self._end_code()
+                else:
+                    self._code_line(line)
                 continue
-            if in_fence or self._in_code(line):
+            opened = FENCE.match(line)
+            if opened and not self._underlines(line):
+                self._start_code(None, fence=opened[1])
+                continue
+            if self._in_code(line):
+                self._code_line(line)
                 continue
             self._line(line)
+            self.after_blank = not line.strip()
+        self._end_code()
+        self._settle(None)
         self._flush()
         return self.found
 
@@ -173,6 +190,10 @@ class _Parser:
         if not stripped:
             self._flush()
             return
+        self._settle(stripped)
+        if self._indented_block(line):
+            self._start_code(self.last_indent, first=line)
+            return
         if stripped[0].isalnum() and not _LIST_START.match(stripped):
             self._prose(stripped, line)  # most lines: no markup test can match
             return
@@ -180,11 +201,13 @@ class _Parser:
             return
         if _DIRECTIVE.match(line):
             self._flush()
-            if _CODE_DIRECTIVE.match(line):  # its body is code or markup: skip it
-                self._skip_code(_indent(line))
+            if CODE_DIRECTIVE.match(line):  # its body is code, quoted with its sentence
+                self._start_code(_indent(line), directive=True)
+            elif MARKUP_DIRECTIVE.match(line):  # its body is markup: never quoted
+                self._start_code(_indent(line), kept=False)
             return
         if _DOCTEST.match(line):  # an interactive session: its output lines follow it
-            self._skip_code(-1)
+            self._start_code(-1, first=line)
             return
         if _TABLE_ROW.match(line):
             self._row(stripped)
@@ -194,22 +217,71 @@ class _Parser:
         self._prose(stripped, line)
 
     def _prose(self, stripped: str, line: str) -> None:
+        if not self.paragraph:
+            self.last_indent = _indent(line)
         self.paragraph.append(stripped)
         if stripped.endswith("::"):  # reStructuredText: a literal block follows
-            self._skip_code(_indent(line))
+            self._start_code(_indent(line))
         elif stripped.endswith(":"):  # it introduces what follows ("Facts:", "Steps:")
             self._flush()
 
-    def _skip_code(self, indent: int | None) -> None:
-        """Code follows (skipped from here while lines are indented deeper than `indent`; -1: a
-        doctest session, up to a blank line): the sentence that introduced it ends with a full
-        stop, since what it introduced is never quoted."""
+    # --- code: read whole, then given to the unit it belongs to ----------------------------
+
+    def _underlines(self, line: str) -> bool:
+        """`~~~~` right under a one-line paragraph as long as it is a reST title's underline,
+        not a fence."""
+        stripped = line.strip()
+        return (
+            len(self.paragraph) == 1
+            and bool(_ADORNMENT.match(stripped))
+            and len(stripped) >= len(self.paragraph[0]) - 1
+        )
+
+    def _indented_block(self, line: str) -> bool:
+        """A block indented four spaces deeper than the paragraph before it, after a blank line,
+        when that paragraph introduces it or stops mid-sentence (Markdown, text, POD)."""
+        if self.paragraph or not self.after_blank or not self.found:
+            return False
+        last = self.found[-1].text.rstrip()
+        if len(self.found) - 1 < self.boundary:
+            return False
+        if self.found[-1].kind == ITEM and not last.endswith(":"):
+            return False  # a list item's continuation is prose
+        wanting = last.endswith(":") or not last.endswith((".", "!", "?", ")", '"'))
+        deeper = self.last_indent + 4
+        if not wanting or _indent(line) < deeper:
+            return False
+        block = []  # the block's lines: a quotation in prose is read as prose, not as code
+        for following in self.lines[self.index :]:
+            if following.strip() and _indent(following) < deeper:
+                break
+            block.append(following)
+        return not reads_as_prose(block)
+
+    def _start_code(
+        self,
+        indent: int | None,
+        *,
+        fence: str | None = None,
+        first: str | None = None,
+        kept: bool = True,
+        directive: bool = False,
+    ) -> None:
+        """Code follows: read while lines are indented deeper than `indent` (-1: a doctest
+        session, up to a blank line), or up to the closing `fence`."""
         self._flush()
-        if self.found and self.found[-1].introduces:
-            last = self.found[-1]
-            self.found[-1] = replace(last, text=closed(last.text))
-        if indent is not None:
-            self.code_indent = indent
+        self._end_code()
+        self._settle(None)  # a block right after another belongs to the same unit
+        owned = self.found and len(self.found) - 1 >= self.boundary
+        self.owner = len(self.found) - 1 if owned else None
+        self.code, self.fence, self.code_indent = [], fence, indent
+        self.code_kept, self.directive = kept, directive
+        if first is not None:
+            self.code.append(first)
+
+    def _code_line(self, line: str) -> None:
+        assert self.code is not None
+        self.code.append(line)
 
     def _in_code(self, line: str) -> bool:
         """Inside a literal block: blank lines and lines indented deeper than the line that
@@ -221,14 +293,42 @@ class _Parser:
                 return True
         elif not line.strip() or _indent(line) > self.code_indent:
             return True
-        self.code_indent = None
+        self._end_code()
         return False
+
+    def _end_code(self) -> None:
+        if self.code is None:
+            return
+        code = block_text(self.code, directive=self.directive)
+        if self.code_kept and self.owner is not None and quotable(code):
+            self.pending = (self.owner, code)
+        self.code, self.fence, self.code_indent = None, None, None
+
+    def _settle(self, following: str | None) -> None:
+        """The code just read belongs to the unit before it; a short one inside a sentence (the
+        next line goes on in lower case) is quoted in that sentence, which then goes on."""
+        if self.pending is None:
+            return
+        owner, code = self.pending
+        self.pending = None
+        unit = self.found[owner]
+        as_inline = inline(code)
+        goes_on = following is not None and following[:1].islower()
+        if goes_on and as_inline and owner == len(self.found) - 1 and not _ended(unit.text):
+            self.found.pop()
+            self.position -= 1
+            self.paragraph = [unit.text.rstrip(":").rstrip(), as_inline]
+            return
+        joined = f"{unit.code}\n\n{code}" if unit.code else code
+        if quotable(joined):
+            self.found[owner] = replace(unit, code=joined)
 
     def _label(self, stripped: str) -> bool:
         match = PAGE_LABEL.match(stripped)
         if not match:
             return False
         self._flush()
+        self.boundary = len(self.found)
         self.labels = citation_labels(f"{match['document']}, page {match['page']}")
         rest = match["rest"].strip()
         self.section = rest if _is_heading_text(rest) else ""
@@ -240,13 +340,15 @@ class _Parser:
         markdown = _MD_HEADING.match(stripped)
         if markdown:
             self._flush()
-            self.section = _clean(markdown.group(1))
+            self.boundary = len(self.found)
+            self.section = plain_text(markdown.group(1))
             return True
         if not _ADORNMENT.match(stripped):
             return False
         # an underline: the paragraph so far was one line, the title
         if len(self.paragraph) == 1 and len(stripped) >= len(self.paragraph[0]) - 1:
-            self.section = _clean(self.paragraph.pop())
+            self.boundary = len(self.found)
+            self.section = plain_text(self.paragraph.pop())
         elif self.paragraph:  # a horizontal rule or a stray line of dashes
             self._flush()
         return True  # an overline, a rule or an underline: never a sentence
@@ -262,11 +364,12 @@ class _Parser:
                 self.position -= 1
                 self.header = self.last_cells
             return
-        cells = _cells(stripped)
+        cells = row_cells(stripped)
         if not any(cells):
             return
         self.last_cells = cells
-        self._add(_row_text(cells, self.header), ROW, context=" ".join(self.header))
+        fields = row_fields(cells, self.header)
+        self._add(row_text(cells, self.header), ROW, context=" ".join(self.header), fields=fields)
 
     # --- paragraphs -------------------------------------------------------------------------
 
@@ -275,12 +378,12 @@ class _Parser:
             return
         text = " ".join(self.paragraph)
         self.paragraph = []
-        record = _record_fields(text)
+        record = record_fields(text)
         if record:
             self._add(text, RECORD, fields=record)
             return
-        for piece, labels in _cited_pieces(_LITERAL_MARK.sub(":", text)):
-            for sentence in sentences(_clean(piece)):
+        for piece, labels in _cited_pieces(_LITERAL_MARK.sub(_literal_mark, text)):
+            for sentence in sentences(plain_text(piece)):
                 if any(ch.isalnum() for ch in sentence):
                     kind = ITEM if _LIST_START.match(sentence) else SENTENCE
                     self._add(sentence, kind, labels=labels)
@@ -347,39 +450,16 @@ def _analysed(text: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
     return frozenset(found), frozenset(pairwise(kept))
 
 
+def _literal_mark(match: re.Match[str]) -> str:
+    return "" if match[0][0].isspace() else ":"
+
+
+def _ended(text: str) -> bool:
+    return text.rstrip().endswith((".", "!", "?"))
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
-
-
-def _cells(row: str) -> list[str]:
-    inner = row.strip()
-    inner = inner[1:] if inner.startswith("|") else inner
-    inner = inner[:-1] if inner.endswith("|") else inner
-    return [_clean(cell) for cell in inner.split("|")]
-
-
-def _row_text(cells: list[str], header: list[str]) -> str:
-    """`Ovens and hobs — Functional parts: 10 years; Cosmetic parts: 7 years.` with a header;
-    the cells joined by ` | ` without one."""
-    if not header or len(header) != len(cells):
-        return " | ".join(cell for cell in cells if cell)
-    first, rest = cells[0], list(zip(header[1:], cells[1:], strict=True))
-    described = "; ".join(f"{name}: {cell}" if name else cell for name, cell in rest if cell)
-    text = f"{first} — {described}" if first and described else first or described
-    return text if text.endswith((".", "!", "?")) else f"{text}."
-
-
-def _record_fields(text: str) -> tuple[tuple[str, str], ...]:
-    parts = _FIELD_SPLIT.split(text)
-    if len(parts) < MIN_RECORD_FIELDS:
-        return ()
-    fields = []
-    for part in parts:
-        match = _FIELD.match(part.strip())
-        if not match:
-            return ()
-        fields.append((match["key"].strip(), match["value"].strip()))
-    return tuple(fields)
 
 
 def _cited_pieces(text: str) -> Iterator[tuple[str, tuple[str, ...]]]:
@@ -393,21 +473,3 @@ def _cited_pieces(text: str) -> Iterator[tuple[str, tuple[str, ...]]]:
         start = match.end()
     if text[start:].strip():
         yield text[start:], ()
-
-
-def _clean(text: str) -> str:
-    """Inline markup as plain text: roles, literals, links and emphasis keep their words."""
-    if not _MARKUP.search(text):
-        return _SPACES.sub(" ", text).strip()
-    text = _ROLE.sub(_role_text, text)
-    text = _RST_LINK.sub(lambda m: m["body"], text)
-    text = _MD_LINK.sub(lambda m: m["text"], text)
-    text = _DOUBLE_BACKTICK.sub(lambda m: f"`{m['body']}`", text)
-    text = _EMPHASIS.sub(lambda m: m["body"], text)
-    return _SPACES.sub(" ", text).strip()
-
-
-def _role_text(match: re.Match[str]) -> str:
-    """A role reads as its text: `~object.__new__` as `__new__`, `the FAQ <faq>` as `the FAQ`."""
-    body = _LINK_TARGET.sub("", match["body"])
-    return body.rsplit(".", 1)[-1] if match["tilde"] else body

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from runner.config.model import LLMConfig, ModelSettings
@@ -19,6 +21,7 @@ from runner.llm import decoding
 from runner.llm.errors import LLMConfigError
 from runner.llm.providers.base import ProviderReply
 from runner.llm.settings import DEFAULT_CONTEXT_WINDOW
+from runner.llm.streaming import Deltas
 from runner.llm.types import LLMRequest
 
 # Without `api_key_env` we send a placeholder: local servers need no key, and we never pick up
@@ -68,18 +71,20 @@ class LlamaIndexProvider:
         self._llms: dict[tuple[int, ModelSettings], Any] = {}
 
     async def generate(self, request: LLMRequest, settings: ModelSettings) -> ProviderReply:
-        from llama_index.core.base.llms.types import ChatMessage, MessageRole
-
         llm = self._llm(settings)
         kwargs = self.structured_fields(request, settings)
-        response = await llm.achat(
-            [ChatMessage(role=MessageRole.USER, content=request.prompt)], **kwargs
-        )
-        usage = usage_of(response)
-        return ProviderReply(
-            text=response.message.content or "",
-            prompt_tokens=usage.get("prompt_tokens"),
-            completion_tokens=usage.get("completion_tokens"),
+        response = await llm.achat(chat_messages(request), **kwargs)
+        return reply_of(response, response.message.content or "")
+
+    async def stream(
+        self, request: LLMRequest, settings: ModelSettings, on_delta: Deltas
+    ) -> ProviderReply:
+        llm = self._llm(settings)
+        kwargs = self.structured_fields(request, settings)
+        if self.name == "openai_like":  # the usage comes in a last chunk, when asked for
+            kwargs["stream_options"] = {"include_usage": True}
+        return await streamed_reply(
+            await llm.astream_chat(chat_messages(request), **kwargs), on_delta
         )
 
     def structured_fields(self, request: LLMRequest, settings: ModelSettings) -> dict[str, Any]:
@@ -158,6 +163,10 @@ class LlamaIndexProvider:
             max_tokens=settings.max_tokens,
             timeout=self.config.timeout_s,
             max_retries=0,
+            # fields the OpenAI API does not name (repeat_penalty) go in the body as they are
+            additional_kwargs={"extra_body": dict(self.config.sampling)}
+            if self.config.sampling
+            else {},
             **options,
         )
 
@@ -170,7 +179,7 @@ class LlamaIndexProvider:
             temperature=settings.temperature,
             context_window=settings.context_window or _UNSTATED_WINDOW[self.name],
             request_timeout=self.config.timeout_s,
-            additional_kwargs={"num_predict": settings.max_tokens},
+            additional_kwargs={**self.config.sampling, "num_predict": settings.max_tokens},
             **options,
         )
 
@@ -189,6 +198,51 @@ def _import_llm_class(name: str) -> Any:
         raise LLMConfigError(
             f"provider {name} needs the `{extra}` extra: pip install 'runner[{extra}]' ({error})"
         ) from None
+
+
+def chat_messages(request: LLMRequest) -> list[Any]:
+    """The request as llama-index chat messages: its prompt, as the user's message."""
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+    return [ChatMessage(role=MessageRole.USER, content=request.prompt)]
+
+
+def reply_of(response: Any, text: str) -> ProviderReply:
+    """A llama-index chat response (the last chunk, when streamed) as runner's reply."""
+    usage = usage_of(response)
+    return ProviderReply(
+        text=text,
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+        finish_reason=finish_reason_of(response),
+    )
+
+
+async def streamed_reply(chunks: AsyncIterator[Any], on_delta: Deltas) -> ProviderReply:
+    """A llama-index chat stream read to its end, each chunk's new text to `on_delta`."""
+    parts: list[str] = []
+    last, finish = None, None
+    async for chunk in chunks:
+        if chunk.delta:
+            parts.append(chunk.delta)
+            on_delta(chunk.delta)
+        last, finish = chunk, finish_reason_of(chunk) or finish
+    if last is None:
+        return ProviderReply(text="")
+    return dataclasses.replace(reply_of(last, "".join(parts)), finish_reason=finish)
+
+
+def finish_reason_of(response: Any) -> str | None:
+    """Why the model stopped: OpenAI's `choices[0].finish_reason`, Ollama's `done_reason`."""
+    raw = getattr(response, "raw", None)
+    if isinstance(raw, Mapping):
+        reason = raw.get("done_reason")
+        if reason is None and isinstance(raw.get("choices"), list) and raw["choices"]:
+            reason = (raw["choices"][0] or {}).get("finish_reason")
+        return str(reason) if reason else None
+    choices = getattr(raw, "choices", None) or []
+    reason = getattr(choices[0], "finish_reason", None) if choices else None
+    return str(reason) if reason else None
 
 
 def usage_of(response: Any) -> dict[str, int]:

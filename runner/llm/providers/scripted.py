@@ -12,6 +12,7 @@ value sent as JSON. A request no rule matches is an error that shows the request
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from runner.config.build import script_rule
 from runner.config.model import ModelSettings, ScriptRule
 from runner.llm.errors import ScriptError, ScriptMissError
 from runner.llm.providers.base import Provider, ProviderReply
+from runner.llm.streaming import Deltas
 from runner.llm.types import LLMRequest, Purpose
 from runner.text.patterns import compile_pattern
 from runner.text.words import normalize, visible
@@ -31,6 +33,7 @@ from runner.text.words import normalize, visible
 _RULE_FIELDS = {"purpose", "tool", "task", "prompt", "reply", "times"}
 _PROMPT_LINES_SHOWN = 12
 _PURPOSES = frozenset(purpose.value for purpose in Purpose)
+_WORDS = re.compile(r"\s*\S+")  # a streamed reply's pieces: each word with the blanks before it
 
 
 @dataclass
@@ -87,6 +90,17 @@ class ScriptedProvider:
         if self.fallback is not None:
             return await self.fallback.generate(request, settings)
         raise ScriptMissError(miss_message(request))
+
+    async def stream(
+        self, request: LLMRequest, settings: ModelSettings, on_delta: Deltas
+    ) -> ProviderReply:
+        """The reply, written a word at a time as a model would (the event loop runs between
+        words, so a face watching the round shows each as it comes)."""
+        reply = await self.generate(request, settings)
+        for piece in _WORDS.findall(reply.text):
+            on_delta(piece)
+            await asyncio.sleep(0)
+        return reply
 
 
 def _compile(rule: ScriptRule, origin: str) -> _CompiledRule:

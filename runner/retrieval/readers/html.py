@@ -12,7 +12,8 @@ below only has to produce what pages need: headings and paragraph blocks.
   generators mark by class (`navheader`, `navfooter`, `breadcrumb`, `sidebar`, …) and the
   permalink anchors after headings (`headerlink`);
 - the text is written as Markdown, which pages and the offline provider read: headings as `#`
-  lines, `pre` one fenced code block with its line breaks, a list one block with an item a line
+  lines, `pre` one fenced code block with its line breaks, inline code (`code`, `kbd`, `samp`,
+  `tt`) in backticks, a list one block with an item a line
   (`- item`, `1. item`), a table one block of Markdown rows (`| cell | cell |`), a line that is
   nothing but a link as a Markdown link (`- [Installing](install.html)`: what tables of
   contents and site maps are made of; navigation detection counts such lines); other links as
@@ -85,6 +86,7 @@ _PARAGRAPHS = frozenset(
     ]
 )
 _LISTS = frozenset({"ul", "ol", "menu"})
+_INLINE_CODE = frozenset({"code", "kbd", "samp", "tt"})
 _SPACES = re.compile(r"\s+")
 # a link's text and target inside a line being gathered, between private-use characters
 _OPEN, _HREF, _CLOSE = "\ue000", "\ue001", "\ue002"
@@ -173,6 +175,8 @@ class _Walk:
             self.end_line() if self.lists else self.end_paragraph()
         elif tag == "a" and element.get("href"):
             self.links.append((len(self.inline), element.get("href", "")))
+        elif tag in _INLINE_CODE and "`" not in element.text_content():
+            self.inline.append("`")  # closed in `end`: code stays code in a sentence
         self.text(element.text)
         return False
 
@@ -195,6 +199,8 @@ class _Walk:
             at, href = self.links.pop()
             text = "".join(self.inline[at:])
             self.inline[at:] = [f"{_OPEN}{text}{_HREF}{href.replace(_CLOSE, '')}{_CLOSE}"]
+        elif tag in _INLINE_CODE and "`" not in element.text_content():
+            self.inline.append("`")
         elif tag in _LISTS:
             self.lists.pop()
             self.end_line() if self.lists else self.end_paragraph()

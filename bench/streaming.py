@@ -1,0 +1,357 @@
+"""Streamed answers and OpenTelemetry: how soon the answer starts to show, and what telemetry
+costs a round, off and on.
+
+    python -m bench.streaming [--rounds 30] [--latency 0.1] [--word 0.02] [--smollm2]
+
+- Time to the first token: the support example on the simulated LLM (bench/simllm.py), every
+  call taking `--latency` to its first word and `--word` for each word after it. A face
+  watching the round (`runner.app.watching`, what `runner serve`'s streams and `runner run
+  --stream` use) sees the answer's first word after the time to the first token; without
+  streaming it sees the answer when the round ends. With `--smollm2` (make test-llm's model
+  environment), the same on SmolLM2-135M through llama.cpp's server, on the minimal example.
+- Telemetry off and on: the same round on the offline LLM (no latency: the figure is runner's
+  own time), `--rounds` times each way, interleaved: no observer (OpenTelemetry off: the
+  process never imports it), then the OpenTelemetry observer with the SDK's tracer and meter
+  (spans to an in-memory exporter, cleared between rounds). What "off" adds to a round that
+  nothing else measures: one `is None` test per trace event and one test of an empty list per
+  round, timed alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import timeit
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from bench.readme import table, write_results, write_section
+from bench.simllm import SimulatedLLM
+
+TITLE = "Streaming and OpenTelemetry: time to the first token, and telemetry's cost"
+SUPPORT = Path(__file__).resolve().parents[1] / "pipelines" / "support"
+QUESTIONS = (
+    "Is the KW-620 quiet? And what is the warranty?",
+    "How do I descale the KD-450?",
+    "What does error E4 mean on the dishwasher?",
+)
+# the first token before the round's end; telemetry off under 1% of a round (nothing measurable)
+TARGETS = {"first_token_share_of_round": 1.0, "off_share_of_round": 0.01}
+
+
+def stage(folder: Path) -> Path:
+    """The support example in a folder of its own (its index built there on first use)."""
+    shutil.copytree(SUPPORT, folder / "support", ignore=shutil.ignore_patterns(".runner"))
+    return folder / "support" / "support.yaml"
+
+
+# --- time to the first token --------------------------------------------------------------------
+
+
+async def first_token(runtime: Any, store: Any, question: str) -> tuple[float, float, int]:
+    """(seconds to the answer's first piece, seconds of the whole round, pieces) of one round."""
+    from runner.app import RoundWatch, watching
+
+    pieces: list[float] = []
+    started = time.perf_counter()
+    with watching(RoundWatch(on_delta=lambda _text: pieces.append(time.perf_counter()))):
+        result = await runtime.conversation(store).say(question)
+    ended = time.perf_counter()
+    if result.outcome != "answer" or not pieces:
+        raise RuntimeError(f"no streamed answer for {question!r}: {result.outcome}")
+    return pieces[0] - started, ended - started, len(pieces)
+
+
+def time_to_first_token(
+    pipeline: Path, folder: Path, latency_s: float, word_s: float, repeats: int
+) -> dict[str, Any]:
+    from runner.app import Runtime
+    from runner.sessions import open_store
+
+    sim = SimulatedLLM({}, latency_s, word_s=word_s)
+    rows = []
+    with (
+        Runtime.open(pipeline, client=sim.runner_client()) as runtime,
+        open_store(str(folder / "ttft.sqlite")) as store,
+    ):
+        runtime.open_corpora()
+        for question in QUESTIONS:
+            runs = [asyncio.run(first_token(runtime, store, question)) for _ in range(repeats)]
+            first = statistics.median(run[0] for run in runs)
+            whole = statistics.median(run[1] for run in runs)
+            rows.append(
+                {
+                    "question": question,
+                    "first_token_s": round(first, 3),
+                    "round_s": round(whole, 3),
+                    "pieces": runs[0][2],
+                }
+            )
+    return {"latency_s": latency_s, "word_s": word_s, "repeats": repeats, "questions": rows}
+
+
+def smollm2_first_token(folder: Path, questions: Sequence[str]) -> dict[str, Any]:
+    """The same figures on SmolLM2-135M (llama.cpp's server on one thread, started here), on
+    the minimal example: a retrieval, a prompt tool, the answer."""
+    from bench import llama_server
+    from runner.app import Runtime
+    from runner.config import load_pipeline
+    from runner.config.model import LLMConfig
+    from runner.sessions import open_store
+
+    why = llama_server.available()
+    if why is not None:
+        return {"skipped": why}
+    examples = SUPPORT.parent
+    shutil.copy(examples / "minimal.yaml", folder)
+    shutil.copytree(examples / "minimal", folder / "minimal", ignore=shutil.ignore_patterns(".*"))
+    rows = []
+    with llama_server.running(folder / "llama-server.log") as server:
+        llm = LLMConfig(
+            provider="openai_like",
+            model=llama_server.MODEL_ALIAS,
+            api_base=server.url,
+            timeout_s=600.0,
+            max_tokens=256,
+            concurrency=1,
+            context_window=llama_server.CONTEXT_WINDOW,
+        )
+        pipeline = replace(load_pipeline(folder / "minimal.yaml"), llm=llm)
+        with (
+            Runtime.from_pipeline(pipeline) as runtime,
+            open_store(str(folder / "smollm2.sqlite")) as store,
+        ):
+            for question in questions:
+                first, whole, pieces = asyncio.run(first_token(runtime, store, question))
+                rows.append(
+                    {
+                        "question": question,
+                        "first_token_s": round(first, 3),
+                        "round_s": round(whole, 3),
+                        "pieces": pieces,
+                    }
+                )
+    return {"questions": rows}
+
+
+SMOLLM2_QUESTIONS = ("How do I descale the kettle?", "How do I reset the boil-dry protection?")
+
+
+# --- telemetry off and on -----------------------------------------------------------------------
+
+
+def round_times(
+    pipeline: Path, folder: Path, rounds: int, observer: Callable[[Any], None]
+) -> dict[str, list[float]]:
+    """Milliseconds per round, off and on, interleaved so that both see the same machine: each
+    question twice in a row, one way then the other, the first way alternating (the second run
+    of a question finds warmer caches)."""
+    from runner import observability
+    from runner.app import Runtime
+    from runner.sessions import open_store
+
+    times: dict[str, list[float]] = {"off": [], "on": []}
+    with (
+        Runtime.open(pipeline, llm_override="offline") as runtime,
+        open_store(str(folder / "otel.sqlite")) as store,
+    ):
+        runtime.open_corpora()
+        for index in range(rounds * 2 + 2):  # the first two: warming up
+            first_on = index // 2 % 2 == 1
+            mode = "on" if (index % 2 == 1) != first_on else "off"
+            if mode == "on":
+                observability.add_observer(observer)
+            started = time.perf_counter()
+            asyncio.run(runtime.conversation(store).say(QUESTIONS[index // 2 % len(QUESTIONS)]))
+            elapsed = (time.perf_counter() - started) * 1000
+            observability.remove_observer(observer)
+            if index >= 2:
+                times[mode].append(elapsed)
+    return times
+
+
+def otel_observer() -> tuple[Callable[[Any], None], Callable[[], int]]:
+    """The OpenTelemetry observer on the SDK, and how many spans it has made (then cleared)."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from runner.observability.otel import OtelObserver
+
+    exporter = InMemorySpanExporter()
+    tracers = TracerProvider()
+    tracers.add_span_processor(SimpleSpanProcessor(exporter))
+    meters = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    observer = OtelObserver(tracers, meters)
+
+    def observe(finished: Any) -> None:
+        observer(finished)
+
+    def spans() -> int:
+        count = len(exporter.get_finished_spans())
+        exporter.clear()
+        return count
+
+    return observe, spans
+
+
+def off_checks(events_per_round: int) -> dict[str, float]:
+    """What telemetry off adds to a round, timed alone: the trace's `listener is None` test per
+    event, and the application layer's `observed()` per round (nanoseconds)."""
+    from runner import observability
+    from runner.trace import Trace
+
+    trace = Trace()
+    number = 1_000_000
+    per_test = min(timeit.repeat(lambda: trace.listener is not None, number=number, repeat=5))
+    per_round = min(timeit.repeat(observability.observed, number=number, repeat=5))
+    event_ns = per_test / number * 1e9
+    round_ns = per_round / number * 1e9
+    return {
+        "listener_test_ns": round(event_ns, 1),
+        "observed_test_ns": round(round_ns, 1),
+        "events_per_round": events_per_round,
+        "per_round_us": round((event_ns * events_per_round + round_ns) / 1000, 3),
+    }
+
+
+def telemetry_cost(pipeline: Path, folder: Path, rounds: int) -> dict[str, Any]:
+    imported_before = "opentelemetry" in sys.modules
+    probe = _events_per_round(pipeline, folder)
+    imported_off = "opentelemetry" in sys.modules
+    observe, spans = otel_observer()
+    seen: list[int] = []
+
+    def counting(finished: Any) -> None:
+        observe(finished)
+        seen.append(spans())
+
+    times = round_times(pipeline, folder, rounds, counting)
+    off, on = statistics.median(times["off"]), statistics.median(times["on"])
+    return {
+        "rounds": rounds,
+        # (unknown when something imported it before the benchmark began)
+        "opentelemetry_imported_when_off": None if imported_before else imported_off,
+        "off_ms": round(off, 2),
+        "on_ms": round(on, 2),
+        "on_over_off": round(on / off, 3),
+        "spans_per_round": statistics.median(seen) if seen else 0,
+        "off_checks": off_checks(probe),
+    }
+
+
+def _events_per_round(pipeline: Path, folder: Path) -> int:
+    """The trace events of one round of the first question (each passes the listener test)."""
+    from runner.app import Runtime
+    from runner.sessions import open_store
+
+    with (
+        Runtime.open(pipeline, llm_override="offline") as runtime,
+        open_store(str(folder / "probe.sqlite")) as store,
+    ):
+        result = asyncio.run(runtime.conversation(store).say(QUESTIONS[0]))
+        return len(result.trace.events) if result.trace is not None else 0
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+
+def section(results: dict[str, Any]) -> str:
+    ttft, cost = results["first_token"], results["telemetry"]
+    rows = [
+        [
+            row["question"],
+            f"{row['first_token_s']:.2f} s",
+            f"{row['round_s']:.2f} s",
+            f"{row['first_token_s'] / row['round_s']:.0%}",
+            str(row["pieces"]),
+        ]
+        for row in ttft["questions"]
+    ]
+    checks = cost["off_checks"]
+    machine = ", ".join(f"{key} {value}" for key, value in results["machine"].items())
+    smollm2 = results.get("smollm2") or {"skipped": "not asked for (`--smollm2`)"}
+    if "skipped" in smollm2:
+        on_model = f"On SmolLM2-135M: skipped ({smollm2['skipped']})."
+    else:
+        model_rows = [
+            [
+                row["question"],
+                f"{row['first_token_s']:.2f} s",
+                f"{row['round_s']:.2f} s",
+                f"{row['first_token_s'] / row['round_s']:.0%}",
+                str(row["pieces"]),
+            ]
+            for row in smollm2["questions"]
+        ]
+        on_model = (
+            "On SmolLM2-135M (llama.cpp's server, one CPU thread; the minimal example: a "
+            "retrieval, a prompt tool, the answer; one round each):\n\n"
+            + table(["question", "first token", "whole round", "share", "pieces"], model_rows)
+        )
+    return f"""`{results["command"]}` ({results["date"]}; {machine}). Raw figures:
+`bench/results/streaming.json`.
+
+Time to the first token, on the simulated LLM ({ttft["latency_s"]} s to a call's first word,
+{ttft["word_s"]} s a word after it; median of {ttft["repeats"]} rounds): a face watching the
+round shows the answer's first word after the first column; without streaming, after the
+second.
+
+{table(["question", "first token", "whole round", "share", "pieces"], rows)}
+
+{on_model}
+
+Telemetry, the same rounds on the offline LLM (runner's own time), median of {cost["rounds"]}
+rounds each way, interleaved: off {cost["off_ms"]} ms a round; on (OpenTelemetry's SDK, spans to
+memory, {cost["spans_per_round"]} spans a round) {cost["on_ms"]} ms, {cost["on_over_off"]}× off.
+Off, OpenTelemetry is never imported (imported: {cost["opentelemetry_imported_when_off"]}), and
+a round pays {checks["events_per_round"]} `listener is None` tests ({checks["listener_test_ns"]}
+ns each) and one `observed()` ({checks["observed_test_ns"]} ns): {checks["per_round_us"]} µs,
+{checks["per_round_us"] / 1000 / cost["off_ms"]:.4%} of the round — nothing measurable.
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.streaming")
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--word", type=float, default=0.02)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--smollm2", action="store_true", help="also on SmolLM2-135M (make test-llm's env)"
+    )
+    args = parser.parse_args(argv or [])
+    from bench.retrieval import machine
+
+    host = machine()
+    with tempfile.TemporaryDirectory(prefix="runner-bench-") as folder:
+        pipeline = stage(Path(folder))
+        cost = telemetry_cost(pipeline, Path(folder), args.rounds)
+        ttft = time_to_first_token(pipeline, Path(folder), args.latency, args.word, args.repeats)
+        smollm2 = smollm2_first_token(Path(folder), SMOLLM2_QUESTIONS) if args.smollm2 else None
+    results = {
+        "date": date.today().isoformat(),
+        "command": "python -m bench.streaming" + "".join(f" {arg}" for arg in (argv or [])),
+        "machine": host,
+        "first_token": ttft,
+        "telemetry": cost,
+        "smollm2": smollm2,
+        "targets": TARGETS,
+    }
+    write_results("streaming", results)
+    write_section(TITLE, section(results))
+    print(section(results))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,92 @@
+"""Rounds watched from outside runner: each finished round handed to observers (OpenTelemetry).
+
+The application layer tells `round_finished` of every round it ran; observers are added by
+`add_observer`, or from the standard `OTEL_*` environment by `runner.observability.environment`
+(the faces call it at start). With no observer a round costs one test of an empty list: nothing
+of OpenTelemetry is imported, and nothing is worked out.
+
+An observer derives what it reports from the round's own trace (runner.trace): the events
+already say which task ran which coordinator, tool, retrieval and LLM call, and why, so the
+engine knows nothing of observers. A service that received a W3C `traceparent` makes the round
+a child of the caller's trace by running it `within_trace(headers)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FinishedRound:
+    """A round as observers see it, once it ended."""
+
+    workflow: str  # the pipeline's domain
+    began_ns: int  # wall clock (ns since the epoch) when the round's trace began
+    events: Sequence[Mapping[str, Any]]  # the round's trace events, `ms` counted from began_ns
+    result: Mapping[str, Any]  # as `runner run --json` prints it
+
+
+RoundObserver = Callable[[FinishedRound], None]
+
+_observers: list[RoundObserver] = []
+
+# The W3C trace context headers (`traceparent`, `tracestate`) of the request a round answers.
+_CARRIER: ContextVar[Mapping[str, str] | None] = ContextVar("runner_trace_carrier", default=None)
+PROPAGATED_HEADERS = ("traceparent", "tracestate")
+
+
+def add_observer(observer: RoundObserver) -> None:
+    _observers.append(observer)
+
+
+def remove_observer(observer: RoundObserver) -> None:
+    if observer in _observers:
+        _observers.remove(observer)
+
+
+def observed() -> bool:
+    """Whether anyone observes rounds (when not, the caller builds no `FinishedRound`)."""
+    return bool(_observers)
+
+
+def round_finished(finished: FinishedRound) -> None:
+    """Tell every observer. An observer that fails never fails the round: it is said on
+    stderr, once per kind of failure."""
+    for observer in list(_observers):
+        try:
+            observer(finished)
+        except Exception as error:
+            _report(error)
+
+
+_reported: set[str] = set()
+
+
+def _report(error: Exception) -> None:
+    import sys
+
+    kind = type(error).__name__
+    if kind not in _reported:
+        _reported.add(kind)
+        print(f"warning: a round observer failed ({kind}: {error})", file=sys.stderr)
+
+
+@contextmanager
+def within_trace(headers: Mapping[str, str]) -> Iterator[None]:
+    """Rounds run within the block (and in the asyncio tasks it starts) belong to the trace
+    the W3C headers name, when they name one."""
+    carrier = {name: headers[name] for name in PROPAGATED_HEADERS if headers.get(name)}
+    token = _CARRIER.set(carrier or None)
+    try:
+        yield
+    finally:
+        _CARRIER.reset(token)
+
+
+def trace_carrier() -> Mapping[str, str] | None:
+    """The trace context headers of the request the running round answers, if any."""
+    return _CARRIER.get()

@@ -1,0 +1,196 @@
+"""Clients: who sent a request, and what is theirs (docs/security.md).
+
+A bearer token is a client. Everything a client makes is named inside its own namespace, so
+that nothing needs a table of owners and nothing of one client is reachable by another:
+
+- a session the service creates for it is `<scope>-<random id>`, and the session its OpenAI
+  `user` field names is `<scope>-u-<user>`: another client asking for either gets the 404 of a
+  session that does not exist;
+- its idempotency keys are stored as `<scope>/<domain>/<key>`: the same key sent by another
+  client, or to another pipeline, is another request.
+
+A client's scope is the start of the SHA-256 of its token (the token is never stored). A
+service without tokens has one client, `local` (scope ""), which owns every session: it serves
+this machine only (`runner serve` refuses another address without tokens).
+
+The authentication itself is Starlette's `AuthenticationMiddleware` with `TokenBackend`: the
+`Authorization: Bearer` header, or on the playground's pages the cookie its login sets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from starlette.authentication import (
+    AuthCredentials,
+    AuthenticationBackend,
+    AuthenticationError,
+    BaseUser,
+)
+from starlette.requests import HTTPConnection, Request
+
+from runner.serve.errors import BadRequest, NotFound
+
+COOKIE = "runner_token"  # the playground's login cookie (HttpOnly, SameSite=Strict)
+SCOPE_CHARS = 12
+MAX_NAME_CHARS = 200
+READABLE_USER_CHARS = 64  # a longer `user` is named by its digest: the id stays short
+# what a session id or a `user` sent by a client may hold: it comes back in a header
+_SAFE_ID = re.compile(r"[A-Za-z0-9._@+:-]{1,200}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class Client:
+    """Who sent a request: `name` for logs, `scope` the prefix of everything it owns."""
+
+    name: str
+    scope: str
+
+    @classmethod
+    def for_token(cls, token: str) -> Client:
+        digest = hashlib.sha256(token.encode("utf-8")).hexdigest()[:SCOPE_CHARS]
+        return cls(f"client-{digest}", digest)
+
+    def owns(self, session_id: str) -> bool:
+        return not self.scope or session_id.startswith(self.scope + "-")
+
+    def check_owns(self, session_id: str) -> None:
+        """NotFound, worded as for a session that does not exist, unless it is this client's."""
+        if not self.owns(session_id):
+            raise NotFound(not_found_message(session_id))
+
+    def new_session_id(self) -> str:
+        from runner.sessions import new_session_id
+
+        return self._scoped(new_session_id())
+
+    def user_session(self, user: str) -> str:
+        """The session an OpenAI request's `user` names, inside this client's namespace."""
+        if _CONTROL.search(user) or not user.strip() or len(user) > MAX_NAME_CHARS:
+            raise BadRequest(
+                f"`user` must be 1 to {MAX_NAME_CHARS} characters without line breaks or "
+                "control characters"
+            )
+        # readable when it can be echoed in a header as it is; else a digest of it
+        readable = _SAFE_ID.fullmatch(user) and len(user) <= READABLE_USER_CHARS
+        shown = user if readable else hashlib.sha256(user.encode()).hexdigest()[:16]
+        return self._scoped(f"u-{shown}")
+
+    def request_key(self, domain: str, request_id: str | None) -> str | None:
+        """An idempotency key as stored: this client's, on this pipeline."""
+        return None if request_id is None else f"{self.scope}/{domain}/{request_id}"
+
+    def shown_request_id(self, stored: str | None) -> str | None:
+        """A stored idempotency key as its client sent it."""
+        if stored is None:
+            return None
+        scope, slash, rest = stored.partition("/")
+        if not slash or scope != self.scope:
+            return stored
+        return rest.partition("/")[2]
+
+    def _scoped(self, name: str) -> str:
+        return f"{self.scope}-{name}" if self.scope else name
+
+
+LOCAL = Client("local", "")
+# a request no token let through (a public path of a service with tokens): it owns nothing
+NOBODY = Client("anonymous", "\x00")
+
+
+def check_session_id(session_id: str | None) -> str | None:
+    """A session id a client sent: letters, digits and `._@+:-` (it is echoed in a header)."""
+    if session_id is not None and not _SAFE_ID.fullmatch(session_id):
+        raise BadRequest(
+            "a session id is 1 to 200 letters, digits and `._@+:-`: send the id the service "
+            "gave (the `session` field, or the X-Runner-Session header)"
+        )
+    return session_id
+
+
+def not_found_message(session_id: str) -> str:
+    return (
+        f"no session {session_id!r} here: continue a session with the id the service gave, or "
+        "leave it out to start a new one"
+    )
+
+
+class ClientUser(BaseUser):
+    """`request.user` of an authenticated request."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def display_name(self) -> str:
+        return self.client.name
+
+
+class TokenBackend(AuthenticationBackend):
+    """Starlette's authentication over bearer tokens. Without tokens every request is the
+    `local` client. With them, paths under `public` need none (health checks, the playground's
+    login and its static files); a path under `cookie_prefixes` may carry the token in the
+    login cookie instead of the header."""
+
+    def __init__(
+        self,
+        tokens: Sequence[str],
+        public: Sequence[str] = (),
+        cookie_prefixes: Sequence[str] = (),
+    ) -> None:
+        self._tokens = [token.encode("utf-8") for token in tokens]
+        self._public = tuple(public)
+        self._cookie_prefixes = tuple(cookie_prefixes)
+
+    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
+        if not self._tokens:
+            return AuthCredentials(["client"]), ClientUser(LOCAL)
+        path = conn.url.path
+        given = bearer(conn.headers.get("authorization", ""))
+        if given is None and under(path, self._cookie_prefixes):
+            given = conn.cookies.get(COOKIE) or None
+        if given is None:
+            if under(path, self._public):
+                return None
+            raise AuthenticationError(
+                "this service needs a bearer token: send the header `Authorization: Bearer <token>`"
+            )
+        client = self.client_for(given)
+        if client is None:
+            if under(path, self._public):  # the login page, whatever an old cookie holds
+                return None
+            raise AuthenticationError("the bearer token is not one this service accepts")
+        return AuthCredentials(["client"]), ClientUser(client)
+
+    def client_for(self, token: str) -> Client | None:
+        """The client a token is, or None when the service does not accept it."""
+        # compared as UTF-8 bytes: a token with non-ASCII characters is refused, not a 500
+        given = token.strip().encode("utf-8", "surrogateescape")
+        if any(hmac.compare_digest(given, known) for known in self._tokens):
+            return Client.for_token(token.strip())
+        return None
+
+
+def bearer(header: str) -> str | None:
+    scheme, _, given = header.partition(" ")
+    return given.strip() or None if scheme.lower() == "bearer" else None
+
+
+def under(path: str, prefixes: Sequence[str]) -> bool:
+    return any(path == p or path.startswith(p.rstrip("/") + "/") for p in prefixes)
+
+
+def client_of(request: Request) -> Client:
+    """The client of a request (`local` without tokens; `anonymous`, owning nothing, on a
+    public path of a service with tokens)."""
+    user = request.scope.get("user")
+    return user.client if isinstance(user, ClientUser) else NOBODY

@@ -1,0 +1,93 @@
+"""Nothing the service answers carries a credential or a path of the machine.
+
+An LLM server's error body can echo the request's `Authorization` header or its API key, and
+runner passes such errors on (a round's `error`, its warnings, its trace); an error message can
+name a file (`…/.runner/state.sqlite`). `Redactor` removes both from what goes out: what looks
+like a credential becomes `[redacted]`, the service's own folders become relative names, and in
+error messages any other absolute path of this machine is cut to its file name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+REDACTED = "[redacted]"
+# a secret's characters, and a lookahead that wants a digit or a symbol in them (or length): a
+# real token has them, and "bearer tokens" or "password: required" in an answer stays as it is
+_SECRET = r"[A-Za-z0-9._~+/=-]"
+_LIKE_A_SECRET = r"(?=[^\s\"',;}&]*[0-9_.~+/=-]|[^\s\"',;}&]{16})"
+_CREDENTIALS = (
+    re.compile(rf"(?i)\b(bearer)\s+{_LIKE_A_SECRET}{_SECRET}{{8,}}"),
+    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}"),
+    re.compile(
+        r"(?i)([\"']?\b(?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|client[_-]?secret"
+        rf"|secret[_-]?key|password)[\"']?\s*[:=]\s*[\"']?){_LIKE_A_SECRET}[^\s\"',;}}&]{{4,}}"
+    ),
+)
+# an absolute path: not after a word, a colon or a slash (so not a URL's path)
+_ABSOLUTE_PATH = re.compile(r"(?<![\w:/.~])(/[^\s'\"`<>(),;]+)")
+
+
+class Redactor:
+    """Redacts the texts of a service whose own folders are `roots`."""
+
+    def __init__(self, roots: Iterable[Path] = ()) -> None:
+        # a pipeline folder is shown by its name (`support/.runner/…`), the working folder's
+        # files relative to it; the longest first, so the most precise one applies
+        shown_from = [root.resolve().parent for root in roots] + [Path.cwd().resolve()]
+        self._roots = sorted({str(root) for root in shown_from}, key=len, reverse=True)
+        self._home = str(Path.home())
+
+    def text(self, text: str) -> str:
+        for pattern in _CREDENTIALS:
+            text = pattern.sub(_keep_label, text)
+        if "/" not in text:
+            return text
+        for root in self._roots:
+            if root != "/":
+                text = text.replace(root + os.sep, "")
+        return text.replace(self._home + os.sep, "~/") if self._home != "/" else text
+
+    def error(self, message: str) -> str:
+        """An error message: as `text`, and any other absolute path of this machine cut to
+        its file name."""
+        return _ABSOLUTE_PATH.sub(_file_name, self.text(message))
+
+    def json(self, value: Any) -> Any:
+        """A JSON value with every string in it redacted."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {key: self.json(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.json(item) for item in value]
+        return value
+
+
+def _keep_label(match: re.Match[str]) -> str:
+    label = match.group(1) if match.lastindex else None
+    if label is None:
+        return REDACTED
+    return f"{label} {REDACTED}" if label.lower() == "bearer" else label + REDACTED
+
+
+def _file_name(match: re.Match[str]) -> str:
+    path = match.group(1)
+    first = path.split("/")[1] if path.count("/") > 1 else ""
+    if not first or not _is_folder_here("/" + first):
+        return path  # `/v1/chat/completions`, `/playground/…`: not a file of this machine
+    return "…/" + path.rstrip("/").rsplit("/", 1)[-1]
+
+
+@cache
+def _is_folder_here(path: str) -> bool:
+    return os.path.isdir(path) or path == sys.prefix
+
+
+ERRORS = Redactor()

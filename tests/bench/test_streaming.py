@@ -1,0 +1,48 @@
+"""The streaming benchmark's harness on tiny runs: it times the first token and the whole round,
+and telemetry off and on, and its summary rows read those figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench import streaming
+from bench.summary import streaming_rows
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return streaming.stage(tmp_path_factory.mktemp("streaming"))
+
+
+def test_the_first_token_comes_before_the_round_ends(pipeline: Path, tmp_path: Path) -> None:
+    figures = streaming.time_to_first_token(pipeline, tmp_path, 0.0, 0.001, repeats=1)
+    for row in figures["questions"]:
+        assert 0 < row["first_token_s"] < row["round_s"]
+        assert row["pieces"] > 1
+
+
+def test_telemetry_is_timed_off_and_on_with_spans_made_only_on(
+    pipeline: Path, tmp_path: Path
+) -> None:
+    cost = streaming.telemetry_cost(pipeline, tmp_path, rounds=1)
+    assert cost["off_ms"] > 0 and cost["on_ms"] > 0
+    assert cost["spans_per_round"] > 5
+    assert cost["off_checks"]["events_per_round"] > 5
+
+
+def test_the_summary_rows_compare_the_first_token_with_the_round() -> None:
+    results = {
+        "targets": streaming.TARGETS,
+        "first_token": {"questions": [{"first_token_s": 0.5, "round_s": 1.0}]},
+        "telemetry": {
+            "off_ms": 50.0,
+            "on_over_off": 1.2,
+            "spans_per_round": 24,
+            "off_checks": {"per_round_us": 2.0},
+        },
+    }
+    first, off = streaming_rows(results)
+    assert first[1] == "0.50 / 1.00 s (50%)" and first[-1] == "met"
+    assert off[-1] == "met"

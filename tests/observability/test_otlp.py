@@ -1,0 +1,200 @@
+"""OpenTelemetry switched on by the standard OTEL_* environment: `runner run` and `runner serve`
+export their rounds over OTLP/HTTP to a receiver the test starts on 127.0.0.1, which decodes
+what it gets with OpenTelemetry's own protobuf messages."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from runner.observability.environment import wanted
+from tests.serve.server import ServeProcess
+
+SHOP = Path(__file__).resolve().parents[1] / "cli" / "fixtures" / "shop"
+COMPARE = "Compare the KD-450 and the KW-620"
+
+
+class Receiver:
+    """An OTLP/HTTP receiver: what was posted to /v1/traces and /v1/metrics, decoded."""
+
+    def __init__(self) -> None:
+        self.traces: list[ExportTraceServiceRequest] = []
+        self.metrics: list[ExportMetricsServiceRequest] = []
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with receiver.lock:
+                    if self.path == "/v1/traces":
+                        receiver.traces.append(ExportTraceServiceRequest.FromString(body))
+                    elif self.path == "/v1/metrics":
+                        receiver.metrics.append(ExportMetricsServiceRequest.FromString(body))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True).start()
+
+    def spans(self) -> list[Any]:
+        with self.lock:
+            return [
+                span
+                for request in self.traces
+                for resource in request.resource_spans
+                for scope in resource.scope_spans
+                for span in scope.spans
+            ]
+
+    def service_names(self) -> set[str]:
+        with self.lock:
+            return {
+                attribute.value.string_value
+                for request in self.traces
+                for resource in request.resource_spans
+                for attribute in resource.resource.attributes
+                if attribute.key == "service.name"
+            }
+
+    def metric_names(self) -> set[str]:
+        with self.lock:
+            return {
+                metric.name
+                for request in self.metrics
+                for resource in request.resource_metrics
+                for scope in resource.scope_metrics
+                for metric in scope.metrics
+            }
+
+    def wait_for(self, name: str, timeout_s: float = 20.0) -> Any:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            found = [span for span in self.spans() if span.name == name]
+            if found:
+                return found[0]
+            time.sleep(0.05)
+        raise AssertionError(f"no span {name!r} arrived; got {[s.name for s in self.spans()]}")
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    started = Receiver()
+    yield started
+    started.httpd.shutdown()
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    shutil.copytree(SHOP, tmp_path / "shop")
+    return tmp_path / "shop" / "shop.yaml"
+
+
+def otel_environment(receiver: Receiver, **extra: str) -> dict[str, str]:
+    environment = {
+        name: value for name, value in os.environ.items() if not name.startswith("OTEL_")
+    }
+    environment.update(
+        {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
+            "OTEL_BSP_SCHEDULE_DELAY": "50",  # export spans within 50 ms, not 5 s
+            **extra,
+        }
+    )
+    environment.pop("RUNNER_STATE", None)
+    environment.pop("RUNNER_LLM", None)
+    return environment
+
+
+def runner_run(shop: Path, environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from runner.cli import main; main()", "run", str(shop), COMPARE],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_runner_run_exports_its_round_over_otlp_before_it_exits(receiver, shop):
+    done = runner_run(shop, otel_environment(receiver))
+    assert done.returncode == 0, done.stderr
+    names = [span.name for span in receiver.spans()]
+    assert "invoke_workflow shop" in names
+    assert "execute_tool compare" in names
+    assert "invoke_agent compare" in names
+    assert receiver.service_names() == {"runner"}
+
+
+def test_the_genai_client_metrics_are_exported_too(receiver, shop):
+    runner_run(shop, otel_environment(receiver))
+    assert {"gen_ai.client.token.usage", "gen_ai.client.operation.duration"} <= (
+        receiver.metric_names()
+    )
+
+
+def test_the_service_name_comes_from_the_environment(receiver, shop):
+    runner_run(shop, otel_environment(receiver, OTEL_SERVICE_NAME="shop-assistant"))
+    assert receiver.service_names() == {"shop-assistant"}
+
+
+def test_an_exporter_runner_does_not_ship_is_a_warning_and_the_round_runs(receiver, shop):
+    done = runner_run(shop, otel_environment(receiver, OTEL_EXPORTER_OTLP_PROTOCOL="grpc"))
+    assert done.returncode == 0
+    assert "runner exports over http/protobuf only" in done.stderr
+    assert receiver.spans() == []
+
+
+def test_the_service_continues_the_callers_trace_from_its_traceparent(receiver, shop):
+    trace_id, span_id = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+    server = ServeProcess([shop.parent], env=otel_environment(receiver)).wait_ready()
+    try:
+        response = httpx.post(
+            f"{server.url}/v1/pipelines/shop/rounds",
+            json={"message": COMPARE},
+            headers={"traceparent": f"00-{trace_id}-{span_id}-01"},
+            timeout=30,
+        )
+        assert response.status_code == 200
+        root = receiver.wait_for("invoke_workflow shop")
+    finally:
+        server.stop()
+    assert root.trace_id.hex() == trace_id
+    assert root.parent_span_id.hex() == span_id
+
+
+@pytest.mark.parametrize(
+    ("environment", "expected"),
+    [
+        ({}, False),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, True),
+        ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}, True),
+        ({"OTEL_TRACES_EXPORTER": "console"}, True),
+        ({"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, False),
+        ({"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, False),
+        ({"OTEL_SERVICE_NAME": "runner"}, False),
+    ],
+)
+def test_only_an_exporter_named_in_the_environment_switches_it_on(environment, expected):
+    assert wanted(environment) is expected

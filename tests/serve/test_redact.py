@@ -1,0 +1,48 @@
+"""What the service sends out carries no credential and no path of the machine (issue 19, L2
+and L3): runner/serve/redact.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner.serve.redact import Redactor
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("401: Authorization: Bearer sk-live-1234567890", "401: Authorization: Bearer [redacted]"),
+        ('{"api_key": "abc123def456"}', '{"api_key": "[redacted]"}'),
+        ("invalid key sk-proj-abcdefgh12", "invalid key [redacted]"),
+        ("x-api-key=Q29kZTEyMzQ1Ng==", "x-api-key=[redacted]"),
+    ],
+)
+def test_what_looks_like_a_credential_is_redacted(text: str, shown: str) -> None:
+    assert Redactor().text(text) == shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Send bearer tokens in the Authorization header.",
+        "The password: required on first start.",
+        "The basic program runs for 2 hours.",
+        "The desk-lamp-123456 has a warranty.",
+    ],
+)
+def test_an_answer_that_only_talks_about_credentials_is_left_as_it_is(text: str) -> None:
+    assert Redactor().text(text) == text
+
+
+def test_the_service_folders_are_shown_by_name_and_other_paths_by_file_name(
+    tmp_path: Path,
+) -> None:
+    pipeline = tmp_path / "pipelines" / "support"
+    redactor = Redactor([pipeline])
+    store = f"{pipeline}/.runner/state.sqlite"
+    assert redactor.text(f"cannot open {store}") == "cannot open support/.runner/state.sqlite"
+    assert redactor.error("cannot read /etc/runner/tokens") == "cannot read …/tokens"
+    url_path = "POST /v1/chat/completions failed at http://llm:8080/v1/chat"
+    assert redactor.error(url_path) == url_path
