@@ -31,7 +31,7 @@ BENCHMARKS = (
 )
 # run only when named: they need an environment `make bench` does not build (`realmodel`: the
 # model server's .venv-llm, from `make test-llm`)
-ON_REQUEST = ("realmodel",)
+ON_REQUEST = ("realmodel", "rewrite")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -314,8 +314,8 @@ def readme_section(results: dict[str, Any]) -> str:
         "`bench/questions/` (how they were written: its README) asked of the whole corpus; a "
         "question is found when a page of its gold section is first (@1) or among the first "
         f"five (@5). Model: {results['model']} on runner's numpy runtime. Not in these tables: "
-        "`+ rewrite` with SmolLM2-135M (tests/realmodel/test_rewrite.py measures it on the test "
-        "appliances under `make test-llm`, into .runner/test-llm-rewrite.txt), and `synonyms:` "
+        "`+ rewrite` with SmolLM2-135M (its own section below: `python -m bench rewrite`), and "
+        "`synonyms:` "
         "(a list written for these questions would be tuned to them). Raw figures: "
         "`bench/results/users.json`."
     ]
