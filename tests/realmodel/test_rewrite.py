@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_support import model_llm
 
 from runner.config.model import Corpus, Pipeline
 from runner.llm.prompts import Prompts

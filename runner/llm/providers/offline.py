@@ -420,6 +420,12 @@ def _as_guaranteed(passage: Passage) -> Passage:
     return replace(passage, guaranteed=True)
 
 
+def rewrite(_request: LLMRequest) -> str:
+    """No restatement: the offline provider has no words of its own to put in place of the
+    user's, so a search asked to rewrite runs on the question as asked."""
+    return ""
+
+
 _HANDLERS: dict[Purpose, Callable[[LLMRequest], Any]] = {
     Purpose.PROMPT_TYPE: prompt_type,
     Purpose.SUITABILITY: suitability,
@@ -431,4 +437,5 @@ _HANDLERS: dict[Purpose, Callable[[LLMRequest], Any]] = {
     Purpose.READ_PAGE: read_page,
     Purpose.COMPOSE: compose,
     Purpose.ANSWER: answer,
+    Purpose.REWRITE: rewrite,
 }
