@@ -175,8 +175,10 @@ def tool_label(tool: Mapping[str, Any], terminal: bool = False) -> Any:
     elif terminal:
         label += Text(", gave the answer", style="green")
     else:
-        items = tool.get("items", 0)
+        items, cited = tool.get("items", 0), tool.get("sources", 0)
         label += Text(f", {items} item{'s' if items != 1 else ''}")
+        if cited > items:  # a retrieval's one item quotes several pages: say how many
+            label += Text(f" citing {cited} sources")
         if tool.get("guaranteed"):
             label += Text(", guaranteed")
     return label + Text(f"  ({tool['key']})", style="dim")

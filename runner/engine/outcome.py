@@ -107,11 +107,13 @@ def _task_node(task: Task, buffer: ContextBuffer) -> dict[str, Any]:
         key = completion_key(task.task_no, name)
         items = 0
         guaranteed = False
+        cited: set[Source] = set()
         for result in buffer.peek(key):  # (one loop, no copy: every node of a big tree pays)
             if result.context.strip():
                 items += 1
             if result.guaranteed:
                 guaranteed = True
+            cited.update(result.sources)
         tools.append(
             {
                 "name": name,
@@ -119,6 +121,7 @@ def _task_node(task: Task, buffer: ContextBuffer) -> dict[str, Any]:
                 "status": status._value_,  # (`.value` is a slow descriptor; trees are big)
                 "reason": reasons.get(name, ""),
                 "items": items,
+                "sources": len(cited),
                 "guaranteed": guaranteed,
             }
         )

@@ -113,6 +113,7 @@ def test_c20e_a_coordinator_is_activated_after_its_subtasks_with_their_results(w
             "status": "done",
             "reason": "after_subtasks",
             "items": 1,
+            "sources": 0,
             "guaranteed": False,
         }
     ]

@@ -175,6 +175,7 @@ def test_the_result_tree_marks_skipped_subtasks_and_tools_with_their_reasons(wor
         "status": "done",
         "reason": "forced",
         "items": 1,
+        "sources": 0,
         "guaranteed": False,
     }
     assert tree["tools"][0]["guaranteed"] is True and tree["tools"][0]["reason"] == "always"
