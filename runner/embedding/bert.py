@@ -3,7 +3,7 @@
 
 The weights are a `model.safetensors` file's arrays, read once; the arithmetic is float32
 matrix products (numpy's BLAS does the work), so a page costs what the model costs, and the
-install is numpy, safetensors and tokenizers (docs/retrieval.md has the figures).
+install is numpy, safetensors, tokenizers and threadpoolctl (docs/retrieval.md has the figures).
 """
 
 from __future__ import annotations

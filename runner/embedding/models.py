@@ -7,7 +7,10 @@ pools its first token (bge), 256 word pieces for all-MiniLM-L6-v2.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -25,11 +28,12 @@ class Embedder:
 
     def __init__(self, name: str, files: ModelFiles) -> None:
         try:
+            import threadpoolctl  # noqa: F401  (embed() holds BLAS to one thread a batch)
             from safetensors.numpy import load as load_weights
             from tokenizers import Tokenizer
         except ImportError as error:
             raise ModelUnavailable(
-                f"embeddings need numpy, safetensors and tokenizers: {INSTALL_HINT}"
+                f"embeddings need numpy, safetensors, tokenizers and threadpoolctl: {INSTALL_HINT}"
             ) from error
         self.name = name
         self.encoder = BertEncoder(
@@ -50,14 +54,22 @@ class Embedder:
 
     def embed(self, texts: Sequence[str], progress: EmbedProgress | None = None) -> np.ndarray:
         """(len(texts), dimensions) float32, each row of unit length; texts of similar length
-        are batched together so that little of a batch is padding."""
+        are batched together so that little of a batch is padding.
+
+        One batch a core at once, each on one BLAS thread: numpy releases the GIL in its
+        products, and BLAS's own threads, which fight each other and any other process for the
+        cores, made a loaded machine many times slower than one thread a batch."""
         vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), _BATCH):
-            rows = order[start : start + _BATCH]
-            vectors[rows] = self._batch([texts[i] for i in rows])
-            if progress is not None:
-                progress(min(start + _BATCH, len(order)), len(order))
+        batches = [order[start : start + _BATCH] for start in range(0, len(order), _BATCH)]
+        done = 0
+        with _one_blas_thread(), ThreadPoolExecutor(_workers()) as pool:
+            embedded = pool.map(lambda rows: self._batch([texts[i] for i in rows]), batches)
+            for rows, batch in zip(batches, embedded, strict=True):
+                vectors[rows] = batch
+                done += len(rows)
+                if progress is not None:
+                    progress(done, len(order))
         return vectors
 
     def _batch(self, texts: list[str]) -> np.ndarray:
@@ -73,6 +85,21 @@ class Embedder:
             )
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return pooled / np.clip(norms, 1e-12, None)
+
+
+def _workers() -> int:
+    """Batches embedded at once: one a core this process may use."""
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    return max(1, len(cores) if cores else os.cpu_count() or 1)
+
+
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """BLAS held to one thread while embedding (threadpoolctl, part of the `embed` extra)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 _LOADED: dict[str, Embedder] = {}

@@ -35,6 +35,17 @@ def test_a_text_embeds_the_same_alone_and_in_a_batch_of_longer_ones(embedder) ->
     assert np.allclose(alone, batched, atol=1e-5)  # padding does not leak into the mean
 
 
+def test_batches_embedded_at_once_land_in_their_own_rows_and_count_every_page(embedder) -> None:
+    texts = [
+        f"Step {n}: " + "descale the kettle with citric acid " * (n % 7 + 1) for n in range(80)
+    ]
+    seen: list[tuple[int, int]] = []
+    together = embedder.embed(texts, progress=lambda done, total: seen.append((done, total)))
+    one_by_one = np.stack([embedder.embed([text])[0] for text in texts[::9]])
+    assert np.allclose(together[::9], one_by_one, atol=1e-5)
+    assert seen[-1] == (80, 80) and [done for done, _ in seen] == sorted(d for d, _ in seen)
+
+
 def test_a_model_folder_gives_the_packaged_model_s_vectors(embedder, tmp_path: Path) -> None:
     files = locate("all-MiniLM-L6-v2")
     folder = tmp_path / "mini"
