@@ -105,22 +105,9 @@ FORMATS = ("text", "markdown", "json", "junit", "github")
     metavar="PROVIDER[:MODEL][@API_BASE]",
     help="Override the pipeline's LLM, as `runner run --llm` does.",
 )
-@click.option(
-    "--llm-script",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Answer with the scripted provider, from this file's rules.",
-)
-@click.option(
-    "--replay",
-    metavar="CASSETTE",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Answer from this cassette (the replay provider) instead of an LLM.",
-)
-@click.option(
-    "--cache/--no-cache",
-    default=None,
-    help="Use the on-disk LLM response cache (default: the pipeline's llm.cache).",
-)
+@options.llm_script
+@options.replay
+@options.cache
 @options.allow_python
 @click.option("--no-build", is_flag=True, help="Fail instead of building a missing corpus index.")
 @click.option("--no-traces", is_flag=True, help="Do not keep each question's trace.")

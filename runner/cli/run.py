@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from runner.cli import options as shared
 from runner.cli.streamed import STREAM_OPTION, AnswerPrinter, start_observability
 from runner.render import describe_error, show_result
 
@@ -71,34 +72,16 @@ def runtime_options(function: F) -> F:
             "llama_index; @API_BASE sets the server, e.g. "
             "openai_like:smollm2@http://127.0.0.1:8080/v1.",
         ),
-        click.option(
-            "--llm-script",
-            type=click.Path(exists=True, dir_okay=False, path_type=Path),
-            help="Answer with the scripted provider, from this file's rules.",
-        ),
-        click.option(
-            "--replay",
-            metavar="CASSETTE",
-            type=click.Path(exists=True, dir_okay=False, path_type=Path),
-            help="Answer from this cassette (the replay provider) instead of an LLM.",
-        ),
+        shared.llm_script,
+        shared.replay,
         click.option(
             "--record",
             metavar="CASSETTE",
             type=click.Path(dir_okay=False, path_type=Path),
             help="Write every LLM reply to this cassette (answer from it with --replay).",
         ),
-        click.option(
-            "--cache/--no-cache",
-            default=None,
-            help="Use the on-disk LLM response cache (default: the pipeline's llm.cache).",
-        ),
-        click.option(
-            "--allow-python",
-            is_flag=True,
-            envvar="RUNNER_ALLOW_PYTHON",
-            help="Allow `python` tools to import and run their code (also RUNNER_ALLOW_PYTHON=1).",
-        ),
+        shared.cache,
+        shared.allow_python,
         click.option(
             "--state",
             metavar="FILE|URL",
