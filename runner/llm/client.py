@@ -38,7 +38,7 @@ from runner.llm.accounting import CallRecord, RoundAccounting
 from runner.llm.cache import CachedReply, ResponseCache, cache_key
 from runner.llm.cassette import Entry, Recorder
 from runner.llm.errors import LLMCallError, LLMError, LLMReplyError
-from runner.llm.providers.base import Provider, ProviderReply
+from runner.llm.providers.base import Provider, ProviderReply, StreamingProvider
 from runner.llm.retrying import backoff_delay, is_broken_body, is_transient
 from runner.llm.settings import DEFAULT_CONTEXT_WINDOW, model_settings
 from runner.llm.streaming import ANSWER_STREAM, Deltas
@@ -346,10 +346,9 @@ class Client:
         """The provider's reply; streamed to the round's watcher when the request is the final
         answer, someone watches and the provider can stream."""
         on_delta = ANSWER_STREAM.get() if request.streams else None
-        stream = getattr(self.provider, "stream", None) if on_delta is not None else None
-        if stream is None or on_delta is None:
+        if on_delta is None or not isinstance(self.provider, StreamingProvider):
             return self.provider.generate(request, settings)
-        return stream(request, settings, timing.passing_to(on_delta))
+        return self.provider.stream(request, settings, timing.passing_to(on_delta))
 
     def _cached(self, request: LLMRequest, settings: ModelSettings) -> _Answer | None:
         if self.cache is None:

@@ -79,10 +79,6 @@ class CorpusIndex:
         found = self._store.by_id(node_id)
         return found[1] if found is not None else None
 
-    def pages_at(self, rows: list[int]) -> list[Page]:
-        """The pages of these BM25 document numbers (page store rows), in that order."""
-        return self._store.by_ords(rows)
-
     def search(self, query: str, top_k: int, *, mode: str = "keyword") -> list[ScoredPage]:
         """The best pages for a query, best first; never a page that scored zero, nor (unless
         the corpus keeps them) a navigation page.

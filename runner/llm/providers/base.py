@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from runner.config.model import ModelSettings
 from runner.llm.streaming import Deltas
@@ -34,6 +34,7 @@ class Provider(Protocol):
         ...
 
 
+@runtime_checkable
 class StreamingProvider(Provider, Protocol):
     """A provider that can also hand over a reply's text as the model writes it."""
 
