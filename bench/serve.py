@@ -58,7 +58,7 @@ def simulated_service(state: str, latency_s: float) -> tuple[Any, dict[str, floa
     from bench.simllm import SimProvider, SimulatedLLM
     from runner.config.model import LLMConfig
     from runner.llm.client import Client
-    from runner.serve.service import Service
+    from runner.service.pipelines import Service
 
     class TimedProvider(SimProvider):
         async def generate(self, request: Any, settings: Any) -> Any:

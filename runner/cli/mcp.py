@@ -78,7 +78,7 @@ def serve(
         import anyio
 
         from runner.serve.mcp_tools import serve_stdio
-        from runner.serve.service import Service
+        from runner.service.pipelines import Service
 
         service = Service.open(paths, state=state, llm_override=llm, allow_python=allow_python)
         click.echo(f"runner mcp serve: {', '.join(service.runtimes)}", err=True)

@@ -19,7 +19,7 @@ from runner.serve.config import ServeSettings
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-    from runner.serve.service import Service
+    from runner.service.pipelines import Service
 
 LOCAL_HOST = "127.0.0.1"
 
@@ -27,7 +27,7 @@ LOCAL_HOST = "127.0.0.1"
 def build_app(settings: ServeSettings) -> Starlette:
     from runner.cli.streamed import start_observability
     from runner.serve.hosts import allowed_hosts
-    from runner.serve.service import Limits, Service
+    from runner.service.pipelines import Limits, Service
 
     start_observability()  # in each worker process: every worker reports its own rounds
     # without tokens the playground never opens the production store unless told to

@@ -21,13 +21,13 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from runner.playground import PREFIX
-from runner.serve.errors import ServiceError
+from runner.service.errors import ServiceError
 
 if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.routing import BaseRoute
 
-    from runner.serve.service import Service
+    from runner.service.pipelines import Service
 
 # the report's styles are inline, its plots inline SVG: it may load nothing else
 REPORT_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"

@@ -17,7 +17,7 @@ page reads without JavaScript.
     GET  /playground/{domain}/health                   `runner validate` and `runner explain`
     GET  /playground/login, POST /playground/login     a token login (a service with tokens)
 
-Each page shows the client its own sessions only (runner.serve.principals); on a service with
+Each page shows the client its own sessions only (runner.service.principals); on a service with
 tokens the login sets an HttpOnly, SameSite=Strict cookie holding the token. Every form
 carries a CSRF token (an HMAC of the client under the app's secret) and is refused without
 it; the chat reads a window of the session's newest rounds (`?before=N`: the earlier ones),
@@ -45,12 +45,12 @@ from runner.playground.pages import PREFIX, STATIC, render, url
 from runner.playground.recording import ReplyLog, install, provider_name
 from runner.playground.streaming import recorded_round, round_location, streamed_say
 from runner.playground.why import round_view
-from runner.serve.errors import ServiceError
-from runner.serve.principals import COOKIE, Client, client_of
-from runner.serve.redact import ERRORS
+from runner.service.errors import ServiceError
+from runner.service.principals import COOKIE, Client, client_of
+from runner.service.redact import ERRORS
 
 if TYPE_CHECKING:
-    from runner.serve.service import Service
+    from runner.service.pipelines import Service
 
 # a token the login form was given -> its client, or None when the service does not take it
 TokenCheck = Callable[[str], Client | None]

@@ -18,7 +18,7 @@ from runner.playground import PREFIX
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
 
-    from runner.serve.service import Service
+    from runner.service.pipelines import Service
 
 # the playground's own store file, beside each pipeline's production one (state.sqlite)
 PLAYGROUND_STORE = "playground.sqlite"
@@ -41,7 +41,7 @@ class Mounted:
 def playground_routes(service: Service, tokens: Sequence[str] = (), *, secret: bytes) -> Mounted:
     """The playground over `service`; with `tokens`, behind its login page."""
     from runner.playground.routes import routes
-    from runner.serve.principals import TokenBackend
+    from runner.service.principals import TokenBackend
 
     login = TokenBackend(tokens).client_for if tokens else None
     return Mounted(

@@ -19,11 +19,11 @@ from starlette.responses import Response
 
 from runner.playground.pages import url
 from runner.playground.recording import ReplyLog, recording
-from runner.serve.streaming import RoundStream, sse, sse_response
+from runner.service.streams import RoundStream, sse, sse_response
 
 if TYPE_CHECKING:
-    from runner.serve.principals import Client
-    from runner.serve.service import Service
+    from runner.service.pipelines import Service
+    from runner.service.principals import Client
 
 
 async def recorded_round(

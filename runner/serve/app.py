@@ -4,7 +4,7 @@ Routes: the native API (`/v1/pipelines…`, `/v1/sessions…`), the OpenAI-compa
 (`/v1/chat/completions`, `/v1/models`), `/healthz`, `/readyz` and `/metrics`. Every route but
 the health checks (and the `public` paths of extra routes) needs a bearer token when the
 service has any; a token is a client, and a client reaches only what it made
-(runner.serve.principals). Only the `allowed_hosts` are answered, and every response carries
+(runner.service.principals). Only the `allowed_hosts` are answered, and every response carries
 the security headers (runner.serve.hosts). Errors are JSON: `{"error": {"message", "type",
 "code"}}`, the message being what the CLI says, without credentials or paths (serve.redact).
 """
@@ -24,7 +24,6 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from runner.serve.errors import NotFound, ServiceError, Unauthorized, as_service_error
 from runner.serve.hosts import LOOPBACK_NAMES, SecurityHeaders
 from runner.serve.http import (
     DEFAULT_BODY_TIMEOUT_S,
@@ -32,10 +31,11 @@ from runner.serve.http import (
     error_response,
     log,
 )
-from runner.serve.principals import TokenBackend, under
+from runner.service.errors import NotFound, ServiceError, Unauthorized, as_service_error
+from runner.service.principals import TokenBackend, under
 
 if TYPE_CHECKING:
-    from runner.serve.service import Service
+    from runner.service.pipelines import Service
 
 PUBLIC_PATHS = ("/healthz", "/readyz")
 PRUNE_EVERY_S = 3600.0

@@ -13,7 +13,7 @@ from typing import Any
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
-from runner.serve.errors import (
+from runner.service.errors import (
     BadRequest,
     ClientGone,
     ServiceError,
@@ -21,7 +21,7 @@ from runner.serve.errors import (
     TooSlow,
     UnsupportedMediaType,
 )
-from runner.serve.redact import ERRORS
+from runner.service.redact import ERRORS
 
 TOKENS_ENV = "RUNNER_SERVE_TOKENS"  # comma-separated bearer tokens
 DEFAULT_MAX_BODY_BYTES = 1 << 20

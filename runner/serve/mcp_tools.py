@@ -25,14 +25,14 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 from starlette.requests import Request
 
-from runner.serve.errors import as_service_error
-from runner.serve.principals import LOCAL, Client, client_of
+from runner.service.errors import as_service_error
+from runner.service.principals import LOCAL, Client, client_of
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
     from starlette.applications import Starlette
 
-    from runner.serve.service import Service
+    from runner.service.pipelines import Service
 
 MCP_PATH = "/mcp"
 QUESTION = "The user's question or message, in their words."

@@ -17,7 +17,7 @@ from prometheus_client import (
 )
 
 if TYPE_CHECKING:
-    from runner.serve.service import Service
+    from runner.service.pipelines import Service
 
 ROUND_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
 LLM_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60)

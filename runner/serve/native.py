@@ -17,12 +17,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from runner.serve.errors import BadRequest
 from runner.serve.http import optional_text, read_json, request_id_of
-from runner.serve.principals import client_of
+from runner.service.errors import BadRequest
+from runner.service.principals import client_of
 
 if TYPE_CHECKING:
-    from runner.serve.service import Service
+    from runner.service.pipelines import Service
 
 
 def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:

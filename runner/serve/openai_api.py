@@ -25,13 +25,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from runner.render import rest_of
-from runner.serve.errors import BadRequest
 from runner.serve.http import optional_text, read_json, request_id_of
-from runner.serve.principals import client_of
-from runner.serve.streaming import RoundStream, sse, sse_response
+from runner.service.errors import BadRequest
+from runner.service.principals import client_of
+from runner.service.streams import RoundStream, sse, sse_response
 
 if TYPE_CHECKING:
-    from runner.serve.service import Service
+    from runner.service.pipelines import Service
 
 SESSION_HEADER = "X-Runner-Session"
 CHUNK_CHARS = 80

@@ -30,8 +30,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "runner"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("demo",),  # `make demo`: the guided tour, through the command line
     ("cli",),  # the commands; runner.cli.webapp composes the service and the playground
-    ("playground",),  # a face mounted on the service's app
-    ("serve",),  # the HTTP service: a face on the application layer
+    ("playground", "serve"),  # the web faces: neither imports the other (cli.webapp mounts both)
+    ("service",),  # what the faces share: pipelines opened once, rounds run for clients
     ("explain", "testing", "eval"),  # authors' commands' insides
     ("render",),  # how results and errors are shown, by every face
     ("app",),  # the application layer: a run composed, sessions kept
@@ -52,6 +52,7 @@ MAX_TOP_MODULES = 8  # __init__.py included
 # composes: what a face may not import, though the layers alone would let it.
 FACES_KEEP_OUT: dict[str, set[str]] = {
     "serve": {"engine", "tools", "llm", "retrieval", "explain", "testing"},
+    "service": {"engine", "tools", "llm", "retrieval", "explain", "testing"},
     "playground": {"engine", "tools", "sessions"},
 }
 

@@ -135,7 +135,7 @@ def browser() -> Iterator[object]:
 @pytest.fixture(scope="module")
 def service(support: Path) -> Iterator[Any]:
     """The service `runner serve` would run on the support copy (its own session store)."""
-    from runner.serve.service import Service
+    from runner.service.pipelines import Service
 
     opened = Service.open([support])
     yield opened

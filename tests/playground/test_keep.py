@@ -166,7 +166,7 @@ def test_a_kept_case_pins_a_documents_section_not_its_page(service: Any, support
 
 
 def test_a_kept_case_still_passes_when_the_pages_are_cut_smaller(tmp_path: Path) -> None:
-    from runner.serve.service import Service
+    from runner.service.pipelines import Service
 
     pipeline = copy_support(tmp_path / "support")
     opened = Service.open([pipeline])

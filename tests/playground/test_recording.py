@@ -13,7 +13,7 @@ import pytest
 from runner.playground import keep
 from runner.playground.health import run_case_file
 from runner.playground.recording import RecordingProvider, ReplyLog, install, recording
-from runner.serve.service import Service
+from runner.service.pipelines import Service
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from runner.serve.service import Service
+from runner.service.pipelines import Service
 from tests.playground.conftest import csrf_of, playground_client
 
 SHOP = Path(__file__).resolve().parents[1] / "cli" / "fixtures" / "shop"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.serve.service import Limits, Service
+from runner.service.pipelines import Limits, Service
 
 SHOP = Path(__file__).parent.parent / "cli" / "fixtures" / "shop"
 COMPARE = "Compare the KD-450 and the KW-620"

@@ -1,5 +1,5 @@
 """What the service sends out carries no credential and no path of the machine (issue 19, L2
-and L3): runner/serve/redact.py."""
+and L3): runner/service/redact.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.serve.redact import Redactor
+from runner.service.redact import Redactor
 
 
 @pytest.mark.parametrize(

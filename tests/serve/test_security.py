@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from runner.cli.webapp import compose
-from runner.serve.service import Limits, Service
+from runner.service.pipelines import Limits, Service
 from runner.sessions import RoundRecord
 
 from .conftest import ASK, COMPARE, copy_pipelines

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from runner.serve.errors import BadRequest, Busy, NotFound, Unavailable
+from runner.service.errors import BadRequest, Busy, NotFound, Unavailable
 from runner.trace import schema_problems
 
 from .conftest import ASK, COMPARE, QUESTION
@@ -143,7 +143,7 @@ def test_a_draining_service_refuses_new_rounds(service):
 def test_rounds_running_at_once_count_only_their_own_llm_calls(tmp_path, monkeypatch):
     import threading
 
-    from runner.serve.service import Service
+    from runner.service.pipelines import Service
 
     from .conftest import Held, copy_pipelines
 

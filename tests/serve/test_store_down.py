@@ -8,8 +8,8 @@ import asyncio
 import pytest
 from pgserver import PostgresServer
 
-from runner.serve.errors import Unavailable
-from runner.serve.service import Service
+from runner.service.errors import Unavailable
+from runner.service.pipelines import Service
 
 from .conftest import ASK
 

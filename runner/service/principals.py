@@ -33,7 +33,7 @@ from starlette.authentication import (
 )
 from starlette.requests import HTTPConnection, Request
 
-from runner.serve.errors import BadRequest, NotFound
+from runner.service.errors import BadRequest, NotFound
 
 COOKIE = "runner_token"  # the playground's login cookie (HttpOnly, SameSite=Strict)
 SCOPE_CHARS = 12

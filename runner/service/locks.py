@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from runner.serve.errors import Busy
+from runner.service.errors import Busy
 
 if TYPE_CHECKING:
     from runner.sessions import Store

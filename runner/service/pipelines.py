@@ -10,9 +10,9 @@ and serves every round of every session. A round is exactly `runner run --json`'
 requests on one session never interleave (`KeyLocks`), and a request id already committed
 returns the stored result without running anything (`runner.app.replay`).
 
-Every call names its `client` (runner.serve.principals): it reaches only its own sessions and
+Every call names its `client` (runner.service.principals): it reaches only its own sessions and
 idempotency keys (LOCAL, the one client of a service without tokens, owns all). What goes out
-is redacted (runner.serve.redact); sessions are read a window of rounds at a time; at most
+is redacted (runner.service.redact); sessions are read a window of rounds at a time; at most
 `Limits.max_rounds_in_flight` rounds run at once (a 503 with Retry-After past it).
 """
 
@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from runner.serve.errors import BadRequest, NotFound, Unavailable, as_service_error
-from runner.serve.locks import KeyLocks
-from runner.serve.principals import LOCAL, Client, check_session_id, not_found_message
-from runner.serve.redact import Redactor
+from runner.service.errors import BadRequest, NotFound, Unavailable, as_service_error
+from runner.service.locks import KeyLocks
+from runner.service.principals import LOCAL, Client, check_session_id, not_found_message
+from runner.service.redact import Redactor
 
 if TYPE_CHECKING:
     from runner.app import Runtime

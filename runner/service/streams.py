@@ -1,0 +1,109 @@
+"""Rounds streamed as they run: server-sent events of their progress and of the answer as the
+model writes it.
+
+`RoundStream` runs one round (`Service.run_round`) as an asyncio task of its own, watched
+(`runner.app.watching`): each trace event worth showing and each piece of the answer is queued
+for the response, which sends them as they come. A client that leaves mid-stream leaves the
+round running: it finishes and is stored, as if the client had waited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from starlette.responses import Response, StreamingResponse
+
+from runner.service.errors import as_service_error
+
+if TYPE_CHECKING:
+    pass
+
+KEEPALIVE_S = 10.0  # an SSE comment while a round is quiet, so that proxies keep the stream open
+# The trace events sent as progress, and the fields of each that are sent (no page lists: a
+# retrieval says how many pages it found).
+PROGRESS: dict[str, tuple[str, ...]] = {
+    "task.start": ("prompt", "depth", "owner"),
+    "task.end": ("status",),
+    "coordinator.run": ("coordinator", "subtasks"),
+    "tool.run": ("tool", "reason", "result"),
+    "tool.error": ("tool", "reason", "error"),
+    "retrieval": ("tool", "corpus", "query"),
+    "clarification.ask": ("tool", "question"),
+    "terminal": ("tool",),
+}
+
+Item = tuple[str, Any]  # ("progress", {...}) | ("delta", text) | ("keepalive", None)
+
+
+class RoundStream:
+    """One round running in its own task, and what it told while it ran, in order."""
+
+    def __init__(self, start: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+        from runner.app import RoundWatch, watching
+
+        self._queue: asyncio.Queue[Item | None] = asyncio.Queue()
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        with watching(RoundWatch(on_event=self._event, on_delta=self._delta)):
+            self.task = asyncio.ensure_future(start())  # the watch goes with the task's context
+        self.task.add_done_callback(self._ended)
+
+    async def items(self) -> AsyncIterator[Item]:
+        """What the round tells, as it tells it, until it ends; a keep-alive when it is quiet."""
+        while True:
+            try:
+                item = await asyncio.wait_for(self._queue.get(), KEEPALIVE_S)
+            except asyncio.TimeoutError:
+                yield ("keepalive", None)
+                continue
+            if item is None:
+                return
+            yield item
+
+    async def outcome(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """The round's result, or the error it ended with (as JSON: `{"error": {…}}`)."""
+        try:
+            return await self.task, None
+        except Exception as exc:
+            return None, as_service_error(exc).to_json()
+
+    def _event(self, event: str, task: str | None, fields: Mapping[str, Any]) -> None:
+        shown = PROGRESS.get(event)
+        if shown is not None:
+            detail = {name: fields[name] for name in shown if name in fields}
+            if event == "retrieval":
+                detail["pages"] = len(fields.get("pages") or ())
+            self._put(("progress", {"event": event, "task": task, **detail}))
+
+    def _delta(self, text: str) -> None:
+        self._put(("delta", text))
+
+    def _put(self, item: Item | None) -> None:
+        """Queued for the response; from a thread a tool started, through the event loop."""
+        if threading.get_ident() == self._thread:
+            self._queue.put_nowait(item)
+        else:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+
+    def _ended(self, task: asyncio.Future[Any]) -> None:
+        if not task.cancelled():
+            task.exception()  # retrieved here: a client that left never awaits it
+        self._put(None)
+
+
+def sse(data: Any, event: str | None = None) -> str:
+    """One server-sent event."""
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def sse_response(events: AsyncIterator[str]) -> Response:
+    return StreamingResponse(
+        events,
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
