@@ -8,6 +8,7 @@ its result from theirs (C20e). A `coordinator_only` tool is never a candidate (C
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -45,6 +46,22 @@ def rule_matches(keywords: Sequence[str], pattern: str | None, text: str) -> boo
     if any(_keyword_pattern(word).search(text) for word in keywords):
         return True
     return pattern is not None and compile_pattern(pattern).search(text) is not None
+
+
+async def rule_holds(keywords: Sequence[str], pattern: str | None, text: str) -> bool:
+    """`rule_matches`, with an author's pattern matched in a worker thread: a pattern that
+    backtracks runs into its time limit there, not on the event loop that serves every other
+    round of the process. Keywords alone (escaped literals) are matched in place."""
+    if pattern is None:
+        return rule_matches(keywords, None, text)
+    return await asyncio.to_thread(rule_matches, keywords, pattern, text)
+
+
+async def classify_off_loop(prompt_types: PromptTypes, text: str) -> str:
+    """`classify_by_rule`, in a worker thread when a prompt type has a pattern (as above)."""
+    if not any(kind.pattern for kind in prompt_types.types):
+        return classify_by_rule(prompt_types, text)
+    return await asyncio.to_thread(classify_by_rule, prompt_types, text)
 
 
 def admits(config: ToolConfig, prompt_type: str | None) -> bool:
@@ -92,7 +109,7 @@ class Activation(Channels):
                 chosen[config.name] = ALWAYS
             elif mode is ActivationMode.RULE:
                 activation = config.activation
-                if rule_matches(activation.keywords, activation.pattern, task.task_prompt):
+                if await rule_holds(activation.keywords, activation.pattern, task.task_prompt):
                     chosen[config.name] = RULE
             else:
                 asked.append(config)

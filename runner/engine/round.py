@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from runner.engine.activation import Activation, classify_by_rule
+from runner.engine.activation import Activation, classify_off_loop
 from runner.engine.answer import Answer
 from runner.engine.channels import CLOSED, RoundError, Stop
 from runner.engine.coordinators import CoordinatorStep
@@ -208,7 +208,7 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
         if len(names) <= 1:
             return names[0] if names else config.default
         if config.classify == "rule":
-            return classify_by_rule(config, text)
+            return await classify_off_loop(config, text)
         chosen = await self.prompts.prompt_type(text, config.types)
         if chosen not in names:
             self.warn(

@@ -227,3 +227,44 @@ def test_tools_are_candidates_only_for_their_prompt_types(world):
     )
     w.run("how do I descale it?")
     assert w.ran() == [("1", "general")]
+
+
+class _ThreadRecordingPattern:
+    """A compiled pattern that notes the thread each search ran on."""
+
+    def __init__(self, threads: list[str], pattern: str) -> None:
+        import re as _re
+
+        self._threads, self._compiled = threads, _re.compile(pattern, _re.IGNORECASE)
+
+    def search(self, text: str):
+        import threading
+
+        self._threads.append(threading.current_thread().name)
+        return self._compiled.search(text)
+
+
+def _recording_patterns(monkeypatch) -> list[str]:
+    from runner.engine import activation
+
+    threads: list[str] = []
+    monkeypatch.setattr(
+        activation, "compile_pattern", lambda pattern: _ThreadRecordingPattern(threads, pattern)
+    )
+    return threads
+
+
+def test_issue_19_an_activation_pattern_is_matched_off_the_event_loop(world, monkeypatch):
+    threads = _recording_patterns(monkeypatch)
+    w = world(FakeTool("re", activation={"pattern": r"\bXR-\d+"}))
+    w.run("the XR-200?")
+    assert w.ran() == [("1", "re")]
+    assert threads and "MainThread" not in threads  # the round's loop runs on the main thread
+
+
+def test_issue_19_a_prompt_type_pattern_is_matched_off_the_event_loop(world, monkeypatch):
+    threads = _recording_patterns(monkeypatch)
+    w = world(FakeTool("a", activation="always"), prompt_types=_TYPES)
+    w.run("where is order #42?")
+    assert task_of(w, "1").prompt_type == "order"
+    assert threads and "MainThread" not in threads
