@@ -7,7 +7,8 @@ the runtime once, then asks batches of questions, `--jobs` at a time, as the loc
 as they finish; a batch whose worker died or raised is asked again (up to `RETRIES` times,
 the worker restarted first when it died). A batch that fails every time is set aside (and its
 worker, when it died for good) while the others are asked; the run then fails with
-`BatchesFailed`, naming the questions set aside. `local` starts a Ray cluster on this machine
+`BatchesFailed`, naming the questions set aside and why (the worker died, or what it raised:
+`KeyError: 'x'`), and `--resume` asks them again. `local` starts a Ray cluster on this machine
 for the run, and stops it after.
 
 Every node needs runner installed (the same version), as any Ray job needs its code.
@@ -193,7 +194,7 @@ def _finish_one(
         failed.append(FailedBatch(_ids(chunk), "its worker died on every attempt"))
         return []
     except ray.exceptions.RayError as error:
-        failed.append(FailedBatch(_ids(chunk), _first_line(error)))
+        failed.append(FailedBatch(_ids(chunk), _raised(error)))
         return [worker]
     for record, events in answered:
         done(Answered(record, events))
@@ -204,9 +205,13 @@ def _ids(chunk: list[dict[str, Any]]) -> list[str]:
     return [str(question["id"]) for question in chunk]
 
 
-def _first_line(error: Exception) -> str:
+def _raised(error: Exception) -> str:
+    """What the batch raised, as Python says it on its last line (`KeyError: 'x'`): a task's
+    error carries the worker's exception as its `cause`."""
     cause = getattr(error, "cause", None) or error
-    return str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+    message = str(cause).strip()
+    name = type(cause).__name__
+    return f"{name}: {message.splitlines()[0]}" if message else name
 
 
 def _stop(ray: Any, workers: list[Any]) -> None:
