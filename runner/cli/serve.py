@@ -22,7 +22,12 @@ from runner.cli.sessions import Duration
 
 @click.command("serve")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="The address to bind (IPv6 as ::1 or [::1]).",
+)
 @click.option("--port", default=8000, show_default=True, type=int, help="The port to bind.")
 @click.option(
     "--workers",
@@ -81,7 +86,7 @@ from runner.cli.sessions import Duration
     multiple=True,
     metavar="NAME",
     help="A Host name to answer besides the bound address and loopback names (repeatable; "
-    "the name clients use, e.g. runner.example.com).",
+    "the name clients use, e.g. runner.example.com, or an IPv6 address: [fd00::2]).",
 )
 @click.option(
     "--session-ttl",
@@ -152,6 +157,7 @@ def command(
         from runner.serve.config import SETTINGS_ENV, ServeSettings
         from runner.serve.http import load_tokens
 
+        host = checked_hosts(host, allowed_host)
         tokens = load_tokens(token_file)
         refuse_open_binding(host, tokens, insecure, playground)
         if mcp:
@@ -201,6 +207,26 @@ def command(
 
 
 KEEP_ALIVE_S = 5  # an idle connection is closed after this
+
+
+def checked_hosts(host: str, allowed: tuple[str, ...]) -> str:
+    """The address to bind: `--host` as the socket takes it, an IPv6 address out of the
+    brackets it may be written in (`[::1]`). Each `--allowed-host` is checked first, so that
+    a name no Host could match is refused naming the option."""
+    from runner.serve.hosts import host_name_problem, ipv6_literal
+
+    for name in allowed:
+        if problem := host_name_problem(name):
+            raise click.BadParameter(
+                f"{name!r} cannot be a Host name: {problem}", param_hint="--allowed-host"
+            )
+    if not host.startswith("["):
+        return host
+    if not host.endswith("]") or ipv6_literal(host) is None:
+        raise click.BadParameter(
+            f"{host!r} is not an IPv6 address in brackets: write ::1 or [::1]", param_hint="--host"
+        )
+    return host[1:-1]
 
 
 def refuse_open_binding(

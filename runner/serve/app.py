@@ -19,12 +19,11 @@ from typing import TYPE_CHECKING
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware.authentication import AuthenticationMiddleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from runner.serve.hosts import LOOPBACK_NAMES, SecurityHeaders
+from runner.serve.hosts import LOOPBACK_NAMES, SecurityHeaders, TrustedHosts, check_host_names
 from runner.serve.http import (
     DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_MAX_BODY_BYTES,
@@ -60,12 +59,15 @@ def create_app(
     """The ASGI app serving `service`. `extra_routes` are mounted beside the API (the
     playground's); paths under `public_prefixes` need no token, those under `cookie_prefixes`
     may carry it in the login cookie, and a page there without one is sent to `login_path`.
-    Requests naming a Host not in `allowed_hosts` get a 400; a body must arrive within
+    Requests naming a Host not in `allowed_hosts` get a 400 (ValueError for a name no Host
+    could match: runner.serve.hosts.host_name_problem); a body must arrive within
     `body_timeout_s`. With `session_ttl_s`, sessions idle longer are deleted at start and
     then every hour (or TTL, when shorter). On shutdown the app waits up to
     `drain_timeout_s` for rounds in flight, then closes the service (`close_service`)."""
     from runner.serve import native, openai_api, streaming
     from runner.serve.tracecontext import TraceContext
+
+    check_host_names(allowed_hosts)  # now: the middleware is built at the first request
 
     exporter = None
     if metrics:
@@ -130,7 +132,7 @@ def create_app(
     # then the caller's trace context around the route
     app.add_middleware(TraceContext)
     app.add_middleware(AuthenticationMiddleware, backend=backend, on_error=refused)
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
+    app.add_middleware(TrustedHosts, allowed_hosts=list(allowed_hosts))
     app.add_middleware(SecurityHeaders)
     app.state.service = service
     app.state.body_timeout_s = body_timeout_s

@@ -1,4 +1,5 @@
-"""`runner serve` as a real process on a free port of 127.0.0.1, for the HTTP tests."""
+"""`runner serve` as a real process on a free port of 127.0.0.1 (or of the loopback address
+`host` names), for the HTTP tests."""
 
 from __future__ import annotations
 
@@ -16,9 +17,15 @@ START_TIMEOUT_S = 60.0
 
 
 class ServeProcess:
-    def __init__(self, paths: list[Path], *options: str, env: dict[str, str] | None = None):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+    def __init__(
+        self,
+        paths: list[Path],
+        *options: str,
+        env: dict[str, str] | None = None,
+        host: str = "127.0.0.1",
+    ):
+        self.port = free_port(host)
+        self.url = f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
         self.log = Path(os.environ.get("TMPDIR", "/tmp")) / f"runner-serve-{self.port}.log"
         command = [
             sys.executable,
@@ -26,6 +33,8 @@ class ServeProcess:
             "from runner.cli import main; main()",
             "serve",
             *map(str, paths),
+            "--host",
+            host,
             "--port",
             str(self.port),
             "--log-level",
@@ -83,7 +92,7 @@ class ServeProcess:
         return self.process.returncode
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.bind((host, 0))
         return probe.getsockname()[1]
