@@ -15,12 +15,18 @@ REDACTED = "[redacted]"
 # real token has them, and "bearer tokens" or "password: required" in an answer stays as it is
 _SECRET = r"[A-Za-z0-9._~+/=-]"
 _LIKE_A_SECRET = r"(?=[^\s\"',;}&]*[0-9_.~+/=-]|[^\s\"',;}&]{16})"
+# each pattern, with the words (lower case) that one of its matches holds: most texts hold
+# none of them, and looking for a word is many times quicker than searching the pattern
 _CREDENTIALS = (
-    re.compile(rf"(?i)\b(bearer)\s+{_LIKE_A_SECRET}{_SECRET}{{8,}}"),
-    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}"),
-    re.compile(
-        r"(?i)([\"']?\b(?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|client[_-]?secret"
-        rf"|secret[_-]?key|password)[\"']?\s*[:=]\s*[\"']?){_LIKE_A_SECRET}[^\s\"',;}}&]{{4,}}"
+    (re.compile(rf"(?i)\b(bearer)\s+{_LIKE_A_SECRET}{_SECRET}{{8,}}"), ("bearer",)),
+    (re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}"), ("sk-", "pk-", "rk-")),
+    (
+        re.compile(
+            r"(?i)([\"']?\b(?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token"
+            r"|client[_-]?secret|secret[_-]?key|password)[\"']?\s*[:=]\s*[\"']?)"
+            rf"{_LIKE_A_SECRET}[^\s\"',;}}&]{{4,}}"
+        ),
+        ("key", "token", "secret", "password"),
     ),
 )
 
@@ -28,8 +34,10 @@ _CREDENTIALS = (
 def hide_credentials(text: str) -> str:
     """`text` with each thing that looks like a credential replaced by `[redacted]` (its label,
     `Bearer` or `api_key=`, kept)."""
-    for pattern in _CREDENTIALS:
-        text = pattern.sub(_keep_label, text)
+    lower = text.lower()
+    for pattern, words in _CREDENTIALS:
+        if any(word in lower for word in words):
+            text = pattern.sub(_keep_label, text)
     return text
 
 

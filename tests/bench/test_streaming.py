@@ -40,6 +40,7 @@ def test_the_summary_rows_compare_the_first_token_with_the_round() -> None:
         "telemetry": {
             "off_ms": 50.0,
             "on_over_off": 1.2,
+            "content_over_off": 1.3,
             "spans_per_round": 24,
             "off_checks": {"per_round_us": 2.0},
         },
