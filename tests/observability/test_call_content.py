@@ -135,3 +135,17 @@ def test_a_credential_in_the_message_never_reaches_a_span(support, tmp_path):
     ]
     [asked] = said_on(answer, "gen_ai.input.messages")
     assert "[redacted]" in asked["parts"][0]["content"]
+
+
+def test_a_credential_in_an_error_never_reaches_a_span_even_not_opted_in(support, tmp_path):
+    script = tmp_path / "script.yaml"  # the gatekeeper's call finds no rule: its error quotes
+    script.write_text("- {purpose: suitability, reply: {troubleshooter: false}}\n", "utf-8")
+    telemetry = Telemetry(content=False)
+    message = f"My api key is {KEY}: is the KW-620 quiet?"
+    result = run_round(support, tmp_path, telemetry, message, llm_script=script)
+    assert KEY in str(result.error)  # the task, as the scripted LLM's miss quotes it
+    failed = [span for span in telemetry.spans if span.status.status_code.name == "ERROR"]
+    assert len(failed) == 2  # the round and the call
+    for span in failed:
+        assert KEY not in str(span.status.description)
+        assert "[redacted]" in str(span.status.description)
