@@ -294,8 +294,7 @@ def chat_span(event: Mapping[str, Any], start: float, end: float) -> SpanPlan:
         attributes["error.type"] = error_type(str(event.get("error") or ""))
         span.error = said(event.get("error")) or "the call failed"
     else:
-        # the local providers (offline, scripted) write a whole reply: they stop, as it were
-        attributes["gen_ai.response.finish_reasons"] = [str(event.get("finish_reason") or "stop")]
+        attributes["gen_ai.response.finish_reasons"] = [finish_reason(event)]
     if event.get("first_token_ms") is not None:
         attributes["gen_ai.request.stream"] = True
         attributes["gen_ai.response.time_to_first_chunk"] = float(event["first_token_ms"]) / 1000
@@ -314,9 +313,14 @@ def exchanged_messages(exchange: Exchange, event: Mapping[str, Any]) -> dict[str
     was answered, its reply, as the conventions' message attributes."""
     messages = {"gen_ai.input.messages": input_messages(exchange.prompt)}
     if exchange.reply is not None:
-        finish = str(event.get("finish_reason") or "stop")
-        messages["gen_ai.output.messages"] = output_messages(exchange.reply, finish)
+        messages["gen_ai.output.messages"] = output_messages(exchange.reply, finish_reason(event))
     return messages
+
+
+def finish_reason(call: Mapping[str, Any]) -> str:
+    """Why the model stopped, as the server said; the local providers (offline, scripted)
+    write a whole reply: they stop, as it were."""
+    return str(call.get("finish_reason") or "stop")
 
 
 def input_messages(message: str) -> str:
