@@ -11,10 +11,12 @@ costs a round, off and on.
   environment), the same on SmolLM2-135M through llama.cpp's server, on the minimal example.
 - Telemetry off and on: the same round on the offline LLM (no latency: the figure is runner's
   own time), `--rounds` times each way, interleaved: no observer (OpenTelemetry off: the
-  process never imports it), then the OpenTelemetry observer with the SDK's tracer and meter
-  (spans to an in-memory exporter, cleared between rounds). What "off" adds to a round that
-  nothing else measures: one `is None` test per trace event and one test of an empty list per
-  round, timed alone.
+  process never imports it), the OpenTelemetry observer with the SDK's tracer and meter
+  (spans to an in-memory exporter, cleared between rounds), and the same observer with content
+  capture (each LLM call's prompt and reply kept for the round and put on its chat span). What
+  "off" adds to a round that nothing else measures, timed alone: one `is None` test per trace
+  event, two tests of an empty list per round (an observer? one that wants content?) and one
+  context-variable read per LLM call (does the call keep its prompt?).
 """
 
 from __future__ import annotations
@@ -149,37 +151,46 @@ SMOLLM2_QUESTIONS = ("How do I descale the kettle?", "How do I reset the boil-dr
 
 
 def round_times(
-    pipeline: Path, folder: Path, rounds: int, observer: Callable[[Any], None]
+    pipeline: Path,
+    folder: Path,
+    rounds: int,
+    observers: dict[str, tuple[Callable[[Any], None], bool] | None],
 ) -> dict[str, list[float]]:
-    """Milliseconds per round, off and on, interleaved so that both see the same machine: each
-    question twice in a row, one way then the other, the first way alternating (the second run
-    of a question finds warmer caches)."""
+    """Milliseconds per round in each mode (its observer and whether it wants content; None:
+    no observer), interleaved so that all see the same machine: each question once in each
+    mode in a row, the order turning a step each question (a later run of a question finds
+    warmer caches)."""
     from runner import observability
     from runner.app import Runtime
     from runner.sessions import open_store
 
-    times: dict[str, list[float]] = {"off": [], "on": []}
+    modes = list(observers)
+    times: dict[str, list[float]] = {mode: [] for mode in modes}
     with (
         Runtime.open(pipeline, llm_override="offline") as runtime,
         open_store(str(folder / "otel.sqlite")) as store,
     ):
         runtime.open_corpora()
-        for index in range(rounds * 2 + 2):  # the first two: warming up
-            first_on = index // 2 % 2 == 1
-            mode = "on" if (index % 2 == 1) != first_on else "off"
-            if mode == "on":
-                observability.add_observer(observer)
-            started = time.perf_counter()
-            asyncio.run(runtime.conversation(store).say(QUESTIONS[index // 2 % len(QUESTIONS)]))
-            elapsed = (time.perf_counter() - started) * 1000
-            observability.remove_observer(observer)
-            if index >= 2:
-                times[mode].append(elapsed)
+        for block in range(rounds + 1):  # the first: warming up
+            question = QUESTIONS[block % len(QUESTIONS)]
+            turn = block % len(modes)
+            for mode in modes[turn:] + modes[:turn]:
+                watching = observers[mode]
+                if watching is not None:
+                    observability.add_observer(watching[0], content=watching[1])
+                started = time.perf_counter()
+                asyncio.run(runtime.conversation(store).say(question))
+                elapsed = (time.perf_counter() - started) * 1000
+                if watching is not None:
+                    observability.remove_observer(watching[0])
+                if block:
+                    times[mode].append(elapsed)
     return times
 
 
-def otel_observer() -> tuple[Callable[[Any], None], Callable[[], int]]:
-    """The OpenTelemetry observer on the SDK, and how many spans it has made (then cleared)."""
+def otel_observer(content: bool = False) -> tuple[Callable[[Any], None], Callable[[], int]]:
+    """The OpenTelemetry observer on the SDK (with content capture or not), and how many spans
+    it has made (then cleared)."""
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     from opentelemetry.sdk.trace import TracerProvider
@@ -192,7 +203,7 @@ def otel_observer() -> tuple[Callable[[Any], None], Callable[[], int]]:
     tracers = TracerProvider()
     tracers.add_span_processor(SimpleSpanProcessor(exporter))
     meters = MeterProvider(metric_readers=[InMemoryMetricReader()])
-    observer = OtelObserver(tracers, meters)
+    observer = OtelObserver(tracers, meters, content=content)
 
     def observe(finished: Any) -> None:
         observer(finished)
@@ -205,39 +216,56 @@ def otel_observer() -> tuple[Callable[[Any], None], Callable[[], int]]:
     return observe, spans
 
 
-def off_checks(events_per_round: int) -> dict[str, float]:
-    """What telemetry off adds to a round, timed alone: the trace's `listener is None` test per
-    event, and the application layer's `observed()` per round (nanoseconds)."""
+def off_checks(events_per_round: int, calls_per_round: int) -> dict[str, float]:
+    """What telemetry off adds to a round, timed alone (nanoseconds): the trace's `listener is
+    None` test per event, the application layer's `observed()` and `wants_content()` per round,
+    and the LLM client's `exchange()` per call (nothing kept)."""
     from runner import observability
+    from runner.llm.exchanges import exchange
     from runner.trace import Trace
 
     trace = Trace()
-    number = 1_000_000
-    per_test = min(timeit.repeat(lambda: trace.listener is not None, number=number, repeat=5))
-    per_round = min(timeit.repeat(observability.observed, number=number, repeat=5))
-    event_ns = per_test / number * 1e9
-    round_ns = per_round / number * 1e9
+
+    def timed(check: Callable[[], object]) -> float:
+        number = 1_000_000
+        return min(timeit.repeat(check, number=number, repeat=5)) / number * 1e9
+
+    event_ns = timed(lambda: trace.listener is not None)
+    observed_ns = timed(observability.observed)
+    content_ns = timed(observability.wants_content)
+    call_ns = timed(lambda: exchange("prompt", "reply"))
+    total_ns = event_ns * events_per_round + observed_ns + content_ns + call_ns * calls_per_round
     return {
         "listener_test_ns": round(event_ns, 1),
-        "observed_test_ns": round(round_ns, 1),
+        "observed_test_ns": round(observed_ns, 1),
+        "wants_content_test_ns": round(content_ns, 1),
+        "exchange_test_ns": round(call_ns, 1),
         "events_per_round": events_per_round,
-        "per_round_us": round((event_ns * events_per_round + round_ns) / 1000, 3),
+        "calls_per_round": calls_per_round,
+        "per_round_us": round(total_ns / 1000, 3),
     }
 
 
 def telemetry_cost(pipeline: Path, folder: Path, rounds: int) -> dict[str, Any]:
     imported_before = "opentelemetry" in sys.modules
-    probe = _events_per_round(pipeline, folder)
+    events, calls = _events_per_round(pipeline, folder)
     imported_off = "opentelemetry" in sys.modules
     observe, spans = otel_observer()
+    observe_content, spans_content = otel_observer(content=True)
     seen: list[int] = []
 
     def counting(finished: Any) -> None:
         observe(finished)
         seen.append(spans())
 
-    times = round_times(pipeline, folder, rounds, counting)
+    def emptying(finished: Any) -> None:
+        observe_content(finished)
+        spans_content()
+
+    modes = {"off": None, "on": (counting, False), "content": (emptying, True)}
+    times = round_times(pipeline, folder, rounds, modes)
     off, on = statistics.median(times["off"]), statistics.median(times["on"])
+    content = statistics.median(times["content"])
     return {
         "rounds": rounds,
         # (unknown when something imported it before the benchmark began)
@@ -245,13 +273,16 @@ def telemetry_cost(pipeline: Path, folder: Path, rounds: int) -> dict[str, Any]:
         "off_ms": round(off, 2),
         "on_ms": round(on, 2),
         "on_over_off": round(on / off, 3),
+        "content_ms": round(content, 2),
+        "content_over_off": round(content / off, 3),
         "spans_per_round": statistics.median(seen) if seen else 0,
-        "off_checks": off_checks(probe),
+        "off_checks": off_checks(events, calls),
     }
 
 
-def _events_per_round(pipeline: Path, folder: Path) -> int:
-    """The trace events of one round of the first question (each passes the listener test)."""
+def _events_per_round(pipeline: Path, folder: Path) -> tuple[int, int]:
+    """The trace events of one round of the first question (each passes the listener test),
+    and its LLM calls (each asks whether to keep its prompt)."""
     from runner.app import Runtime
     from runner.sessions import open_store
 
@@ -260,7 +291,8 @@ def _events_per_round(pipeline: Path, folder: Path) -> int:
         open_store(str(folder / "probe.sqlite")) as store,
     ):
         result = asyncio.run(runtime.conversation(store).say(QUESTIONS[0]))
-        return len(result.trace.events) if result.trace is not None else 0
+        events = result.trace.events if result.trace is not None else []
+        return len(events), sum(event["event"] == "llm.call" for event in events)
 
 
 # --- the report ---------------------------------------------------------------------------------
@@ -313,10 +345,14 @@ second.
 
 Telemetry, the same rounds on the offline LLM (runner's own time), median of {cost["rounds"]}
 rounds each way, interleaved: off {cost["off_ms"]} ms a round; on (OpenTelemetry's SDK, spans to
-memory, {cost["spans_per_round"]} spans a round) {cost["on_ms"]} ms, {cost["on_over_off"]}× off.
+memory, {cost["spans_per_round"]} spans a round) {cost["on_ms"]} ms, {cost["on_over_off"]}× off;
+with content capture (each LLM call's prompt and reply on its chat span) {cost["content_ms"]} ms,
+{cost["content_over_off"]}× off.
 Off, OpenTelemetry is never imported (imported: {cost["opentelemetry_imported_when_off"]}), and
 a round pays {checks["events_per_round"]} `listener is None` tests ({checks["listener_test_ns"]}
-ns each) and one `observed()` ({checks["observed_test_ns"]} ns): {checks["per_round_us"]} µs,
+ns each), one `observed()` ({checks["observed_test_ns"]} ns), one `wants_content()`
+({checks["wants_content_test_ns"]} ns) and {checks["calls_per_round"]} `exchange()` reads, one a
+call ({checks["exchange_test_ns"]} ns each): {checks["per_round_us"]} µs,
 {checks["per_round_us"] / 1000 / cost["off_ms"]:.4%} of the round — nothing measurable.
 """
 

@@ -358,7 +358,8 @@ def streaming_rows(results: Mapping[str, Any]) -> list[Row]:
         [
             "OpenTelemetry off: what it adds to a round",
             f"{cost['off_checks']['per_round_us']} µs ({off_share:.4%})",
-            f"on: {cost['on_over_off']}× the round ({cost['spans_per_round']} spans)",
+            f"on: {cost['on_over_off']}× the round ({cost['spans_per_round']} spans); with "
+            f"content capture {cost['content_over_off']}×",
             f"< {targets['off_share_of_round']:.0%} of a round",
             _met(off_share < targets["off_share_of_round"]),
         ],

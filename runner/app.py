@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from runner.engine.protocols import Tool
     from runner.engine.state import SessionState
     from runner.llm.client import Client
+    from runner.llm.exchanges import Exchange
     from runner.llm.prompts import Prompts
     from runner.trace import Trace
 
@@ -267,14 +268,20 @@ class Conversation:
             writer = SessionWriter(self.store, self.session.version)
         orchestrator = self.runtime.orchestrator(trace=trace, checkpoint=writer)
         from runner.llm.accounting import calls_of_one_round
+        from runner.llm.exchanges import keeping_exchanges
         from runner.llm.streaming import streaming_to
 
+        keep = observability.wants_content()  # the calls' prompts, for an observer only
+        exchanges: list[Exchange | None] = []
         try:
             with (
                 calls_of_one_round(),  # this round's stats count this round's calls only
+                keeping_exchanges(keep),
                 streaming_to(watch.on_delta if watch is not None else None),
             ):
                 result = await orchestrator.run_round(self.state, message)
+                if keep:  # in the order of the trace's `llm.call` events, made from them
+                    exchanges = [call.exchange for call in self.runtime.client.calls]
                 record = self._record(result, message, trace, request_id)
                 if isinstance(writer, BackgroundWriter):
                     await writer.finish(self.state, record)
@@ -292,6 +299,7 @@ class Conversation:
                     began_ns=began_ns,
                     events=trace.events,
                     result=record.result,
+                    exchanges=exchanges,
                 )
             )
         return result

@@ -8,6 +8,8 @@ from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from runner.llm.exchanges import Exchange
+
 # The task an LLM call is made for. The engine sets it around every step it takes for a task
 # (its coordinators, suitability call, tools, a conditional decision), so each record names its
 # task, even for calls made concurrently by the subtasks of a parallel group.
@@ -42,9 +44,12 @@ class CallRecord:
     task: str | None = field(default_factory=CHARGED_TASK.get)  # the task it was made for
     finish_reason: str | None = None  # why the model stopped, when the provider said
     first_token_ms: float | None = None  # a streamed reply: when its first text arrived
+    # its prompt and reply, for an observer that asked for them (runner.llm.exchanges)
+    exchange: Exchange | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         fields = {key: value for key, value in asdict(self).items() if value is not None}
+        fields.pop("exchange", None)  # told in process only, never written in the trace
         if self.prompt_cut is not None:
             fields["prompt_cut"] = dict(self.prompt_cut)
         return fields

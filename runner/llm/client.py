@@ -38,6 +38,7 @@ from runner.llm.accounting import CallRecord, RoundAccounting
 from runner.llm.cache import CachedReply, ResponseCache, cache_key
 from runner.llm.cassette import Entry, Recorder
 from runner.llm.errors import LLMCallError, LLMError, LLMReplyError
+from runner.llm.exchanges import exchange
 from runner.llm.providers.base import Provider, ProviderReply, StreamingProvider
 from runner.llm.retrying import backoff_delay, is_broken_body, is_transient
 from runner.llm.settings import DEFAULT_CONTEXT_WINDOW, model_settings
@@ -396,6 +397,7 @@ class Client:
                 prompt_cut=request.cut,
                 finish_reason=answer.finish_reason,
                 first_token_ms=answer.first_token_ms,
+                exchange=exchange(request.prompt, answer.text),
             )
         )
 
@@ -425,6 +427,7 @@ class Client:
                 structured=settings.structured,
                 notice=notice,
                 prompt_cut=request.cut,
+                exchange=exchange(request.prompt, None),
             )
         )
 

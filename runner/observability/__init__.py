@@ -9,6 +9,11 @@ An observer derives what it reports from the round's own trace (runner.trace): t
 already say which task ran which coordinator, tool, retrieval and LLM call, and why, so the
 engine knows nothing of observers. A service that received a W3C `traceparent` makes the round
 a child of the caller's trace by running it `within_trace(headers)`.
+
+The trace keeps no prompt text. An observer added with `content=True` (the user opted in to
+content capture) is also handed the prompt and reply of each LLM call (`exchanges`), which the
+round keeps for it in process only (runner.llm.exchanges says why): when no observer asks, no
+round keeps them.
 """
 
 from __future__ import annotations
@@ -17,7 +22,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runner.llm.exchanges import Exchange
 
 
 @dataclass(frozen=True)
@@ -28,29 +36,43 @@ class FinishedRound:
     began_ns: int  # wall clock (ns since the epoch) when the round's trace began
     events: Sequence[Mapping[str, Any]]  # the round's trace events, `ms` counted from began_ns
     result: Mapping[str, Any]  # as `runner run --json` prints it
+    # the prompt and reply of each `llm.call` event of `events`, in the same order, when an
+    # observer asked for content (None: that call's were not kept); else empty
+    exchanges: Sequence[Exchange | None] = ()
 
 
 RoundObserver = Callable[[FinishedRound], None]
 
 _observers: list[RoundObserver] = []
+_wanting_content: list[RoundObserver] = []  # those of them handed the calls' prompts and replies
 
 # The W3C trace context headers (`traceparent`, `tracestate`) of the request a round answers.
 _CARRIER: ContextVar[Mapping[str, str] | None] = ContextVar("runner_trace_carrier", default=None)
 PROPAGATED_HEADERS = ("traceparent", "tracestate")
 
 
-def add_observer(observer: RoundObserver) -> None:
+def add_observer(observer: RoundObserver, *, content: bool = False) -> None:
+    """`content`: the observer wants each LLM call's prompt and reply (`exchanges`), which
+    rounds then keep; say it only when the user opted in to content capture."""
     _observers.append(observer)
+    if content:
+        _wanting_content.append(observer)
 
 
 def remove_observer(observer: RoundObserver) -> None:
-    if observer in _observers:
-        _observers.remove(observer)
+    for kept in (_observers, _wanting_content):
+        if observer in kept:
+            kept.remove(observer)
 
 
 def observed() -> bool:
     """Whether anyone observes rounds (when not, the caller builds no `FinishedRound`)."""
     return bool(_observers)
+
+
+def wants_content() -> bool:
+    """Whether a round should keep its LLM calls' prompts and replies for an observer."""
+    return bool(_wanting_content)
 
 
 def round_finished(finished: FinishedRound) -> None:

@@ -7,8 +7,9 @@ with the service name `OTEL_SERVICE_NAME` (default `runner`), batched and sent w
 ends at the latest. A process that set up OpenTelemetry itself (`opentelemetry-instrument`, an
 application embedding runner) keeps its providers: runner reports through them.
 
-Prompts and replies (the round's message and answer, task prompts, retrieval queries) are in
-the spans only with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`.
+Prompts and replies (the round's message and answer, task prompts, retrieval queries, each LLM
+call's prompt and reply) are in the spans only with
+`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`.
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ def install_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
             f"extra is not installed ({error}): pip install 'runner[otel]', or unset it"
         ) from None
     tracer_provider, meter_provider = _providers(environ)
-    observer = OtelObserver(tracer_provider, meter_provider, content=capture_content(environ))
-    add_observer(observer)
+    content = capture_content(environ)
+    observer = OtelObserver(tracer_provider, meter_provider, content=content)
+    add_observer(observer, content=content)
     _installed.append(observer)
     return True
 

@@ -77,7 +77,9 @@ class OtelObserver:
         self.content = content
 
     def __call__(self, finished: FinishedRound) -> None:
-        plan = plan_round(finished.workflow, finished.events, finished.result, self.content)
+        plan = plan_round(
+            finished.workflow, finished.events, finished.result, self.content, finished.exchanges
+        )
         carrier = trace_carrier()
         parent = propagate.extract(dict(carrier)) if carrier else None
         self._start(plan, parent, finished.began_ns)

@@ -13,7 +13,10 @@ semantic conventions for generative AI (and runner's own attributes under `runne
 Plain data, no OpenTelemetry: `runner.observability.otel` makes real spans of it. The trace's
 events mark when a step ended; a step began where the step before it in the same task (or in
 one of its subtasks) ended, and an LLM call `latency_ms` before its event. Prompts, replies and
-queries are in the spans only with `content` (the user's opt-in).
+queries are in the spans only with `content` (the user's opt-in): the round's message and
+answer, task prompts and queries from the trace, each call's prompt and reply from the
+`exchanges` the round kept beside it (the trace holds no prompt text). Whatever looks like a
+credential in them, or in an error, is hidden (runner.text.credentials).
 """
 
 from __future__ import annotations
@@ -21,7 +24,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from runner.text.credentials import hide_credentials
+
+if TYPE_CHECKING:
+    from runner.llm.exchanges import Exchange
 
 TOOL_ENDS = frozenset({"tool.run", "tool.error", "terminal", "clarification.ask"})
 COORDINATOR_ENDS = frozenset({"coordinator.run", "coordinator.error"})
@@ -44,15 +52,27 @@ class SpanPlan:
 
 
 def plan_round(
-    workflow: str, events: Sequence[Mapping[str, Any]], result: Mapping[str, Any], content: bool
+    workflow: str,
+    events: Sequence[Mapping[str, Any]],
+    result: Mapping[str, Any],
+    content: bool,
+    exchanges: Sequence[Exchange | None] = (),
 ) -> SpanPlan:
-    """The span tree of one round (its root: the workflow span)."""
-    return _Planner(workflow, result, content).plan(events)
+    """The span tree of one round (its root: the workflow span). `exchanges`: the prompt and
+    reply of each `llm.call` event, in order (runner.observability.FinishedRound)."""
+    return _Planner(workflow, result, content, exchanges).plan(events)
 
 
 class _Planner:
-    def __init__(self, workflow: str, result: Mapping[str, Any], content: bool) -> None:
+    def __init__(
+        self,
+        workflow: str,
+        result: Mapping[str, Any],
+        content: bool,
+        exchanges: Sequence[Exchange | None],
+    ) -> None:
         self.content = content
+        self.exchanges = iter(exchanges if content else ())
         self.result = result
         self.root = SpanPlan(
             f"invoke_workflow {workflow}",
@@ -65,7 +85,7 @@ class _Planner:
         self.last_at_depth: dict[int, str] = {}
         self.cursor: dict[str, float] = {}
         self.retrievals: dict[tuple[str | None, str], list[Mapping[str, Any]]] = {}
-        self.calls: list[Mapping[str, Any]] = []
+        self.calls: list[tuple[Mapping[str, Any], Exchange | None]] = []
 
     def plan(self, events: Sequence[Mapping[str, Any]]) -> SpanPlan:
         if events:
@@ -76,8 +96,8 @@ class _Planner:
         for span in self.tasks.values():
             if span.end_ms < span.start_ms:  # never closed: it ran until the round ended
                 span.end_ms = self.root.end_ms
-        for call in self.calls:
-            self._place_call(call)
+        for call, exchange in self.calls:
+            self._place_call(call, exchange)
         self._describe_round()
         return self.root
 
@@ -111,7 +131,7 @@ class _Planner:
         elif name == "retrieval":
             self.retrievals.setdefault((task, str(event.get("tool"))), []).append(event)
         elif name == "llm.call":
-            self.calls.append(event)
+            self.calls.append((event, next(self.exchanges, None)))
         elif name in STEPS and task is not None:
             self._advance(task, ms)
 
@@ -127,7 +147,7 @@ class _Planner:
             "runner.task.resumed": event.get("resumed"),
         }
         if self.content:
-            attributes["runner.task.prompt"] = event.get("prompt")
+            attributes["runner.task.prompt"] = said(event.get("prompt"))
         span = SpanPlan(f"task {task}", ms, -1.0, attributes)
         self._span_of(parent).children.append(span)
         self.tasks[task], self.parents[task] = span, parent
@@ -150,7 +170,7 @@ class _Planner:
         )
         if event["event"] == "coordinator.error":
             span.attributes["error.type"] = "coordinator_error"
-            span.error = str(event.get("error") or "the coordinator failed")
+            span.error = said(event.get("error")) or "the coordinator failed"
         self._span_of(task).children.append(span)
         self._advance(task, ms)
 
@@ -174,7 +194,7 @@ class _Planner:
         )
         if event["event"] == "tool.error":
             span.attributes["error.type"] = "tool_error"
-            span.error = str(event.get("error") or "the tool failed")
+            span.error = said(event.get("error")) or "the tool failed"
         span.children += [self._retrieval(found, span.start_ms) for found in retrievals]
         self._span_of(task).children.append(span)
         self._advance(task, ms)
@@ -190,7 +210,7 @@ class _Planner:
             "runner.pages": len(pages),
         }
         if self.content:
-            attributes["gen_ai.retrieval.query.text"] = event.get("query")
+            attributes["gen_ai.retrieval.query.text"] = said(event.get("query"))
         return SpanPlan(f"retrieval {corpus}", start_ms, float(event["ms"]), attributes)
 
     def _span_of(self, task: str | None) -> SpanPlan:
@@ -209,11 +229,14 @@ class _Planner:
 
     # --- LLM calls and the round ---------------------------------------------------------------
 
-    def _place_call(self, event: Mapping[str, Any]) -> None:
+    def _place_call(self, event: Mapping[str, Any], exchange: Exchange | None) -> None:
         end = float(event["ms"])
         parent = self._call_parent(event, end)
         start = max(end - float(event.get("latency_ms") or 0.0), parent.start_ms)
-        parent.children.append(chat_span(event, start, end))
+        span = chat_span(event, start, end)
+        if exchange is not None:
+            span.attributes.update(exchanged_messages(exchange, event))
+        parent.children.append(span)
 
     def _call_parent(self, event: Mapping[str, Any], end: float) -> SpanPlan:
         """The span of the step the call was made for, when the call ended within it: its
@@ -240,19 +263,10 @@ class _Planner:
         attributes["runner.sources"] = len(result.get("sources") or ())
         if result.get("outcome") == "error":
             attributes["error.type"] = "round_error"
-            self.root.error = str(result.get("error") or "the round failed")
+            self.root.error = said(result.get("error")) or "the round failed"
         if self.content:
-            said = result.get("answer") or result.get("question") or result.get("error") or ""
-            attributes["gen_ai.output.messages"] = json.dumps(
-                [
-                    {
-                        "role": "assistant",
-                        "parts": [{"type": "text", "content": said}],
-                        "finish_reason": "stop",
-                    }
-                ],
-                ensure_ascii=False,
-            )
+            answer = result.get("answer") or result.get("question") or result.get("error")
+            attributes["gen_ai.output.messages"] = output_messages(str(answer or ""), "stop")
 
 
 def chat_span(event: Mapping[str, Any], start: float, end: float) -> SpanPlan:
@@ -278,10 +292,9 @@ def chat_span(event: Mapping[str, Any], start: float, end: float) -> SpanPlan:
     span = SpanPlan(f"chat {model}", start, end, attributes, kind="client")
     if outcome == "error":
         attributes["error.type"] = error_type(str(event.get("error") or ""))
-        span.error = str(event.get("error") or "the call failed")
+        span.error = said(event.get("error")) or "the call failed"
     else:
-        # the local providers (offline, scripted) write a whole reply: they stop, as it were
-        attributes["gen_ai.response.finish_reasons"] = [str(event.get("finish_reason") or "stop")]
+        attributes["gen_ai.response.finish_reasons"] = [finish_reason(event)]
     if event.get("first_token_ms") is not None:
         attributes["gen_ai.request.stream"] = True
         attributes["gen_ai.response.time_to_first_chunk"] = float(event["first_token_ms"]) / 1000
@@ -295,8 +308,42 @@ def error_type(error: str) -> str:
     return head if head.isidentifier() else "llm_error"
 
 
+def exchanged_messages(exchange: Exchange, event: Mapping[str, Any]) -> dict[str, str]:
+    """A call's prompt (sent as one user message: runner.llm.providers.remote) and, when it
+    was answered, its reply, as the conventions' message attributes."""
+    messages = {"gen_ai.input.messages": input_messages(exchange.prompt)}
+    if exchange.reply is not None:
+        messages["gen_ai.output.messages"] = output_messages(exchange.reply, finish_reason(event))
+    return messages
+
+
+def finish_reason(call: Mapping[str, Any]) -> str:
+    """Why the model stopped, as the server said; the local providers (offline, scripted)
+    write a whole reply: they stop, as it were."""
+    return str(call.get("finish_reason") or "stop")
+
+
 def input_messages(message: str) -> str:
-    """The round's message as the conventions' `gen_ai.input.messages` (a JSON string)."""
+    """A user's message as the conventions' `gen_ai.input.messages` (a JSON string: OpenTelemetry
+    for Python takes no structured attribute), credentials hidden."""
     return json.dumps(
-        [{"role": "user", "parts": [{"type": "text", "content": message}]}], ensure_ascii=False
+        [{"role": "user", "parts": [{"type": "text", "content": hide_credentials(message)}]}],
+        ensure_ascii=False,
     )
+
+
+def output_messages(reply: str, finish_reason: str) -> str:
+    """A reply as the conventions' `gen_ai.output.messages` (a JSON string), credentials
+    hidden."""
+    message = {
+        "role": "assistant",
+        "parts": [{"type": "text", "content": hide_credentials(reply)}],
+        "finish_reason": finish_reason,
+    }
+    return json.dumps([message], ensure_ascii=False)
+
+
+def said(text: Any) -> str | None:
+    """A text from the trace (a prompt, a query, an error) as a span may carry it: credentials
+    hidden; None stays None."""
+    return None if text is None else hide_credentials(str(text))

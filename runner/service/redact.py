@@ -3,8 +3,9 @@
 An LLM server's error body can echo the request's `Authorization` header or its API key, and
 runner passes such errors on (a round's `error`, its warnings, its trace); an error message can
 name a file (`…/.runner/state.sqlite`). `Redactor` removes both from what goes out: what looks
-like a credential becomes `[redacted]`, the service's own folders become relative names, and in
-error messages any other absolute path of this machine is cut to its file name.
+like a credential becomes `[redacted]` (runner.text.credentials), the service's own folders
+become relative names, and in error messages any other absolute path of this machine is cut to
+its file name.
 """
 
 from __future__ import annotations
@@ -17,19 +18,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-REDACTED = "[redacted]"
-# a secret's characters, and a lookahead that wants a digit or a symbol in them (or length): a
-# real token has them, and "bearer tokens" or "password: required" in an answer stays as it is
-_SECRET = r"[A-Za-z0-9._~+/=-]"
-_LIKE_A_SECRET = r"(?=[^\s\"',;}&]*[0-9_.~+/=-]|[^\s\"',;}&]{16})"
-_CREDENTIALS = (
-    re.compile(rf"(?i)\b(bearer)\s+{_LIKE_A_SECRET}{_SECRET}{{8,}}"),
-    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}"),
-    re.compile(
-        r"(?i)([\"']?\b(?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|client[_-]?secret"
-        rf"|secret[_-]?key|password)[\"']?\s*[:=]\s*[\"']?){_LIKE_A_SECRET}[^\s\"',;}}&]{{4,}}"
-    ),
-)
+from runner.text.credentials import hide_credentials
+
 # an absolute path: not after a word, a colon or a slash (so not a URL's path)
 _ABSOLUTE_PATH = re.compile(r"(?<![\w:/.~])(/[^\s'\"`<>(),;]+)")
 
@@ -45,8 +35,7 @@ class Redactor:
         self._home = str(Path.home())
 
     def text(self, text: str) -> str:
-        for pattern in _CREDENTIALS:
-            text = pattern.sub(_keep_label, text)
+        text = hide_credentials(text)
         if "/" not in text:
             return text
         for root in self._roots:
@@ -68,13 +57,6 @@ class Redactor:
         if isinstance(value, list):
             return [self.json(item) for item in value]
         return value
-
-
-def _keep_label(match: re.Match[str]) -> str:
-    label = match.group(1) if match.lastindex else None
-    if label is None:
-        return REDACTED
-    return f"{label} {REDACTED}" if label.lower() == "bearer" else label + REDACTED
 
 
 def _file_name(match: re.Match[str]) -> str:

@@ -1,5 +1,5 @@
 """The streaming benchmark's harness on tiny runs: it times the first token and the whole round,
-and telemetry off and on, and its summary rows read those figures."""
+and telemetry off, on and with content capture, and its summary rows read those figures."""
 
 from __future__ import annotations
 
@@ -23,13 +23,14 @@ def test_the_first_token_comes_before_the_round_ends(pipeline: Path, tmp_path: P
         assert row["pieces"] > 1
 
 
-def test_telemetry_is_timed_off_and_on_with_spans_made_only_on(
+def test_telemetry_is_timed_off_on_and_with_content_with_spans_made_only_on(
     pipeline: Path, tmp_path: Path
 ) -> None:
     cost = streaming.telemetry_cost(pipeline, tmp_path, rounds=1)
-    assert cost["off_ms"] > 0 and cost["on_ms"] > 0
+    assert cost["off_ms"] > 0 and cost["on_ms"] > 0 and cost["content_ms"] > 0
     assert cost["spans_per_round"] > 5
     assert cost["off_checks"]["events_per_round"] > 5
+    assert cost["off_checks"]["calls_per_round"] > 1
 
 
 def test_the_summary_rows_compare_the_first_token_with_the_round() -> None:
@@ -39,6 +40,7 @@ def test_the_summary_rows_compare_the_first_token_with_the_round() -> None:
         "telemetry": {
             "off_ms": 50.0,
             "on_over_off": 1.2,
+            "content_over_off": 1.3,
             "spans_per_round": 24,
             "off_checks": {"per_round_us": 2.0},
         },

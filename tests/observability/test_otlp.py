@@ -4,6 +4,7 @@ what it gets with OpenTelemetry's own protobuf messages."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -152,6 +153,34 @@ def test_the_genai_client_metrics_are_exported_too(receiver, shop):
     assert {"gen_ai.client.token.usage", "gen_ai.client.operation.duration"} <= (
         receiver.metric_names()
     )
+
+
+def chat_messages(receiver: Receiver) -> list[dict[str, str]]:
+    """The message attributes of each `chat` span received."""
+    names = ("gen_ai.input.messages", "gen_ai.output.messages")
+    return [
+        {item.key: item.value.string_value for item in span.attributes if item.key in names}
+        for span in receiver.spans()
+        if span.name.startswith("chat ")
+    ]
+
+
+@pytest.mark.parametrize("capture", ["true", ""])
+def test_the_environments_content_switch_puts_each_calls_prompt_on_its_span(
+    receiver, shop, capture
+):
+    switch = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": capture}
+    done = runner_run(shop, otel_environment(receiver, **switch))
+    assert done.returncode == 0, done.stderr
+    calls = chat_messages(receiver)
+    assert calls
+    for messages in calls:
+        if capture:
+            [asked] = json.loads(messages["gen_ai.input.messages"])
+            assert asked["parts"][0]["content"].strip()
+            assert json.loads(messages["gen_ai.output.messages"])[0]["role"] == "assistant"
+        else:
+            assert messages == {}
 
 
 def test_the_service_name_comes_from_the_environment(receiver, shop):

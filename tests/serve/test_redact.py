@@ -17,6 +17,8 @@ from runner.service.redact import Redactor
         ('{"api_key": "abc123def456"}', '{"api_key": "[redacted]"}'),
         ("invalid key sk-proj-abcdefgh12", "invalid key [redacted]"),
         ("x-api-key=Q29kZTEyMzQ1Ng==", "x-api-key=[redacted]"),
+        ("AUTHORIZATION: BEARER ABCD-1234-EFGH", "AUTHORIZATION: BEARER [redacted]"),
+        ("PASSWORD=Hunter2Hunter2", "PASSWORD=[redacted]"),
     ],
 )
 def test_what_looks_like_a_credential_is_redacted(text: str, shown: str) -> None:
