@@ -30,8 +30,9 @@ BENCHMARKS = (
     "eval",
 )
 # run only when named: they need an environment `make bench` does not build (`realmodel`: the
-# model server's .venv-llm, from `make test-llm`)
-ON_REQUEST = ("realmodel", "rewrite")
+# model server's .venv-llm, from `make test-llm`; `page_vectors`: a study that embeds a corpus
+# again, whole, for tens of minutes)
+ON_REQUEST = ("realmodel", "rewrite", "page_vectors")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -26,6 +26,7 @@ SECTIONS = (
     "The offline gatekeeper on the question sets",
     "Questions in users' words",
     "Query rewriting with SmolLM2-135M",
+    "What a page's vector covers",
     "Index open and the PostgreSQL manual",
     "Page vectors: open and exact search",
     "A real model: SmolLM2-135M with and without constrained decoding",
