@@ -91,7 +91,8 @@ class CorpusIndex:
         if top_k < 1 or not query.strip():
             return []
         left_out = 0 if self.keep_navigation else self._store.navigation_count()
-        wanted = top_k + left_out  # room for the navigation pages left out below
+        # room for the navigation pages left out below, and for other sections than the best's
+        wanted = top_k * SECTION_POOL + left_out
         if mode == "keyword":
             hits = self.keyword.top(query, wanted)
         else:
@@ -100,7 +101,7 @@ class CorpusIndex:
         found = [ScoredPage(page, score) for page, (_, score) in zip(pages, hits, strict=True)]
         if left_out:
             found = [hit for hit in found if not hit.page.navigation]
-        return found[:top_k]
+        return sections_first(found)[:top_k]
 
     def expanded(self, query: str) -> str:
         """The query with the documents' words its users' words stand for (`synonyms:`)."""
@@ -146,3 +147,21 @@ class CorpusIndex:
         if not hybrid:
             return [(row, score) for row, score in self.vectors.top(vector, wanted) if score > 0.0]
         return hybrid_top(self.keyword, self.vectors, query, vector, wanted)
+
+
+SECTION_POOL = 4  # a search weighs this many times top_k pages to find top_k sections
+
+
+def sections_first(found: list[ScoredPage]) -> list[ScoredPage]:
+    """The best page of each section (its document, enclosing headings and heading) first, in
+    score order, then the sections' other pages in score order: top_k pages span as many
+    sections as the search found, and a section's further pages come only when there are no
+    other sections (its neighbours are a `neighbor_search` away)."""
+    seen: set[tuple[str, tuple[str, ...], str]] = set()
+    first: list[ScoredPage] = []
+    further: list[ScoredPage] = []
+    for hit in found:
+        section = (hit.page.document, hit.page.path, hit.page.heading)
+        (further if section in seen else first).append(hit)
+        seen.add(section)
+    return first + further
