@@ -2,7 +2,8 @@
 as context, each page cited with its source (C27, C33).
 
 The result's `data` carries the page ids (`pages`) so that a neighbour search can look around
-them later in the round. No LLM call.
+them later in the round, and, when the corpus has page vectors, the retrieval's `evidence`
+(runner.tools.evidence) that the gatekeeper reads. No LLM call.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from runner.retrieval.pages import CorpusError
 from runner.retrieval.reading import pages_context
 from runner.retrieval.seen import EVENT, ranked
 from runner.tools.base import BuiltinTool, Call, ToolBuildError, finish, instantiate, place
+from runner.tools.evidence import EVIDENCE, retrieval_evidence
 
 if TYPE_CHECKING:
     from runner.engine.protocols import ToolEnv
@@ -125,8 +127,15 @@ class RetrieveTool(BuiltinTool):
         )
         pages = [hit.page for hit in hits]
         result = finish(self.config, call.env, pages_context(pages), [p.source for p in pages])
+        keyword = hits if self.options.mode == "keyword" else None
+        evidence = retrieval_evidence(self.index, query.text, self.options.top_k, keyword)
+        extra = {EVIDENCE: evidence} if evidence is not None else {}
         return with_pages(
-            result, pages, scores=[round(hit.score, 4) for hit in hits], retrieved=retrieved
+            result,
+            pages,
+            scores=[round(hit.score, 4) for hit in hits],
+            retrieved=retrieved,
+            **extra,
         )
 
 
