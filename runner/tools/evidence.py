@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 from runner.embedding import ModelUnavailable
 from runner.llm.passages import EVIDENCE
 from runner.retrieval.pages import CorpusError
+from runner.text.words import normalize
 
 __all__ = ["EVIDENCE", "retrieval_evidence"]
 
 if TYPE_CHECKING:
     from runner.retrieval.index import CorpusIndex, ScoredPage
 
-# How deep the vector ranking is read for the first page's cosine; a page below this depth gets
-# the cosine of the last page read (an upper bound of its own, and low by then).
+# How deep the vector ranking is read for the first page's cosine before it is looked up by row
 COSINE_DEPTH = 50
 
 
@@ -43,15 +43,30 @@ def retrieval_evidence(
         keyword = index.search(query, top_k, mode="keyword")
     try:
         by_cosine = index.search(query, max(COSINE_DEPTH, top_k), mode="vector")
+        if not keyword or not by_cosine:
+            return None
+        cosines = {hit.page.node_id: hit.score for hit in by_cosine}
+        first = keyword[0]
+        cosine = cosines.get(first.page.node_id)
+        if cosine is None:
+            cosine = _cosine_by_row(index, query, first)
     except (CorpusError, ModelUnavailable, ImportError):
         return None  # vectors built, model gone: the gatekeeper reads words only, as before
-    if not keyword or not by_cosine:
-        return None
-    cosines = {hit.page.node_id: hit.score for hit in by_cosine}
-    first = keyword[0].page.node_id
     vector_top = {hit.page.node_id for hit in by_cosine[:top_k]}
     return {
-        "first_page_cosine": round(cosines.get(first, by_cosine[-1].score), 4),
+        "first_page_cosine": round(cosine, 4),
         "agreement": sum(hit.page.node_id in vector_top for hit in keyword[:top_k]),
         "top_k": top_k,
     }
+
+
+def _cosine_by_row(index: CorpusIndex, query: str, hit: ScoredPage) -> float:
+    """The cosine of a page far down the vector ranking. The index names pages by row only in
+    its keyword ranking, so the page's row is the keyword ranking's first with the page's own
+    score (the search above ran the same ranking); 0.0 when none has it."""
+    searched = index.expanded(normalize(query))
+    vector = index.vectors.scores(index.query_vector(searched)) if index.vectors else None
+    for row, score in index.keyword.top(searched, COSINE_DEPTH):
+        if vector is not None and score == hit.score:
+            return float(vector[row])
+    return 0.0
