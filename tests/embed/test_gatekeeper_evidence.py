@@ -77,3 +77,14 @@ def test_c27_the_offline_gatekeeper_weighs_the_evidence(embedder, tmp_path) -> N
     reason = first(found, "gatekeeper")["reason"]
     assert f"cosine with the first keyword page {evidence['first_page_cosine']:.2f}" in reason
     assert f"{evidence['agreement']} of the 3 keyword pages among the vectors' best 3" in reason
+
+
+def test_a_page_past_the_vectors_first_pages_gets_its_own_cosine(embedder, tmp_path) -> None:
+    from runner.tools.evidence import _cosine_by_row
+
+    index = open_corpus(load_pipeline(pipeline(tmp_path, "keyword")), "manuals")
+    by_cosine = {hit.page.node_id: hit.score for hit in index.search(QUESTION, 50, mode="vector")}
+    for hit in index.search(QUESTION, 3, mode="keyword"):
+        assert _cosine_by_row(index, QUESTION, hit) == pytest.approx(
+            by_cosine[hit.page.node_id], abs=1e-5
+        )
