@@ -41,9 +41,11 @@ def retrieval_evidence(
         return None
     if keyword is None:
         keyword = index.search(query, top_k, mode="keyword")
+    if not keyword:
+        return None  # no page shares a word with the question: nothing to weigh
     try:
         by_cosine = index.search(query, max(COSINE_DEPTH, top_k), mode="vector")
-        if not keyword or not by_cosine:
+        if not by_cosine:
             return None
         cosines = {hit.page.node_id: hit.score for hit in by_cosine}
         first = keyword[0]
@@ -64,9 +66,10 @@ def _cosine_by_row(index: CorpusIndex, query: str, hit: ScoredPage) -> float:
     """The cosine of a page far down the vector ranking. The index names pages by row only in
     its keyword ranking, so the page's row is the keyword ranking's first with the page's own
     score (the search above ran the same ranking); 0.0 when none has it."""
+    assert index.vectors is not None
     searched = index.expanded(normalize(query))
-    vector = index.vectors.scores(index.query_vector(searched)) if index.vectors else None
+    cosines = index.vectors.scores(index.query_vector(searched))
     for row, score in index.keyword.top(searched, COSINE_DEPTH):
-        if vector is not None and score == hit.score:
-            return float(vector[row])
+        if score == hit.score:
+            return float(cosines[row])
     return 0.0
