@@ -29,6 +29,7 @@ import csv
 import re
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -105,6 +106,7 @@ class Verdicts:
     # a corpus with page vectors gives (the first keyword page's cosine + 0.1 × agreement)
     margins: list[tuple[float, bool]] = field(default_factory=list)
     evidence: list[tuple[float, bool]] = field(default_factory=list)
+    evidence_ms: list[float] = field(default_factory=list)  # what gathering it took, per question
 
     def add(self, gold: Gold, gold_found: bool, enough: bool, reason: str) -> None:
         if gold_found:
@@ -126,8 +128,14 @@ class Verdicts:
             "gold_missing": self.without_gold,
             "bm25_margin_auc": separation(self.margins),
             "evidence_auc": separation(self.evidence),
+            "evidence_ms_p50": percentile(self.evidence_ms, 0.5),
+            "evidence_ms_p90": percentile(self.evidence_ms, 0.9),
             "wrong": self.wrong,
         }
+
+
+def percentile(values: list[float], share: float) -> float | None:
+    return round(sorted(values)[int(share * len(values))], 1) if values else None
 
 
 def separation(signal: list[tuple[float, bool]]) -> float | None:
@@ -211,10 +219,21 @@ async def verdicts(
                 pages = [index.page(f"{row['document']}#{row['page']}") for row in rag["pages"]]
                 gold_found = any(p is not None and is_gold_page(p, gold) for p in pages)
                 note(found[name], rag, gold_found, keyword="keyword" in path.name)
+                if index.vectors is not None:
+                    found[name].evidence_ms.append(evidence_ms(index, gold.question))
                 gate = next(e for e in events if e["event"] == "gatekeeper")
                 found[name].add(gold, gold_found, bool(gate["enough"]), str(gate["reason"]))
     runtime.close()
     return found
+
+
+def evidence_ms(index: Any, question: str) -> float:
+    """What the retrieve tool's evidence costs a question, alone (runner.tools.evidence)."""
+    from runner.tools.evidence import retrieval_evidence
+
+    started = time.perf_counter()
+    retrieval_evidence(index, question, TOP_K)
+    return (time.perf_counter() - started) * 1000
 
 
 def note(verdicts: Verdicts, retrieval: dict[str, Any], gold_found: bool, *, keyword: bool) -> None:
@@ -302,7 +321,27 @@ the vectors' top 5).
 
 {table(header, rows)}
 
+{costs(results)}
+
 {LIMITS}"""
+
+
+def costs(results: dict[str, Any]) -> str:
+    """What gathering the evidence cost a question, per corpus and pipeline with vectors."""
+    parts = [
+        f"{run['corpus']}, {run['pipeline']}: {figures['evidence_ms_p50']} ms at the median, "
+        f"{figures['evidence_ms_p90']} ms at the 90th percentile"
+        for run in results["runs"]
+        for figures in list(run.get("sets", {}).values())[:1]
+        if figures.get("evidence_ms_p50") is not None
+    ]
+    if not parts:
+        return ""
+    return (
+        "Gathering the evidence (one question's, on its own, the users' set): "
+        + "; ".join(parts)
+        + "."
+    )
 
 
 def _auc(value: float | None) -> str:

@@ -80,3 +80,23 @@ def test_the_readme_section_shows_each_set_and_pipeline_and_the_target() -> None
     )
     assert "| pgdocs | hybrid + vectors | skipped: no page vectors |" in text
     assert "| target |  | ≥ 0.80 | ≥ 0.80 |" in text
+
+
+def test_the_readme_section_says_what_the_evidence_cost_with_vectors() -> None:
+    from bench.gatekeeper import readme_section
+
+    figures = Verdicts()
+    figures.add(Gold("q", "?", ()), gold_found=True, enough=True, reason="")
+    figures.evidence_ms += [10.0, 12.0, 30.0]
+    runs = [
+        {
+            "corpus": "pgdocs",
+            "pipeline": "keyword + vectors",
+            "sets": {"pgdocs-users": {"questions": 1} | figures.figures()},
+        }
+    ]
+    results = {"date": "2026-12-01", "machine": {"cpus": 2}, "top_k": 5, "target": 0.8}
+    text = readme_section(results | {"runs": runs})
+    assert (
+        "pgdocs, keyword + vectors: 12.0 ms at the median, 30.0 ms at the 90th percentile" in text
+    )
