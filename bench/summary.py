@@ -196,7 +196,8 @@ def gatekeeper_rows(results: Mapping[str, Any]) -> list[Row]:
     target = results["target"]
     return [
         [
-            f"offline gatekeeper, `{name}`: “enough” with a gold page / “not enough” without",
+            f"offline gatekeeper, `{name}`, {run['pipeline']}: “enough” with a gold page / "
+            "“not enough” without",
             f"{figures['enough_when_gold_found']:.0%} / "
             f"{figures['not_enough_when_gold_missing']:.0%}",
             "",
@@ -206,7 +207,8 @@ def gatekeeper_rows(results: Mapping[str, Any]) -> list[Row]:
                 and figures["not_enough_when_gold_missing"] >= target
             ),
         ]
-        for name, figures in results["sets"].items()
+        for run in results["runs"]
+        for name, figures in run.get("sets", {}).items()
     ]
 
 

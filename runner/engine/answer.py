@@ -60,12 +60,7 @@ class Answer(Channels):
         passages = self._passages(guaranteed=None)
         gatekeeper = fallback.gatekeeper
         if gatekeeper.mode == "rule":
-            from runner.text.words import coverage
-
-            share = coverage(root.important_words, "\n".join(p.text for p in passages))
-            enough = share >= gatekeeper.min_coverage
-            needed = gatekeeper.min_coverage
-            reason = f"the context covers {share:.0%} of the important words (needs {needed:.0%})"
+            enough, reason = self._rule_gate(root, passages, gatekeeper.min_coverage)
         else:
             enough, reason = await self.prompts.gatekeeper(
                 root.task_prompt, passages, template=gatekeeper.template
@@ -88,6 +83,22 @@ class Answer(Channels):
             else "the gatekeeper found the context not enough",
         )
         return "enough" if enough else "deep"
+
+    @staticmethod
+    def _rule_gate(root: Task, passages: list[Passage], needed: float) -> tuple[bool, str]:
+        """`mode: rule`: the share of the question's important words the context holds; with a
+        retrieval's evidence (a corpus with page vectors), that share's verdict is weighed with
+        it as the offline gatekeeper weighs its own (docs/retrieval.md)."""
+        from runner.llm.providers.offline_evidence import evidence_of, weighed
+        from runner.text.words import coverage
+
+        share = coverage(root.important_words, "\n".join(p.text for p in passages))
+        enough = share >= needed
+        reason = f"the context covers {share:.0%} of the important words (needs {needed:.0%})"
+        evidence = evidence_of(passage.to_json() for passage in passages)
+        if evidence is None:
+            return enough, reason
+        return weighed(evidence, enough), f"{reason}; {evidence.reason(enough)}"
 
     # --- the final answer (C33) ---------------------------------------------------------
 

@@ -6,7 +6,7 @@ compose's `[n]` markers become runner's citations of the passages' sources.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -20,26 +20,36 @@ from runner.llm.providers.offline_units import (
 )
 from runner.sources import Source
 
+# The key, in a tool result's data and in a passage, of what a retrieval's pages are worth
+# beyond their words (runner.tools.evidence): the gatekeeper reads it.
+EVIDENCE = "evidence"
+
 
 @dataclass(frozen=True)
 class Passage:
     """A piece of context handed to a prompt: its text, where it came from, the completion key
-    of the tool result it belongs to, and whether it is guaranteed context (C23)."""
+    of the tool result it belongs to, whether it is guaranteed context (C23), and, for a
+    retrieval's pages, the retrieval's evidence (`{first_page_cosine, agreement, top_k}`)."""
 
     text: str
     sources: tuple[Source, ...] = ()
     key: str = ""
     guaranteed: bool = False
+    evidence: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """What templates see: every source with all four keys (None when unknown), so that a
-        template can write `source.page` without a definedness test."""
-        return {
+        template can write `source.page` without a definedness test; and a retrieval's
+        `evidence` when it has some."""
+        facts = {
             "text": self.text,
             "sources": [_source_facts(source) for source in self.sources],
             "key": self.key,
             "guaranteed": self.guaranteed,
         }
+        if self.evidence is not None:
+            facts[EVIDENCE] = dict(self.evidence)
+        return facts
 
 
 class BufferEntry(Protocol):
@@ -55,6 +65,9 @@ class BufferEntry(Protocol):
     @property
     def guaranteed(self) -> bool: ...
 
+    @property
+    def data(self) -> Mapping[str, Any]: ...
+
 
 class BufferEntries(Protocol):
     """A context buffer or a snapshot of one: completion key → that tool's results, in order."""
@@ -68,7 +81,13 @@ def passages_from_buffer(
     """The buffer's non-empty results as passages, in buffer order. Empty contexts are left
     out: they say only that a tool found nothing. `guaranteed` selects one kind (None: both)."""
     return [
-        Passage(result.context, tuple(result.sources), key, result.guaranteed)
+        Passage(
+            result.context,
+            tuple(result.sources),
+            key,
+            result.guaranteed,
+            result.data.get(EVIDENCE),
+        )
         for key, results in (entries.items() if entries is not None else ())
         for result in results
         if result.context.strip() and (guaranteed is None or result.guaranteed is guaranteed)

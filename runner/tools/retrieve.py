@@ -2,12 +2,13 @@
 as context, each page cited with its source (C27, C33).
 
 The result's `data` carries the page ids (`pages`) so that a neighbour search can look around
-them later in the round. No LLM call.
+them later in the round, and, when the corpus has page vectors, the retrieval's `evidence`
+(runner.tools.evidence) that the gatekeeper reads. No LLM call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ from runner.retrieval.pages import CorpusError
 from runner.retrieval.reading import pages_context
 from runner.retrieval.seen import EVENT, ranked
 from runner.tools.base import BuiltinTool, Call, ToolBuildError, finish, instantiate, place
+from runner.tools.evidence import EVIDENCE, retrieval_evidence
 
 if TYPE_CHECKING:
     from runner.engine.protocols import ToolEnv
@@ -59,13 +61,15 @@ def record_retrieval(
     query: str,
     hits: Sequence[ScoredPage | Page],
     searched: Query | None = None,
+    evidence: Mapping[str, object] | None = None,
 ) -> list[dict[str, object]]:
     """The ranked pages a retrieval returned, added to the trace (`retrieval`); also kept in
     the result's data under `retrieved` (runner.retrieval.seen). With `searched`, the event
     also says what was searched when it differs from the query: the LLM's restatement
-    (`rewritten`) and the words the corpus's synonyms added (`searched`)."""
+    (`rewritten`) and the words the corpus's synonyms added (`searched`); with `evidence`,
+    what the gatekeeper will weigh (runner.tools.evidence)."""
     pages = ranked(hits)
-    extra: dict[str, object] = {}
+    extra: dict[str, object] = {EVIDENCE: dict(evidence)} if evidence is not None else {}
     if searched is not None:
         if searched.rewritten:
             extra["rewritten"] = searched.rewritten
@@ -120,13 +124,20 @@ class RetrieveTool(BuiltinTool):
     async def run(self, call: Call) -> ToolResult:
         query = await search_query(call, self.index, self.options, self.name)
         hits = self.index.search(query.text, self.options.top_k, mode=self.options.mode)
+        keyword = hits if self.options.mode == "keyword" else None
+        evidence = retrieval_evidence(self.index, query.text, self.options.top_k, keyword)
+        extra = {EVIDENCE: evidence} if evidence is not None else {}
         retrieved = record_retrieval(
-            call.env, self.name, self.options.corpus, call.directive, hits, query
+            call.env, self.name, self.options.corpus, call.directive, hits, query, **extra
         )
         pages = [hit.page for hit in hits]
         result = finish(self.config, call.env, pages_context(pages), [p.source for p in pages])
         return with_pages(
-            result, pages, scores=[round(hit.score, 4) for hit in hits], retrieved=retrieved
+            result,
+            pages,
+            scores=[round(hit.score, 4) for hit in hits],
+            retrieved=retrieved,
+            **extra,
         )
 
 

@@ -97,6 +97,17 @@ def test_c27_a_rule_gatekeeper_measures_important_word_coverage_without_an_llm(w
     assert gate["enough"] is True and "67%" in gate["reason"]
 
 
+def test_c27_a_rule_gatekeeper_weighs_a_retrievals_evidence_with_its_coverage(world):
+    rule = DeepFallback("deep", ("question",), Gatekeeper(mode="rule", min_coverage=0.5))
+    weak = {"first_page_cosine": 0.2, "agreement": 0, "top_k": 5}
+    rag = FakeTool("rag", ToolResult.context("the descaling programme", (), evidence=weak))
+    w = world(rag, *_deep_search(), retrieval_tool="rag", deep_fallback=rule)
+    w.run("descaling programme duration?")  # the words alone would find it enough
+    [gate] = w.events("gatekeeper")
+    assert gate["enough"] is False
+    assert gate["reason"].endswith("the word rules find it enough: confidence 0.30 (needs 0.50)")
+
+
 def _world_the_gatekeeper_sends_to_deep_search(world):
     deep, neighbors, search = _deep_search()
     return world(

@@ -23,6 +23,7 @@ from runner.llm.providers.extractive import (
     select,
     source_labels,
 )
+from runner.llm.providers.offline_evidence import evidence_of, weighed
 from runner.llm.providers.offline_extract import extract
 from runner.llm.providers.offline_question import Part, parts
 from runner.llm.providers.offline_records import Record, comparison
@@ -146,10 +147,25 @@ def extraction(request: LLMRequest) -> dict[str, Any]:
 
 
 def gatekeeper(request: LLMRequest) -> dict[str, Any]:
+    """Enough, on words alone, when the sentences an answer would quote cover the question
+    (`_words_verdict`). When the passages carry a retrieval's evidence (its corpus has page
+    vectors), that evidence decides, the words' verdict one of its three parts
+    (offline_evidence). The reason says how much is covered, names what is missing and, with
+    evidence, what it weighed."""
+    enough, reason = _words_verdict(request)
+    evidence = evidence_of(request.facts["passages"])
+    if evidence is None:
+        return {"enough": enough, "reason": reason}
+    return {
+        "enough": weighed(evidence, enough),
+        "reason": f"{reason}; {evidence.reason(enough)}",
+    }
+
+
+def _words_verdict(request: LLMRequest) -> tuple[bool, str]:
     """Enough when the sentences an answer would quote cover the question: they hold at least
     60 % of its weight (content words weighted by rarity over the context's units), every name
-    it asks about (`names`), and every part of the question has 60 % of its words on one page.
-    The reason says how much is covered and names what is missing."""
+    it asks about (`names`), and every part of the question has 60 % of its words on one page."""
     question = request.facts["question"]
     passages = passages_from_facts(request.facts["passages"])
     important = content_words(question)
@@ -183,7 +199,7 @@ def gatekeeper(request: LLMRequest) -> dict[str, Any]:
         and undefined is None
         and share >= GATEKEEPER_MIN_COVERAGE
     )
-    return {"enough": enough, "reason": reason}
+    return enough, reason
 
 
 _WHAT_IS = re.compile(
