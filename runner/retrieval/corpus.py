@@ -59,6 +59,7 @@ class CorpusIndex:
         self.keyword = keyword
         self.synonyms = Synonyms(synonyms or {})  # the corpus's `synonyms:`
         self._store = store
+        self._last_query: tuple[str, Any] | None = None  # (text, vector): query_vector's
 
     def __len__(self) -> int:
         return len(self._store)
@@ -128,7 +129,8 @@ class CorpusIndex:
         return [page for page in around if self.keep_navigation or not page.navigation]
 
     def query_vector(self, query: str) -> Any:
-        """The query embedded by the corpus's model (loaded on first use)."""
+        """The query embedded by the corpus's model (loaded on first use). The last query's
+        vector is kept: a tool that searches and then weighs the same question embeds it once."""
         from runner.embedding.models import load_embedder
 
         if self.vectors is None:
@@ -137,7 +139,22 @@ class CorpusIndex:
                 "all-MiniLM-L6-v2}` (or search it with a tool in `mode: vector` or `hybrid`) "
                 "and run `runner index`"
             )
-        return load_embedder(self.vectors.model).embed([query])[0]
+        last = self._last_query
+        if last is not None and last[0] == query:
+            return last[1]
+        vector = load_embedder(self.vectors.model).embed([query])[0]
+        self._last_query = (query, vector)
+        return vector
+
+    def cosine(self, query: str, node_id: str) -> float | None:
+        """The cosine of the query (as a search reads it) with one page; None when the corpus
+        has no such page."""
+        found = self._store.by_id(node_id)
+        if found is None:
+            return None
+        vector = self.query_vector(self.expanded(normalize(query)))
+        assert self.vectors is not None  # query_vector raised otherwise
+        return self.vectors.cosine(found[0], vector)
 
     def _embedded_search(self, query: str, wanted: int, *, hybrid: bool) -> list[tuple[int, float]]:
         from runner.retrieval.fusion import hybrid_top

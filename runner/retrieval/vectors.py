@@ -103,6 +103,10 @@ class VectorIndex:
         """The cosine of every page with the query vector (unit length), by row."""
         return np.asarray(self.vectors @ query.astype(np.float32), dtype=np.float32)
 
+    def cosine(self, row: int, query: np.ndarray) -> float:
+        """The cosine of one page (by row) with the query vector (unit length)."""
+        return float(self.vectors[row] @ query.astype(np.float32))
+
     def top(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(row, cosine) of the k nearest pages, nearest first."""
         return best_rows(self.scores(query), k)

@@ -21,22 +21,19 @@ from typing import TYPE_CHECKING, Any
 from runner.embedding import ModelUnavailable
 from runner.llm.passages import EVIDENCE
 from runner.retrieval.pages import CorpusError
-from runner.text.words import normalize
 
 __all__ = ["EVIDENCE", "retrieval_evidence"]
 
 if TYPE_CHECKING:
     from runner.retrieval.index import CorpusIndex, ScoredPage
 
-# How deep the vector ranking is read for the first page's cosine before it is looked up by row
-COSINE_DEPTH = 50
-
 
 def retrieval_evidence(
     index: CorpusIndex, query: str, top_k: int, keyword: Sequence[ScoredPage] | None = None
 ) -> dict[str, Any] | None:
     """The evidence of a search for `query` (`keyword`: its keyword hits when the tool already
-    has them), or None when the corpus has no page vectors or the model cannot run."""
+    has them), or None when the corpus has no page vectors or the model cannot run. The
+    question is embedded once (the index keeps its last query's vector)."""
     if index.vectors is None or top_k < 1:
         return None
     if keyword is None:
@@ -44,32 +41,15 @@ def retrieval_evidence(
     if not keyword:
         return None  # no page shares a word with the question: nothing to weigh
     try:
-        by_cosine = index.search(query, max(COSINE_DEPTH, top_k), mode="vector")
-        if not by_cosine:
-            return None
-        cosines = {hit.page.node_id: hit.score for hit in by_cosine}
-        first = keyword[0]
-        cosine = cosines.get(first.page.node_id)
-        if cosine is None:
-            cosine = _cosine_by_row(index, query, first)
+        by_cosine = index.search(query, top_k, mode="vector")
+        cosine = index.cosine(query, keyword[0].page.node_id)
     except (CorpusError, ModelUnavailable, ImportError):
         return None  # vectors built, model gone: the gatekeeper reads words only, as before
-    vector_top = {hit.page.node_id for hit in by_cosine[:top_k]}
+    if not by_cosine or cosine is None:
+        return None
+    vector_top = {hit.page.node_id for hit in by_cosine}
     return {
         "first_page_cosine": round(cosine, 4),
         "agreement": sum(hit.page.node_id in vector_top for hit in keyword[:top_k]),
         "top_k": top_k,
     }
-
-
-def _cosine_by_row(index: CorpusIndex, query: str, hit: ScoredPage) -> float:
-    """The cosine of a page far down the vector ranking. The index names pages by row only in
-    its keyword ranking, so the page's row is the keyword ranking's first with the page's own
-    score (the search above ran the same ranking); 0.0 when none has it."""
-    assert index.vectors is not None
-    searched = index.expanded(normalize(query))
-    cosines = index.vectors.scores(index.query_vector(searched))
-    for row, score in index.keyword.top(searched, COSINE_DEPTH):
-        if score == hit.score:
-            return float(cosines[row])
-    return 0.0
