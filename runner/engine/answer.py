@@ -89,7 +89,7 @@ class Answer(Channels):
         """`mode: rule`: the share of the question's important words the context holds; with a
         retrieval's evidence (a corpus with page vectors), that share's verdict is weighed with
         it as the offline gatekeeper weighs its own (docs/retrieval.md)."""
-        from runner.llm.providers.offline_evidence import evidence_of, weighed
+        from runner.llm.evidence import evidence_of, weighed
         from runner.text.words import coverage
 
         share = coverage(root.important_words, "\n".join(p.text for p in passages))

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from runner.config.model import ModelSettings
+from runner.llm.evidence import evidence_of, weighed
 from runner.llm.providers.base import ProviderReply
 from runner.llm.providers.extractive import (
     Passage,
@@ -23,7 +24,6 @@ from runner.llm.providers.extractive import (
     select,
     source_labels,
 )
-from runner.llm.providers.offline_evidence import evidence_of, weighed
 from runner.llm.providers.offline_extract import extract
 from runner.llm.providers.offline_question import Part, parts
 from runner.llm.providers.offline_records import Record, comparison
@@ -150,7 +150,7 @@ def gatekeeper(request: LLMRequest) -> dict[str, Any]:
     """Enough, on words alone, when the sentences an answer would quote cover the question
     (`_words_verdict`). When the passages carry a retrieval's evidence (its corpus has page
     vectors), that evidence decides, the words' verdict one of its three parts
-    (offline_evidence). The reason says how much is covered, names what is missing and, with
+    (runner.llm.evidence). The reason says how much is covered, names what is missing and, with
     evidence, what it weighed."""
     enough, reason = _words_verdict(request)
     evidence = evidence_of(request.facts["passages"])

@@ -1,5 +1,6 @@
-"""The offline gatekeeper's second reading: what the retrieval's own evidence says about its
-pages (runner.tools.evidence gives it when the corpus has page vectors).
+"""A gatekeeper's second reading: what the retrieval's own evidence says about its pages
+(runner.tools.evidence gives it when the corpus has page vectors). The offline provider's
+gatekeeper and the engine's `mode: rule` weigh it alike.
 
 Words alone cannot tell a page that answers a question in other words from one that does not:
 on questions in users' words the word rules find the context enough for fewer than half of the
