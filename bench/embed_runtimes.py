@@ -176,7 +176,8 @@ def _openblas_settings() -> str:
 
 
 def _mean_tokens(embedder: Any, texts: list[str]) -> float:
-    return round(float(np.mean([len(item.ids) for item in embedder.tokenizer.encode_batch(texts)])))
+    encoded = embedder.tokenizer.encode_batch(texts)  # padded to the longest: count the mask
+    return round(float(np.mean([sum(item.attention_mask) for item in encoded])))
 
 
 def readme_section(results: dict[str, Any]) -> str:
