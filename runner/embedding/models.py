@@ -48,7 +48,7 @@ class Embedder:
                 f"embeddings need numpy, safetensors, tokenizers and threadpoolctl: {INSTALL_HINT}"
             ) from error
         self.name = name
-        self.runtime = runtime or default_runtime()
+        self.runtime = _known(runtime, repr(runtime)) if runtime else default_runtime()
         weights = files.read("model.safetensors") or b""
         self.encoder = _encoder(
             self.runtime,
@@ -125,12 +125,16 @@ def default_runtime() -> str:
     installed, else numpy."""
     chosen = os.environ.get(RUNTIME_VARIABLE, "")
     if chosen:
-        if chosen not in RUNTIMES:
-            raise ModelUnavailable(
-                f"{RUNTIME_VARIABLE}={chosen!r}: choose one of {', '.join(RUNTIMES)}"
-            )
-        return chosen
+        return _known(chosen, f"{RUNTIME_VARIABLE}={chosen!r}")
     return RUNTIMES[0] if onnx_installed() else "numpy"
+
+
+def _known(runtime: str, named: str) -> str:
+    if runtime not in RUNTIMES:
+        raise ModelUnavailable(
+            f"{named}: no such embedding runtime; choose one of {', '.join(RUNTIMES)}"
+        )
+    return runtime
 
 
 def _encoder(
