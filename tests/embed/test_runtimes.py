@@ -49,6 +49,10 @@ def test_int8_vectors_stay_within_a_cosine_of_0_97_of_float32_s(numpy_vectors) -
 
 
 def test_with_onnxruntime_installed_the_default_runtime_is_int8(embedder) -> None:
+    from runner.embedding.models import onnx_installed
+
+    if not onnx_installed():
+        require_model(ModelUnavailable("onnxruntime and onnx are not installed"))
     assert embedder.runtime == "onnx-int8"
 
 
