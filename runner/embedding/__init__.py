@@ -1,7 +1,8 @@
-"""Sentence embeddings on the CPU with numpy: a packaged model (nothing downloaded at run time)
-or a model folder, run by runner's own BERT forward pass (the `embed` extra: numpy,
-safetensors, tokenizers). Importing this package imports none of them (validation reads the
-catalog); `runner.embedding.models.load_embedder` loads a model."""
+"""Sentence embeddings on the CPU: a packaged model (nothing downloaded at run time) or a model
+folder, run by runner's own BERT forward pass, on onnxruntime from an ONNX graph built from the
+weights or in numpy (the `embed` extra: numpy, safetensors, tokenizers, onnxruntime, onnx).
+Importing this package imports none of them (validation reads the catalog);
+`runner.embedding.models.load_embedder` loads a model."""
 
 from __future__ import annotations
 

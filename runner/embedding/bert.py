@@ -1,5 +1,6 @@
 """A BERT encoder's forward pass in numpy: what a sentence-embedding model of the BERT family
-(all-MiniLM-L6-v2, bge-small, e5-small…) computes, without torch or onnxruntime.
+(all-MiniLM-L6-v2, bge-small, e5-small…) computes, without torch or onnxruntime (the same
+arithmetic as an ONNX graph for onnxruntime: runner/embedding/onnx_graph.py).
 
 The weights are a `model.safetensors` file's arrays, read once; the arithmetic is float32
 matrix products (numpy's BLAS does the work), so a page costs what the model costs, and the
@@ -9,7 +10,7 @@ install is numpy, safetensors, tokenizers and threadpoolctl (docs/retrieval.md h
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,23 @@ class BertShape:
             hidden=int(config["hidden_size"]),
             epsilon=float(config.get("layer_norm_eps", 1e-12)),
         )
+
+
+def weight_reader(weights: Mapping[str, np.ndarray]) -> Callable[[str], np.ndarray]:
+    """A model's float32 arrays by their name without the `bert.` some checkpoints prefix."""
+    found = {name.removeprefix("bert."): array for name, array in weights.items()}
+
+    def weight(name: str) -> np.ndarray:
+        if name not in found:
+            raise ModelFormatError(f"the weights have no {name!r}: not a BERT encoder")
+        return np.ascontiguousarray(found[name], dtype=np.float32)
+
+    return weight
+
+
+def max_positions(weights: Mapping[str, np.ndarray]) -> int:
+    """The longest input the model's position embeddings cover."""
+    return int(weight_reader(weights)("embeddings.position_embeddings.weight").shape[0])
 
 
 def layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, epsilon: float) -> np.ndarray:
@@ -100,13 +118,7 @@ class BertEncoder:
 
     def __init__(self, shape: BertShape, weights: Mapping[str, np.ndarray]) -> None:
         self.shape = shape
-        found = {name.removeprefix("bert."): array for name, array in weights.items()}
-
-        def weight(name: str) -> np.ndarray:
-            if name not in found:
-                raise ModelFormatError(f"the weights have no {name!r}: not a BERT encoder")
-            return np.asarray(found[name], dtype=np.float32)
-
+        weight = weight_reader(weights)
         self.word = weight("embeddings.word_embeddings.weight")
         self.position = weight("embeddings.position_embeddings.weight")
         self.token_type = weight("embeddings.token_type_embeddings.weight")

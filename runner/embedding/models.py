@@ -3,14 +3,21 @@
 Pooling and the longest input are the model's own sentence-transformers settings
 (`1_Pooling/config.json`, `sentence_bert_config.json`): mean of the tokens unless the model
 pools its first token (bge), 256 word pieces for all-MiniLM-L6-v2.
+
+The forward pass runs on one of RUNTIMES: onnxruntime on int8 weights where onnxruntime and onnx
+are installed (the `embed` extra), else runner's numpy pass; `RUNNER_EMBED_RUNTIME` picks one
+(docs/retrieval.md has the speeds and the vectors' agreement).
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
+from typing import Protocol
 
 import numpy as np
 
@@ -18,6 +25,11 @@ from runner.embedding.bert import BertEncoder, BertShape, ModelFormatError
 from runner.embedding.catalog import INSTALL_HINT, ModelFiles, ModelUnavailable, canonical, locate
 
 _BATCH = 32  # texts per forward pass
+# onnx-int8: onnxruntime on int8 weights (the fastest; vectors within a cosine of ~0.99 of the
+# model's), onnx: onnxruntime on the model's float32 weights (numpy's vectors), numpy: runner's
+# own forward pass (needs nothing but numpy)
+RUNTIMES = ("onnx-int8", "onnx", "numpy")
+RUNTIME_VARIABLE = "RUNNER_EMBED_RUNTIME"
 
 # progress(done, total): pages embedded so far
 EmbedProgress = Callable[[int, int], None]
@@ -26,7 +38,7 @@ EmbedProgress = Callable[[int, int], None]
 class Embedder:
     """Texts in, unit-length float32 vectors out (a dot product is their cosine)."""
 
-    def __init__(self, name: str, files: ModelFiles) -> None:
+    def __init__(self, name: str, files: ModelFiles, runtime: str | None = None) -> None:
         try:
             import threadpoolctl  # noqa: F401  (embed() holds BLAS to one thread a batch)
             from safetensors.numpy import load as load_weights
@@ -36,9 +48,13 @@ class Embedder:
                 f"embeddings need numpy, safetensors, tokenizers and threadpoolctl: {INSTALL_HINT}"
             ) from error
         self.name = name
-        self.encoder = BertEncoder(
+        self.runtime = _known(runtime, repr(runtime)) if runtime else default_runtime()
+        weights = files.read("model.safetensors") or b""
+        self.encoder = _encoder(
+            self.runtime,
             BertShape.from_config(files.json("config.json")),
-            load_weights(files.read("model.safetensors") or b""),
+            load_weights(weights),
+            lambda: hashlib.sha256(weights).hexdigest(),
         )
         pooling = files.json("1_Pooling/config.json")
         self.cls_pooling = bool(pooling.get("pooling_mode_cls_token", False))
@@ -56,14 +72,16 @@ class Embedder:
         """(len(texts), dimensions) float32, each row of unit length; texts of similar length
         are batched together so that little of a batch is padding.
 
-        One batch a core at once, each on one BLAS thread: numpy releases the GIL in its
-        products, and BLAS's own threads, which fight each other and any other process for the
-        cores, made a loaded machine many times slower than one thread a batch."""
+        One batch a core at once, each on one thread (one BLAS thread for numpy, one
+        onnxruntime thread): both release the GIL while they compute, and their own thread
+        pools, which fight each other and any other process for the cores, made a loaded
+        machine slower than one thread a batch."""
         vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         batches = [order[start : start + _BATCH] for start in range(0, len(order), _BATCH)]
         done = 0
-        with _one_blas_thread(), ThreadPoolExecutor(_workers()) as pool:
+        one_thread = _one_blas_thread() if self.runtime == "numpy" else nullcontext()
+        with one_thread, ThreadPoolExecutor(_workers()) as pool:
             embedded = pool.map(lambda rows: self._batch([texts[i] for i in rows]), batches)
             for rows, batch in zip(batches, embedded, strict=True):
                 vectors[rows] = batch
@@ -87,6 +105,56 @@ class Embedder:
         return pooled / np.clip(norms, 1e-12, None)
 
 
+class Encoder(Protocol):
+    """A BERT forward pass: `BertEncoder` (numpy) or `OnnxEncoder` (onnxruntime)."""
+
+    shape: BertShape
+
+    @property
+    def max_positions(self) -> int: ...
+
+    def hidden_states(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray: ...
+
+
+def onnx_installed() -> bool:
+    return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "onnx"))
+
+
+def default_runtime() -> str:
+    """`RUNNER_EMBED_RUNTIME` when set, else onnxruntime on int8 weights where it is
+    installed, else numpy."""
+    chosen = os.environ.get(RUNTIME_VARIABLE, "")
+    if chosen:
+        return _known(chosen, f"{RUNTIME_VARIABLE}={chosen!r}")
+    return RUNTIMES[0] if onnx_installed() else "numpy"
+
+
+def _known(runtime: str, named: str) -> str:
+    if runtime not in RUNTIMES:
+        raise ModelUnavailable(
+            f"{named}: no such embedding runtime; choose one of {', '.join(RUNTIMES)}"
+        )
+    return runtime
+
+
+def _encoder(
+    runtime: str,
+    shape: BertShape,
+    weights: Mapping[str, np.ndarray],
+    weights_digest: Callable[[], str],
+) -> Encoder:
+    if runtime == "numpy":
+        return BertEncoder(shape, weights)
+    if not onnx_installed():
+        raise ModelUnavailable(
+            f"the embedding runtime {runtime!r} needs onnxruntime and onnx: {INSTALL_HINT}"
+        )
+    from runner.embedding.onnx_runtime import OnnxEncoder
+
+    variant = "int8" if runtime == "onnx-int8" else "fp32"
+    return OnnxEncoder(shape, weights, weights_digest(), variant)
+
+
 def _workers() -> int:
     """Batches embedded at once: one a core this process may use."""
     cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
@@ -106,11 +174,12 @@ _LOADED: dict[str, Embedder] = {}
 
 
 def load_embedder(name: str) -> Embedder:
-    """The embedder of a model, loaded once per process (its weights are read once)."""
+    """The embedder of a model, loaded once per process (its weights are read once), on the
+    default runtime."""
     name = canonical(name)
     if name not in _LOADED:
         try:
-            _LOADED[name] = Embedder(name, locate(name))
+            _LOADED[name] = Embedder(name, locate(name), default_runtime())
         except ModelFormatError as error:
             raise ModelUnavailable(f"embedding model {name!r}: {error}") from None
     return _LOADED[name]
