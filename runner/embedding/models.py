@@ -30,6 +30,9 @@ _BATCH = 32  # texts per forward pass
 # own forward pass (needs nothing but numpy)
 RUNTIMES = ("onnx-int8", "onnx", "numpy")
 RUNTIME_VARIABLE = "RUNNER_EMBED_RUNTIME"
+# the weights each runtime computes with: runtimes of one precision give the same vectors, so an
+# index's vectors and its queries' must be of one precision, whichever runtime made them
+PRECISION = {"onnx-int8": "int8", "onnx": "float32", "numpy": "float32"}
 
 # progress(done, total): pages embedded so far
 EmbedProgress = Callable[[int, int], None]
@@ -67,6 +70,11 @@ class Embedder:
     @property
     def dimensions(self) -> int:
         return self.encoder.shape.hidden
+
+    @property
+    def precision(self) -> str:
+        """The weights its vectors are computed with (`PRECISION`): "int8" or "float32"."""
+        return PRECISION[self.runtime]
 
     def embed(self, texts: Sequence[str], progress: EmbedProgress | None = None) -> np.ndarray:
         """(len(texts), dimensions) float32, each row of unit length; texts of similar length
@@ -129,6 +137,19 @@ def default_runtime() -> str:
     return RUNTIMES[0] if onnx_installed() else "numpy"
 
 
+def runtime_for(precision: str) -> str:
+    """The runtime to embed queries with for vectors of `precision`: the default runtime when
+    it computes with those weights, else one that does and can run here; the default when none
+    can (int8 vectors with onnxruntime gone: float32 queries, within a cosine of ~0.99)."""
+    default = default_runtime()
+    if PRECISION[default] == precision:
+        return default
+    for runtime in RUNTIMES:
+        if PRECISION[runtime] == precision and (runtime == "numpy" or onnx_installed()):
+            return runtime
+    return default
+
+
 def _known(runtime: str, named: str) -> str:
     if runtime not in RUNTIMES:
         raise ModelUnavailable(
@@ -170,16 +191,17 @@ def _one_blas_thread() -> Iterator[None]:
         yield
 
 
-_LOADED: dict[str, Embedder] = {}
+_LOADED: dict[tuple[str, str], Embedder] = {}
 
 
-def load_embedder(name: str) -> Embedder:
-    """The embedder of a model, loaded once per process (its weights are read once), on the
-    default runtime."""
+def load_embedder(name: str, runtime: str | None = None) -> Embedder:
+    """The embedder of a model on a runtime (the default one when None), loaded once per
+    process (its weights are read once)."""
     name = canonical(name)
-    if name not in _LOADED:
+    runtime = runtime or default_runtime()
+    if (name, runtime) not in _LOADED:
         try:
-            _LOADED[name] = Embedder(name, locate(name), default_runtime())
+            _LOADED[(name, runtime)] = Embedder(name, locate(name), runtime)
         except ModelFormatError as error:
             raise ModelUnavailable(f"embedding model {name!r}: {error}") from None
-    return _LOADED[name]
+    return _LOADED[(name, runtime)]

@@ -131,7 +131,7 @@ class CorpusIndex:
     def query_vector(self, query: str) -> Any:
         """The query embedded by the corpus's model (loaded on first use). The last query's
         vector is kept: a tool that searches and then weighs the same question embeds it once."""
-        from runner.embedding.models import load_embedder
+        from runner.embedding.models import load_embedder, runtime_for
 
         if self.vectors is None:
             raise CorpusError(
@@ -142,7 +142,9 @@ class CorpusIndex:
         last = self._last_query
         if last is not None and last[0] == query:
             return last[1]
-        vector = load_embedder(self.vectors.model).embed([query])[0]
+        # the query on weights of the pages' precision, whatever the default runtime now is
+        embedder = load_embedder(self.vectors.model, runtime_for(self.vectors.precision))
+        vector = embedder.embed([query])[0]
         self._last_query = (query, vector)
         return vector
 

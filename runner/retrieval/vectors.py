@@ -41,6 +41,9 @@ class PageEmbedder(Protocol):
     @property
     def dimensions(self) -> int: ...
 
+    @property
+    def precision(self) -> str: ...  # the weights it computes with: "float32", "int8"
+
     def embed(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
     ) -> np.ndarray: ...
@@ -69,10 +72,13 @@ def _keys(model: str, texts: Sequence[str]) -> np.ndarray:
 class VectorIndex:
     """A corpus's page vectors for one model; searched exactly."""
 
-    def __init__(self, model: str, vectors: np.ndarray, keys: np.ndarray) -> None:
+    def __init__(
+        self, model: str, vectors: np.ndarray, keys: np.ndarray, precision: str = "float32"
+    ) -> None:
         self.model = model
         self.vectors = vectors
         self.keys = keys
+        self.precision = precision  # of the weights that made them; queries must match it
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
@@ -91,7 +97,8 @@ class VectorIndex:
             return None
         if vectors.ndim != 2 or len(keys) != len(vectors):
             return None
-        return cls(model, vectors, keys)
+        # vectors from before the runtimes were recorded were all made with float32 weights
+        return cls(model, vectors, keys, str(stored.get("precision", "float32")))
 
     def matches(self, pages: Sequence[Page]) -> bool:
         """Whether these vectors are those of exactly these pages, in this order."""
@@ -135,7 +142,11 @@ def build_vectors(
     keys = _keys(embedder.name, texts)
     vectors = np.zeros((len(texts), embedder.dimensions), dtype=np.float32)
     known: dict[bytes, int] = {}
-    if previous is not None and previous.vectors.shape[1] == embedder.dimensions:
+    if (
+        previous is not None
+        and previous.vectors.shape[1] == embedder.dimensions
+        and previous.precision == embedder.precision  # never one index of two precisions
+    ):
         known = {bytes(key): row for row, key in enumerate(previous.keys)}
     fresh = []
     for row, key in enumerate(keys):
@@ -153,6 +164,7 @@ def build_vectors(
     model = {
         "model": embedder.name,
         "dimensions": embedder.dimensions,
+        "precision": embedder.precision,
         "pages": len(texts),
         "embedded": len(fresh),  # by the last build; the others were kept
         "embed_seconds": round(seconds, 2),
@@ -162,7 +174,7 @@ def build_vectors(
     _replace(folder / KEYS_FILE, lambda file: np.save(file, keys))
     _replace(folder / MODEL_FILE, lambda file: file.write(json.dumps(model).encode()))
     mapped = np.load(folder / VECTORS_FILE, mmap_mode="r")
-    return VectorIndex(embedder.name, mapped, keys), len(fresh)
+    return VectorIndex(embedder.name, mapped, keys, embedder.precision), len(fresh)
 
 
 def _replace(path: Path, write: Callable[[BinaryIO], object]) -> None:

@@ -109,3 +109,21 @@ def test_with_no_build_a_missing_vector_index_says_how_to_build_it(embedder, tmp
     path.write_text(plain.replace("mode: keyword", "mode: vector"))
     with pytest.raises(IndexMissingError, match="no vectors of all-MiniLM-L6-v2"):
         open_corpus(load_pipeline(path), "manuals", build=False)
+
+
+def test_an_index_built_on_float32_weights_is_searched_with_float32_queries(
+    embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runner.embedding.models import RUNTIME_VARIABLE, load_embedder, onnx_installed
+
+    if not onnx_installed():
+        pytest.skip("the int8 runtime needs onnxruntime (make test-embed installs it)")
+    path = write(tmp_path)
+    monkeypatch.setenv(RUNTIME_VARIABLE, "numpy")
+    built = open_corpus(load_pipeline(path), "manuals")
+    assert built.vectors is not None and built.vectors.precision == "float32"
+    monkeypatch.setenv(RUNTIME_VARIABLE, "onnx-int8")  # the default where onnxruntime is
+    reopened = open_corpus(load_pipeline(path), "manuals", build=False)
+    question = "how do I get rid of the chalky build-up inside my kettle?"
+    float32 = load_embedder("all-MiniLM-L6-v2", "numpy").embed([question])[0]
+    assert float(reopened.query_vector(question) @ float32) >= 0.99999

@@ -4,6 +4,7 @@ model: tests/embed)."""
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from runner.retrieval.pages import Page
-from runner.retrieval.vectors import VectorIndex, build_vectors, embedded_text
+from runner.retrieval.vectors import VectorIndex, build_vectors, embedded_text, model_folder
 
 
 class WordBag:
@@ -20,8 +21,9 @@ class WordBag:
     name = "word-bag"
     dimensions = 32
 
-    def __init__(self) -> None:
+    def __init__(self, precision: str = "float32") -> None:
         self.embedded: list[str] = []
+        self.precision = precision
 
     def embed(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
@@ -75,3 +77,26 @@ def test_search_is_exact_nearest_first(tmp_path: Path) -> None:
 
 def test_the_embedded_text_carries_the_page_s_place(tmp_path: Path) -> None:
     assert embedded_text(PAGES[0]) == "A › Section\nkettle boils water"
+
+
+def test_the_vectors_record_the_precision_of_the_weights_that_made_them(tmp_path: Path) -> None:
+    build_vectors(PAGES, WordBag("int8"), tmp_path)
+    loaded = VectorIndex.load(tmp_path, "word-bag")
+    assert loaded is not None and loaded.precision == "int8"
+
+
+def test_vectors_stored_before_precisions_were_recorded_are_float32(tmp_path: Path) -> None:
+    build_vectors(PAGES, WordBag(), tmp_path)
+    stored = model_folder(tmp_path, "word-bag") / "model.json"
+    record = json.loads(stored.read_text())
+    del record["precision"]
+    stored.write_text(json.dumps(record))
+    loaded = VectorIndex.load(tmp_path, "word-bag")
+    assert loaded is not None and loaded.precision == "float32"
+
+
+def test_a_rebuild_on_weights_of_another_precision_embeds_every_page_anew(tmp_path: Path) -> None:
+    first, _ = build_vectors(PAGES, WordBag("float32"), tmp_path / "one")
+    embedder = WordBag("int8")
+    rebuilt, fresh = build_vectors(PAGES, embedder, tmp_path / "two", previous=first)
+    assert fresh == len(PAGES) and rebuilt.precision == "int8"
