@@ -36,10 +36,16 @@ def ranked(hits: Iterable[ScoredPage | Page]) -> list[dict[str, Any]]:
     return rows
 
 
+# what an event may add (a retrieve tool's): its restatement, what it searched, its evidence
+OPTIONAL = ("rewritten", "searched", "evidence")
+
+
 def retrieval_events(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The `retrieval` events of a trace, each `{task, tool, corpus, query, pages}`."""
+    """The `retrieval` events of a trace, each `{task, tool, corpus, query, pages}` and, where
+    the event has them, `rewritten`, `searched` and `evidence`."""
     return [
         {key: event.get(key) for key in ("task", "tool", "corpus", "query", "pages")}
+        | {key: event[key] for key in OPTIONAL if key in event}
         for event in events
         if event.get("event") == EVENT
     ]
@@ -55,6 +61,10 @@ def format_retrievals(retrievals: Sequence[Mapping[str, Any]], *, indent: str = 
             f"{indent}{record.get('tool')}{task} on {record.get('corpus')}: "
             f"{record.get('query')!r} → {len(pages)} page{'' if len(pages) == 1 else 's'}"
         )
+        if record.get("searched"):
+            lines.append(f"{indent}  searched as {record['searched']!r}")
+        if isinstance(record.get("evidence"), Mapping):
+            lines.append(f"{indent}  {_evidence_line(record['evidence'])}")
         for row in pages:
             score = "" if row.get("score") is None else f"  score {row['score']:.3f}"
             heading = f"  {row['heading']}" if row.get("heading") else ""
@@ -62,3 +72,11 @@ def format_retrievals(retrievals: Sequence[Mapping[str, Any]], *, indent: str = 
                 f"{indent}  {row['rank']:>2}. {row['document']} p. {row['page']}{score}{heading}"
             )
     return "\n".join(lines)
+
+
+def _evidence_line(evidence: Mapping[str, Any]) -> str:
+    return (
+        f"evidence for the gatekeeper: cosine {evidence.get('first_page_cosine')} with the first "
+        f"keyword page, {evidence.get('agreement')} of its {evidence.get('top_k')} keyword pages "
+        "among the vectors' best"
+    )

@@ -7,11 +7,14 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+from jsonschema import Draft202012Validator
 
 from runner.cli import main
 from runner.trace import schema_problems, validate_events
 
 from .test_deep_fallback import QUESTION, SCRIPT, write_pipeline
+
+ROOT = Path(__file__).parents[2]
 
 
 def run(*args: str):
@@ -91,3 +94,41 @@ def test_explain_session_shows_each_rounds_retrievals(tmp_path: Path) -> None:
         f"manual_rag retrieved 1 page from manuals for {QUESTION!r}: 1. kettle.md p. 2 ("
         in result.stdout
     )
+
+
+EVENT = {
+    "event": "retrieval",
+    "task": "1",
+    "tool": "docs_rag",
+    "corpus": "docs",
+    "query": "wipe the cache",
+    "searched": "wipe the cache clear",
+    "evidence": {"first_page_cosine": 0.61, "agreement": 3, "top_k": 4},
+    "pages": [{"rank": 1, "document": "a.md", "page": 1, "heading": "Cache", "score": 2.5}],
+}
+
+
+def test_a_retrieval_keeps_what_was_searched_and_the_gatekeeper_s_evidence() -> None:
+    from runner.retrieval.seen import retrieval_events
+
+    [record] = retrieval_events([EVENT])
+    assert record["searched"] == "wipe the cache clear"
+    assert record["evidence"] == EVENT["evidence"]
+    schema = json.loads((ROOT / "schemas" / "result.schema.json").read_text(encoding="utf-8"))
+    assert list(Draft202012Validator(schema["properties"]["retrieval"]).iter_errors([record])) == []
+
+
+def test_a_retrieval_without_them_has_no_such_keys() -> None:
+    from runner.retrieval.seen import retrieval_events
+
+    plain = {key: value for key, value in EVENT.items() if key not in ("searched", "evidence")}
+    [record] = retrieval_events([plain])
+    assert "searched" not in record and "evidence" not in record
+
+
+def test_show_retrieval_prints_what_was_searched_and_the_evidence() -> None:
+    from runner.retrieval.seen import format_retrievals, retrieval_events
+
+    shown = format_retrievals(retrieval_events([EVENT]))
+    assert "  searched as 'wipe the cache clear'" in shown
+    assert "cosine 0.61 with the first keyword page, 3 of its 4 keyword pages" in shown
