@@ -10,7 +10,8 @@ Two measures, both of the question's keyword and vector rankings, whatever the t
 
 On the project's question sets (bench/gatekeeper.py) these tell a first search that found the
 answer from one that did not better than word coverage does; docs/offline.md says how the
-offline gatekeeper weighs them. A corpus without page vectors gives no evidence.
+offline gatekeeper weighs them. A corpus without page vectors gives no evidence, and a pipeline
+without a deep fallback asks for none (it has no gatekeeper to read it).
 """
 
 from __future__ import annotations
@@ -19,10 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from runner.embedding import ModelUnavailable
-from runner.llm.passages import EVIDENCE
 from runner.retrieval.pages import CorpusError
-
-__all__ = ["EVIDENCE", "retrieval_evidence"]
 
 if TYPE_CHECKING:
     from runner.retrieval.index import CorpusIndex, ScoredPage

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 
 from runner.config.model import RetrieveOptions, SearchOptions, ToolConfig
 from runner.engine.results import ToolResult
+from runner.llm.passages import EVIDENCE
 from runner.retrieval.index import SEARCH_MODES
 from runner.retrieval.pages import CorpusError
 from runner.retrieval.reading import pages_context
 from runner.retrieval.seen import EVENT, ranked
 from runner.tools.base import BuiltinTool, Call, ToolBuildError, finish, instantiate, place
-from runner.tools.evidence import EVIDENCE, retrieval_evidence
+from runner.tools.evidence import retrieval_evidence
 
 if TYPE_CHECKING:
     from runner.engine.protocols import ToolEnv
@@ -120,12 +121,16 @@ class RetrieveTool(BuiltinTool):
         self.options = config.options
         check_mode(config, self.options.mode)
         self.index = corpus_for(config, services, self.options.corpus)
+        # only a gatekeeper reads the evidence, and only a pipeline with a deep fallback has one
+        self.gives_evidence = services.pipeline.deep_fallback is not None
 
     async def run(self, call: Call) -> ToolResult:
         query = await search_query(call, self.index, self.options, self.name)
         hits = self.index.search(query.text, self.options.top_k, mode=self.options.mode)
-        keyword = hits if self.options.mode == "keyword" else None
-        evidence = retrieval_evidence(self.index, query.text, self.options.top_k, keyword)
+        evidence = None
+        if self.gives_evidence:
+            keyword = hits if self.options.mode == "keyword" else None
+            evidence = retrieval_evidence(self.index, query.text, self.options.top_k, keyword)
         extra = {EVIDENCE: evidence} if evidence is not None else {}
         retrieved = record_retrieval(
             call.env, self.name, self.options.corpus, call.directive, hits, query, **extra

@@ -90,3 +90,13 @@ def test_an_index_gives_any_page_s_cosine_with_the_question(embedder, tmp_path) 
                 by_cosine[page.node_id], abs=1e-5
             )
     assert index.cosine(QUESTION, "no-such-page#1") is None
+
+
+def test_a_pipeline_without_a_deep_fallback_computes_no_evidence(embedder, tmp_path) -> None:
+    path = pipeline(tmp_path, "hybrid")
+    text = path.read_text(encoding="utf-8")
+    start, end = text.index("deep_fallback:"), text.index("tools:")
+    tools = [line for line in text[end:].splitlines() if "deep_search" not in line]
+    path.write_text(text[:start] + "\n".join(tools) + "\n", encoding="utf-8")
+    retrieval = first(events(path, QUESTION), "retrieval")
+    assert retrieval["pages"] and "evidence" not in retrieval
