@@ -11,6 +11,7 @@ are installed (the `embed` extra), else runner's numpy pass; `RUNNER_EMBED_RUNTI
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -124,6 +125,7 @@ class Encoder(Protocol):
     def hidden_states(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray: ...
 
 
+@functools.cache  # asked whenever a question is embedded; an install does not come and go
 def onnx_installed() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "onnx"))
 
