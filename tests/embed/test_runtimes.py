@@ -89,9 +89,11 @@ def test_the_environment_picks_the_numpy_runtime(monkeypatch) -> None:
     assert default_runtime() == "numpy"
 
 
-def test_without_onnxruntime_the_default_runtime_is_numpy(monkeypatch) -> None:
-    from runner.embedding.models import default_runtime
+def test_without_onnxruntime_the_default_runtime_is_numpy(monkeypatch, request) -> None:
+    from runner.embedding.models import default_runtime, onnx_installed
 
     monkeypatch.delenv("RUNNER_EMBED_RUNTIME", raising=False)
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if it were not installed
+    onnx_installed.cache_clear()  # looked up once a process: again, as a new process would
+    request.addfinalizer(onnx_installed.cache_clear)
     assert default_runtime() == "numpy"
