@@ -12,7 +12,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from runner.config.checks.context import Checks
-from runner.config.checks.paths import existing_path, inside_folder
+from runner.config.checks.paths import existing_document, existing_path, inside_folder
 from runner.config.corpus_files import DEFAULT_INCLUDE, document_format, excluded, folder_glob
 from runner.config.humanize import suggestion_suffix
 from runner.config.paths import (
@@ -23,7 +23,6 @@ from runner.config.paths import (
 )
 from runner.config.schema import definition_validator
 from runner.documents.diagnostics import KeyPath
-from runner.documents.loader import LoadError, read_document
 from runner.embedding import DEFAULT_MODEL, REQUIRED_FILES, is_packaged
 
 
@@ -113,13 +112,8 @@ def embedding_model(checks: Checks, model: str, where: KeyPath) -> None:
 
 def synonyms_file(checks: Checks, relative: str, where: KeyPath) -> None:
     """A YAML file of users' words for the documents' words (R132, placed in that file)."""
-    target = existing_path(checks, relative, where)
-    if target is None:
-        return
-    try:
-        document = read_document(target)
-    except LoadError as error:
-        checks.diagnostics.append(error.diagnostic)
+    document = existing_document(checks, relative, where)
+    if document is None:
         return
     if not isinstance(document.data, Mapping):
         checks.emit(

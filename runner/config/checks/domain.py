@@ -8,12 +8,12 @@ import re
 from collections.abc import Mapping
 
 from runner.config.checks.context import Checks
-from runner.config.checks.paths import existing_path, inside_folder
+from runner.config.checks.paths import existing_document, inside_folder
 from runner.config.checks.templates import file_template, template_pair
 from runner.config.humanize import humanize, suggestion_suffix
 from runner.config.schema import definition_validator
 from runner.documents.diagnostics import KeyPath, value_at
-from runner.documents.loader import Document, LoadError, read_document
+from runner.documents.loader import Document
 from runner.purposes import PURPOSE_VARIABLES, Purpose
 from runner.text.patterns import compile_pattern, pattern_doubt
 
@@ -87,13 +87,8 @@ def script_file(checks: Checks) -> None:
     relative = checks.data.get("llm", {}).get("script_file")
     if relative is None:
         return
-    target = existing_path(checks, relative, ("llm", "script_file"))
-    if target is None:
-        return
-    try:
-        document = read_document(target)
-    except LoadError as error:
-        checks.diagnostics.append(error.diagnostic)
+    document = existing_document(checks, relative, ("llm", "script_file"))
+    if document is None:
         return
     if not isinstance(document.data, list | dict):
         checks.emit(

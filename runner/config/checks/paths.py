@@ -17,6 +17,7 @@ from runner.config.paths import (
     usable,
 )
 from runner.documents.diagnostics import KeyPath
+from runner.documents.loader import Document, LoadError, read_document
 
 SHOWN = 60  # characters of a path echoed in a message
 
@@ -39,6 +40,19 @@ def inside_folder(checks: Checks, relative: str, path: KeyPath) -> Path | None:
         return usable(target)
     except PathUnusable as error:
         unusable(checks, relative, path, error)
+        return None
+
+
+def existing_document(checks: Checks, relative: str, path: KeyPath) -> Document | None:
+    """The YAML document of an existing file inside the pipeline's folder (a script, a
+    synonyms file), or a diagnostic (the path's, or the file's own, placed in it) and None."""
+    target = existing_path(checks, relative, path)
+    if target is None:
+        return None
+    try:
+        return read_document(target)
+    except LoadError as error:
+        checks.diagnostics.append(error.diagnostic)
         return None
 
 
