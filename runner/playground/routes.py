@@ -161,12 +161,10 @@ class Playground:
         }
 
     async def say(self, request: Request) -> Response:
-        domain = request.path_params["domain"]
-        client = client_of(request)
-        form = await read_form(request)
-        refused = cross_site(request) or self.forged(form, client)
-        if refused is not None:
-            return refused
+        domain, client = request.path_params["domain"], client_of(request)
+        form = await self.posted(request)
+        if isinstance(form, Response):
+            return form
         try:
             result = await recorded_round(self.service, self._log(domain), domain, form, client)
         except ServiceError as exc:
@@ -176,12 +174,10 @@ class Playground:
         return RedirectResponse(round_location(domain, result), 303)
 
     async def say_streamed(self, request: Request) -> Response:
-        domain = request.path_params["domain"]
-        client = client_of(request)
-        form = await read_form(request)
-        refused = cross_site(request) or self.forged(form, client)
-        if refused is not None:
-            return refused
+        domain, client = request.path_params["domain"], client_of(request)
+        form = await self.posted(request)
+        if isinstance(form, Response):
+            return form
         return streamed_say(self.service, self._log(domain), domain, form, client)
 
     def _log(self, domain: str) -> ReplyLog | None:
@@ -241,10 +237,9 @@ class Playground:
         return page("keep.html", domain=domain, session=session, kept=case, csrf=csrf)
 
     async def save(self, request: Request) -> Response:
-        form = await read_form(request)
-        refused = cross_site(request) or self.forged(form, client_of(request))
-        if refused is not None:
-            return refused
+        form = await self.posted(request)
+        if isinstance(form, Response):
+            return form
         case = await self._case(request)
         if not isinstance(case, keep.KeptCase):
             return case
@@ -359,6 +354,13 @@ class Playground:
 
     def csrf(self, client: Client) -> str:
         return hmac.new(self.secret, client.name.encode(), hashlib.sha256).hexdigest()[:32]
+
+    async def posted(self, request: Request) -> dict[str, str] | Response:
+        """A state-changing form: its fields, or the refusal of one sent from another site or
+        without this client's CSRF token."""
+        form = await read_form(request)
+        refused = cross_site(request) or self.forged(form, client_of(request))
+        return form if refused is None else refused
 
     def forged(self, form: dict[str, str], client: Client) -> Response | None:
         """A refusal for a form without this client's CSRF token (a page elsewhere cannot
