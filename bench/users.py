@@ -137,8 +137,9 @@ def rankings(index: Any, pages: list[Any], question: str, vector: np.ndarray) ->
     )
     rows = {page.node_id: row for row, page in enumerate(pages)}
 
-    def searched(mode: str) -> list[int]:  # what runner's search returns: sections first
-        return [rows[hit.page.node_id] for hit in index.search(question, 10, mode=mode)]
+    def searched(mode: str, rerank: bool = True) -> list[int]:  # runner's: sections first
+        found = index.search(question, 10, mode=mode, rerank=rerank)
+        return [rows[hit.page.node_id] for hit in found]
 
     return {
         "BM25": searched("keyword"),
@@ -146,6 +147,7 @@ def rankings(index: Any, pages: list[Any], question: str, vector: np.ndarray) ->
         "BM25 + RM3": [row for row in best(rm3) if rm3[row] > 0],
         "embeddings": best(cosine),
         "hybrid (runner)": searched("hybrid"),
+        "hybrid, no rerank": searched("hybrid", rerank=False),
         "hybrid, pages in score order": [
             row for row, _ in hybrid_top(keyword, index.vectors, question, vector, 10)
         ],
@@ -216,7 +218,12 @@ def timed(function: Any, *args: Any) -> tuple[Any, float]:
 def measure_set(name: str, index: Any, pages: list[Any], anchor: Anchor) -> dict[str, Any]:
     questions = read_set(name)
     recalls: dict[str, Recall] = {}
-    latency: dict[str, list[float]] = {"BM25": [], "hybrid (runner)": [], "anchor": []}
+    latency: dict[str, list[float]] = {
+        "BM25": [],
+        "hybrid (runner)": [],
+        "hybrid, no rerank": [],
+        "anchor": [],
+    }
     for question in questions:
         golds = gold_rows(pages, question)
         vector = index.query_vector(question.text)
@@ -228,6 +235,9 @@ def measure_set(name: str, index: Any, pages: list[Any], anchor: Anchor) -> dict
         latency["BM25"].append(timed(index.search, question.text, TOP_K)[1])
         latency["hybrid (runner)"].append(
             timed(lambda q: index.search(q, TOP_K, mode="hybrid"), question.text)[1]
+        )
+        latency["hybrid, no rerank"].append(
+            timed(lambda q: index.search(q, TOP_K, mode="hybrid", rerank=False), question.text)[1]
         )
     return {
         "questions": len(questions),
@@ -309,6 +319,7 @@ MAIN_ROWS = (
     "BM25",
     "BM25 + RM3",
     "embeddings",
+    "hybrid, no rerank",
     "hybrid (runner)",
     "LlamaIndex VectorStoreIndex (anchor)",
 )
@@ -320,9 +331,11 @@ def readme_section(results: dict[str, Any]) -> str:
         f"`python -m bench.users` ({results['date']}; {machine_line}). The question sets of "
         "`bench/questions/` (how they were written: its README) asked of the whole corpus; a "
         "question is found when a page of its gold section is first (@1) or among the first "
-        f"five (@5). Model: {results['model']} on runner's numpy runtime. The BM25 and hybrid "
+        f"five (@5). Model: {results['model']}. The BM25 and hybrid "
         "rows are runner's own searches, which give the best page of each section first "
-        "(docs/retrieval.md); the study's rows rank pages in score order. Not in these tables: "
+        "(docs/retrieval.md); `hybrid (runner)` reranks the first 20 candidates word by word "
+        "(`embedding.rerank`, its default), `hybrid, no rerank` does not; the study's rows rank "
+        "pages in score order. Not in these tables: "
         "`+ rewrite` with SmolLM2-135M (its own section below: `python -m bench rewrite`), and "
         "`synonyms:` "
         "(a list written for these questions would be tuned to them). Raw figures: "
@@ -349,11 +362,12 @@ def readme_section(results: dict[str, Any]) -> str:
             recall, sources = found["recall"], found["gold_among_sources"]
             latency = found["latency_p50_ms"]
             rows = []
-            for method in MAIN_ROWS:
+            for method in (method for method in MAIN_ROWS if method in recall):
                 source = {"BM25": sources["keyword"], "hybrid (runner)": sources["hybrid"]}
                 query = {
                     "BM25": latency["BM25"],
                     "hybrid (runner)": latency["hybrid (runner)"],
+                    "hybrid, no rerank": latency.get("hybrid, no rerank"),
                     "LlamaIndex VectorStoreIndex (anchor)": latency["anchor"],
                 }
                 rows.append(
@@ -362,7 +376,7 @@ def readme_section(results: dict[str, Any]) -> str:
                         f"{recall[method]['at1']:.3f}",
                         f"{recall[method]['at5']:.3f}",
                         f"{source[method]:.3f}" if method in source else "",
-                        f"{query[method]} ms" if method in query else "",
+                        f"{query[method]} ms" if query.get(method) is not None else "",
                     ]
                 )
             header = [

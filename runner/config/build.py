@@ -20,6 +20,7 @@ from typing import Any
 from runner.config.defaults import deep_search_tool_names, default_activation
 from runner.config.frozen import FrozenDict, FrozenList, frozen
 from runner.config.model import (
+    DEFAULT_RERANK,
     Activation,
     ActivationMode,
     AnswerConfig,
@@ -250,7 +251,7 @@ class _Builder:
         if "navigation" in spec.get("pages", {}):
             extra["navigation"] = spec["pages"]["navigation"]
         if "embedding" in spec:
-            extra["embedding"] = Embedding(self.embedding_model(spec["embedding"]["model"]))
+            extra["embedding"] = self.embedding(spec["embedding"])
         if "synonyms" in spec:
             extra["synonyms"] = self.synonyms(spec["synonyms"], ("corpora", name, "synonyms"))
         follow = spec.get("follow_symlinks", False)
@@ -264,6 +265,10 @@ class _Builder:
             follow_symlinks=follow,
             **extra,
         )
+
+    def embedding(self, spec: Mapping[str, Any]) -> Embedding:
+        model = self.embedding_model(spec["model"])
+        return Embedding(model, spec.get("rerank", DEFAULT_RERANK))
 
     def embedding_model(self, model: str) -> str:
         """A folder beside the pipeline that holds a model, as an absolute path; anything else

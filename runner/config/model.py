@@ -326,6 +326,9 @@ class PromptTypes:
     types: tuple[PromptType, ...] = (PromptType("question"),)
 
 
+DEFAULT_RERANK = 20  # `embedding.rerank`'s default: docs/retrieval.md has the measurements
+
+
 @dataclass(frozen=True)
 class Embedding:
     """The embedding model of a corpus's vector / hybrid search: a model runner carries
@@ -333,6 +336,9 @@ class Embedding:
     one."""
 
     model: str
+    # a vector or hybrid search's first candidates (one page a section) reordered by how the
+    # question's words match theirs (runner/retrieval/rerank.py); 0 turns it off
+    rerank: int = DEFAULT_RERANK
 
 
 @dataclass(frozen=True)

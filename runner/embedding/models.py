@@ -18,7 +18,8 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -99,11 +100,37 @@ class Embedder:
                     progress(done, len(order))
         return vectors
 
-    def _batch(self, texts: list[str]) -> np.ndarray:
+    def token_vectors(self, texts: Sequence[str]) -> list[TokenVectors]:
+        """Per text, the model's unit-length vector of each of its word pieces (the special
+        tokens left out) and the word each piece is of: what a late-interaction match of two
+        texts compares (runner/retrieval/rerank.py). The texts are a search's few: split in one
+        batch a core, each on one thread, as `embed` does."""
+        texts = list(texts)
+        size = -(-len(texts) // _workers()) or 1
+        batches = [texts[start : start + size] for start in range(0, len(texts), size)]
+        one_thread = _one_blas_thread() if self.runtime == "numpy" else nullcontext()
+        with one_thread, ThreadPoolExecutor(len(batches) or 1) as pool:
+            return [found for batch in pool.map(self._token_batch, batches) for found in batch]
+
+    def _token_batch(self, texts: list[str]) -> list[TokenVectors]:
+        encoded, states, _ = self._forward(texts)
+        found = []
+        for text, item, state in zip(texts, encoded, states, strict=True):
+            pieces = [row for row, special in enumerate(item.special_tokens_mask) if not special]
+            vectors = state[pieces]
+            vectors = vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+            found.append(TokenVectors(vectors, _piece_words(text, item, pieces)))
+        return found
+
+    def _forward(self, texts: list[str]) -> tuple[list[Any], np.ndarray, np.ndarray]:
+        """The texts' encodings, the model's last hidden states and the attention mask."""
         encoded = self.tokenizer.encode_batch(texts)
         ids = np.array([item.ids for item in encoded], dtype=np.int64)
         mask = np.array([item.attention_mask for item in encoded], dtype=np.float32)
-        states = self.encoder.hidden_states(ids, mask)
+        return encoded, self.encoder.hidden_states(ids, mask), mask
+
+    def _batch(self, texts: list[str]) -> np.ndarray:
+        _, states, mask = self._forward(texts)
         if self.cls_pooling:
             pooled = states[:, 0]
         else:
@@ -112,6 +139,28 @@ class Embedder:
             )
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return pooled / np.clip(norms, 1e-12, None)
+
+
+@dataclass(frozen=True)
+class TokenVectors:
+    """A text's word pieces as the model sees them in context: one unit-length row each, and
+    the word (as written in the text) each piece belongs to."""
+
+    vectors: np.ndarray  # (pieces, dimensions) float32
+    words: list[str]
+
+
+def _piece_words(text: str, encoding: Any, pieces: Sequence[int]) -> list[str]:
+    """The word of each piece: the text between the first and last offset of the pieces
+    the tokenizer's pre-tokenizer counted as one word (`myapp.users` is three: `myapp`, `.`,
+    `users`)."""
+    spans: dict[int, tuple[int, int]] = {}
+    for row in pieces:
+        word = encoding.word_ids[row]
+        start, end = encoding.offsets[row]
+        first, last = spans.get(word, (start, end))
+        spans[word] = (min(first, start), max(last, end))
+    return [text[slice(*spans[encoding.word_ids[row]])] for row in pieces]
 
 
 class Encoder(Protocol):

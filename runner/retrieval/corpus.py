@@ -50,8 +50,11 @@ class CorpusIndex:
         *,
         keep_navigation: bool = False,
         synonyms: Mapping[str, tuple[str, ...]] | None = None,
+        rerank: int = 0,
     ) -> None:
         self.name = name
+        # a vector or hybrid search's first candidates reordered word by word (rerank.py)
+        self.rerank = rerank
         self.keep_navigation = keep_navigation  # the corpus's `pages.navigation: keep`
         self.vectors = vectors  # the page vectors of the corpus's embedding model, if any
         self.folder = folder  # the index folder
@@ -80,20 +83,24 @@ class CorpusIndex:
         found = self._store.by_id(node_id)
         return found[1] if found is not None else None
 
-    def search(self, query: str, top_k: int, *, mode: str = "keyword") -> list[ScoredPage]:
+    def search(
+        self, query: str, top_k: int, *, mode: str = "keyword", rerank: bool = True
+    ) -> list[ScoredPage]:
         """The best pages for a query, best first; never a page that scored zero, nor (unless
         the corpus keeps them) a navigation page.
 
         `mode` vector and hybrid search the corpus's page vectors (its `embedding.model`, or
-        runner's default when a tool searches it so; built by `runner index`)."""
+        runner's default when a tool searches it so; built by `runner index`), their first
+        candidates reranked word by word (`embedding.rerank`) unless `rerank` is False."""
         if mode not in SEARCH_MODES:
             raise ValueError(f"unknown search mode {mode!r}; use one of {', '.join(SEARCH_MODES)}")
         query = self.expanded(normalize(query))
         if top_k < 1 or not query.strip():
             return []
         left_out = 0 if self.keep_navigation else self._store.navigation_count()
+        rerank = self.rerank if rerank and mode != "keyword" else 0
         # room for the navigation pages left out below, and for other sections than the best's
-        wanted = top_k * SECTION_POOL + left_out
+        wanted = max(top_k, rerank) * SECTION_POOL + left_out
         if mode == "keyword":
             hits = self.keyword.top(query, wanted)
         else:
@@ -102,7 +109,10 @@ class CorpusIndex:
         found = [ScoredPage(page, score) for page, (_, score) in zip(pages, hits, strict=True)]
         if left_out:
             found = [hit for hit in found if not hit.page.navigation]
-        return sections_first(found)[:top_k]
+        found = sections_first(found)
+        if rerank:
+            found = self._reranked(query, found, rerank)
+        return found[:top_k]
 
     def expanded(self, query: str) -> str:
         """The query with the documents' words its users' words stand for (`synonyms:`)."""
@@ -157,6 +167,25 @@ class CorpusIndex:
         vector = self.query_vector(self.expanded(normalize(query)))
         assert self.vectors is not None  # query_vector raised otherwise
         return self.vectors.cosine(found[0], vector)
+
+    def _reranked(self, query: str, found: list[ScoredPage], count: int) -> list[ScoredPage]:
+        """The first `count` hits reordered by how the question's words match theirs
+        (rerank.py), the others after them as they were."""
+        from runner.embedding.models import load_embedder, runtime_for
+        from runner.retrieval.rerank import reranked
+        from runner.retrieval.vectors import embedded_text
+
+        assert self.vectors is not None  # an embedded search found them
+        head = found[:count]
+        embedder = load_embedder(self.vectors.model, runtime_for(self.vectors.precision))
+        order = reranked(
+            query,
+            [embedded_text(hit.page) for hit in head],
+            [hit.score for hit in head],
+            embedder,
+            self.keyword,
+        )
+        return [ScoredPage(head[row].page, score) for row, score in order] + found[count:]
 
     def _embedded_search(self, query: str, wanted: int, *, hybrid: bool) -> list[tuple[int, float]]:
         from runner.retrieval.fusion import hybrid_top

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.config.model import DEFAULT_RERANK
 from runner.config.paths import contained_documents
 from runner.documents.fingerprints import Change, content_sha256, file_change
 from runner.retrieval.corpus import (  # re-exported: where callers have found them
@@ -323,6 +324,7 @@ def _index(
         vectors,
         keep_navigation=corpus.navigation == "keep",
         synonyms=corpus.synonyms,
+        rerank=corpus.embedding.rerank if corpus.embedding is not None else DEFAULT_RERANK,
     )
 
 

@@ -27,6 +27,7 @@ _STEMMER = Stemmer.Stemmer("english")
 class KeywordIndex:
     def __init__(self, bm25: bm25s.BM25) -> None:
         self.bm25 = bm25
+        self._idf_cache: np.ndarray | None = None
 
     @classmethod
     def build(cls, texts: Sequence[str], folder: Path) -> KeywordIndex:
@@ -75,6 +76,27 @@ class KeywordIndex:
             for number, score in zip(found[0], scores[0], strict=True)
             if score > 0.0
         ]
+
+    def word_weights(self, words: Sequence[str]) -> np.ndarray:
+        """Each word's weight as BM25 gives it: the inverse document frequency of its stem
+        (the rarest, when it stems to several); 0 for a stop word and a word no page holds."""
+        idf = self._idf()
+        vocabulary = self.bm25.vocab_dict
+        weights = np.zeros(len(words), dtype=np.float32)
+        for row, word in enumerate(words):
+            tokens = self.query_tokens(word)
+            if tokens:
+                weights[row] = max(idf[vocabulary[token]] for token in tokens)
+        return weights
+
+    def _idf(self) -> np.ndarray:
+        """BM25's inverse document frequency per vocabulary id, from the score matrix's columns
+        (bm25s keeps one column per term, holding a row per page that has it)."""
+        if self._idf_cache is None:
+            held = np.diff(np.asarray(self.bm25.scores["indptr"]))
+            pages = self.page_count
+            self._idf_cache = np.log(1.0 + (pages - held + 0.5) / (held + 0.5)).astype(np.float32)
+        return self._idf_cache
 
     def match_count(self, query: str) -> int:
         """How many pages score above zero: every page that shares a term with the query."""

@@ -39,7 +39,8 @@ def retrieval_evidence(
     if not keyword:
         return None  # no page shares a word with the question: nothing to weigh
     try:
-        by_cosine = index.search(query, top_k, mode="vector")
+        # the vectors' own ranking, as measured: reranking would cost a model pass and blur it
+        by_cosine = index.search(query, top_k, mode="vector", rerank=False)
         cosine = index.cosine(query, keyword[0].page.node_id)
     except (CorpusError, ModelUnavailable, ImportError):
         return None  # vectors built, model gone: the gatekeeper reads words only, as before

@@ -75,8 +75,27 @@ def test_a_model_folder_may_not_leave_the_pipeline_s_folder(tmp_path: Path) -> N
     assert [d.code for d in validate_file(path).diagnostics] == ["R108"]
 
 
-def test_the_embedding_block_takes_only_model(tmp_path: Path) -> None:
+def test_the_embedding_block_takes_only_model_and_rerank(tmp_path: Path) -> None:
     path = write(tmp_path, "all-MiniLM-L6-v2")
     path.write_text(path.read_text().replace("all-MiniLM-L6-v2}", "all-MiniLM-L6-v2, dim: 8}"))
     [diagnostic] = validate_file(path).diagnostics
     assert diagnostic.code.startswith("S") and "dim" in diagnostic.message
+
+
+def test_rerank_defaults_to_the_first_twenty_candidates(tmp_path: Path) -> None:
+    report = validate_file(write(tmp_path, "all-MiniLM-L6-v2"))
+    assert report.pipeline is not None, report.diagnostics
+    assert report.pipeline.corpora["docs"].embedding.rerank == 20  # type: ignore[union-attr]
+
+
+def test_rerank_zero_turns_it_off(tmp_path: Path) -> None:
+    path = write(tmp_path, "all-MiniLM-L6-v2, rerank: 0")
+    report = validate_file(path)
+    assert report.pipeline is not None, report.diagnostics
+    assert report.pipeline.corpora["docs"].embedding == Embedding("all-MiniLM-L6-v2", 0)
+
+
+def test_a_negative_rerank_is_refused_where_it_is_written(tmp_path: Path) -> None:
+    [diagnostic] = validate_file(write(tmp_path, "all-MiniLM-L6-v2, rerank: -1")).diagnostics
+    assert diagnostic.code.startswith("S") and "rerank" in diagnostic.message
+    assert diagnostic.line == 5

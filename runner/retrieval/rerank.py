@@ -1,0 +1,79 @@
+"""Reordering a vector or hybrid search's first sections by matching words in context.
+
+A page vector is one point for a whole page: a question in users' words can sit as close to a
+page that shares its topic as to the page that answers it. Reranking looks again at the first
+`rerank` candidates (`embedding.rerank`, one page a section, as `sections_first` orders them)
+word by word. The corpus's model gives every word piece of the question and of each candidate a
+vector in its context; each question piece finds its closest piece on the page (its cosine),
+and the page's match is the mean of those closest cosines, each question word weighing its BM25
+inverse document frequency (a stop word, or a word no page holds, weighs nothing; a question of
+such words alone weighs its pieces alike). This is late interaction, as ColBERT scores, with the
+model runner already carries: no second model, nothing downloaded.
+
+The match joins the search's score rather than replacing it: over the candidates, the match is
+standardised (its mean subtracted, divided by its spread) and added at the spread of the
+search's scores, so each counts alike and a page the search put far ahead stays ahead unless
+the words agree. Measured on the project's question sets (bench/README.md, docs/retrieval.md):
+reranking the first 20 found more gold sections in the top 5 on every set in users' words and
+lost none on the heading-worded one; alone, the match was worse than the search.
+
+The cost is one forward pass of the model over the candidates' pages, a query: tens of
+milliseconds a page on a CPU, which is why it looks at a few candidates only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from runner.retrieval.keyword import KeywordIndex
+
+
+class WordPieces(Protocol):
+    """A text's word pieces in context (runner.embedding.models.TokenVectors)."""
+
+    vectors: np.ndarray  # (pieces, dimensions), unit-length rows
+    words: list[str]  # the word each piece is of
+
+
+class TokenEmbedder(Protocol):
+    """What reranking needs of a model (runner.embedding.models.Embedder)."""
+
+    def token_vectors(self, texts: Sequence[str]) -> Sequence[WordPieces]: ...
+
+
+def reranked(
+    query: str,
+    texts: Sequence[str],
+    scores: Sequence[float],
+    embedder: TokenEmbedder,
+    keyword: KeywordIndex,
+) -> list[tuple[int, float]]:
+    """(candidate, joined score) for each of the candidates (their `embedded_text` and search
+    scores), best first: the search score joined with the words' match (the module's
+    docstring). Candidates the words do not tell apart keep their order and scores."""
+    searched = np.asarray(scores, dtype=np.float64)
+    unchanged = [(row, float(score)) for row, score in enumerate(searched)]
+    if len(texts) < 2:
+        return unchanged
+    question, *pages = embedder.token_vectors([query, *texts])
+    weights = keyword.word_weights(question.words)
+    if float(weights.sum()) <= 0.0:
+        weights = np.ones(len(question.words), dtype=np.float32)
+    matches = np.array([word_match(question.vectors, weights, page.vectors) for page in pages])
+    if float(matches.std()) == 0.0:
+        return unchanged
+    joined = searched + (matches - matches.mean()) / matches.std() * searched.std()
+    return [(int(row), float(joined[row])) for row in np.argsort(-joined, kind="stable")]
+
+
+def word_match(question: np.ndarray, weights: np.ndarray, page: np.ndarray) -> float:
+    """The weighted mean over the question's pieces (rows of `question`) of each one's best
+    cosine with a piece of the page."""
+    if not len(question) or not len(page) or float(weights.sum()) <= 0.0:
+        return 0.0
+    closest = (question @ page.T).max(axis=1)
+    return float(closest @ weights / weights.sum())

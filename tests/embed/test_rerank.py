@@ -1,0 +1,68 @@
+"""Reranking with the real model: the word pieces it gives a text in context, and a hybrid
+search whose first candidates are reordered by them (`embedding.rerank`, rerank.py)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from runner.config import load_pipeline
+from runner.retrieval import open_corpus
+
+CORPUS = Path(__file__).parents[1] / "retrieval" / "corpora" / "appliances"
+PIPELINE = """\
+domain: appliances
+corpora:
+  manuals:
+    path: manuals
+    pages: {max_words: 60}
+    embedding: {model: all-MiniLM-L6-v2, rerank: RERANK}
+tools:
+  - name: manuals_search
+    kind: retrieve
+    corpus: manuals
+    mode: hybrid
+"""
+QUESTION = "is it safe to clean it while plugged in"
+
+
+def corpus(tmp_path: Path, rerank: int):
+    folder = tmp_path / f"rerank-{rerank}"
+    shutil.copytree(CORPUS, folder / "manuals")
+    path = folder / "pipeline.yaml"
+    path.write_text(PIPELINE.replace("RERANK", str(rerank)), encoding="utf-8")
+    return open_corpus(load_pipeline(path), "manuals")
+
+
+def test_each_word_piece_has_a_unit_vector_and_the_word_it_is_of(embedder) -> None:
+    [pieces] = embedder.token_vectors(["unplug myapp.users"])
+    assert pieces.words[0] == "unplug" and pieces.words[-1] == "users"
+    assert "myapp" in pieces.words and "." in pieces.words
+    assert len(pieces.words) == len(pieces.vectors)
+    assert np.allclose(np.linalg.norm(pieces.vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_piece_is_closest_to_the_same_word_in_another_text(embedder) -> None:
+    question, page = embedder.token_vectors(["descale the kettle", "the toaster and the kettle"])
+    kettle = question.words.index("kettle")
+    closest = int(np.argmax(page.vectors @ question.vectors[kettle]))
+    assert page.words[closest] == "kettle"
+
+
+def test_a_reranked_search_keeps_its_pages_and_orders_them_by_the_joined_score(
+    embedder, tmp_path: Path
+) -> None:
+    plain = corpus(tmp_path, 0).search(QUESTION, 50, mode="hybrid")
+    reranked = corpus(tmp_path, 20).search(QUESTION, 50, mode="hybrid")
+    assert {hit.page.node_id for hit in reranked} == {hit.page.node_id for hit in plain}
+    scores = [hit.score for hit in reranked[:20]]
+    assert scores == sorted(scores, reverse=True)
+    assert scores != [hit.score for hit in plain[:20]]  # the words' match joined the search's
+
+
+def test_rerank_zero_gives_the_hybrid_search_s_own_scores(embedder, tmp_path: Path) -> None:
+    index = corpus(tmp_path, 0)
+    [best] = index.search(QUESTION, 1, mode="hybrid")
+    assert best.score <= 1.0  # 0.8 × a cosine + 0.2 × BM25 over its best: never above 1
