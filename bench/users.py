@@ -50,9 +50,9 @@ TITLE = "Questions in users' words"
 # corpora whose question sets were written after runner's retrieval was tuned, and never used
 # to tune it: how runner does on documentation it was not tuned on
 HELD_OUT = {
-    "perldocs": "the Perl 5.36 manual (Debian's perl-doc as HTML: bench/fetch-perldocs.sh), "
-    "asked the Perl FAQ's entries in users' words (`perlfaq-users`) and in their own headings "
-    "(`perlfaq-headings`)",
+    "perldocs": "the Perl 5.36 manual, Debian's perl-doc as HTML from bench/fetch-perldocs.sh, "
+    "asked the Perl FAQ's entries in users' words, `perlfaq-users`, and in their own headings, "
+    "`perlfaq-headings`",
 }
 
 
