@@ -1,9 +1,12 @@
 """Questions in users' words: BM25, embeddings and hybrid search side by side, on the question
 sets of bench/questions/ (pydocs and the PostgreSQL manual in users' words, the Python FAQ's
-own headings), with LlamaIndex's VectorStoreIndex on the same model as the anchor.
+own headings; the held-out corpus, never used to tune runner: the Perl FAQ in users' words and
+in its own headings, asked of the whole Perl manual), with LlamaIndex's VectorStoreIndex on the
+same model as the anchor.
 
     python -m bench.users            # writes bench/results/users.json and its README section
-    python -m bench.users pgdocs     # one corpus; the other keeps the figures of its last run
+    python -m bench.users pgdocs     # one corpus; the others keep the figures of their last run
+    python -m bench.users perldocs   # the held-out corpus (bench/fetch-perldocs.sh downloads it)
 
 Per set and ranking: recall@1 / @5 of the gold section (bench/wording.py), query latency; per
 corpus: the page-vector build (time, pages/s, size); for BM25 and hybrid, gold among the
@@ -37,9 +40,20 @@ from bench.retrieval import PYDOCS, ROOT, folder_size, machine
 from bench.wording import SETS, Recall, gold_rows, read_set
 
 MODEL = "all-MiniLM-L6-v2"
-PGDOCS_SCRIPT = ROOT.parent / "shared" / "data" / "fetch-pgdocs.sh"
+# the corpora downloaded into a temporary folder: the script that fetches one, the folder
+DOWNLOADS = {
+    "pgdocs": (ROOT.parent / "shared" / "data" / "fetch-pgdocs.sh", "runner-bench-pgdocs"),
+    "perldocs": (ROOT / "bench" / "fetch-perldocs.sh", "runner-bench-perldocs"),
+}
 TOP_K = 5
 TITLE = "Questions in users' words"
+# corpora whose question sets were written after runner's retrieval was tuned, and never used
+# to tune it: how runner does on documentation it was not tuned on
+HELD_OUT = {
+    "perldocs": "the Perl 5.36 manual, Debian's perl-doc as HTML from bench/fetch-perldocs.sh, "
+    "asked the Perl FAQ's entries in users' words, `perlfaq-users`, and in their own headings, "
+    "`perlfaq-headings`",
+}
 
 
 def state_base() -> Path:
@@ -51,13 +65,14 @@ def corpus_source(name: str) -> tuple[Path, str] | str:
     """The corpus folder and its include glob, or why it is not there."""
     if name == "pydocs":
         return (PYDOCS, "**/*.rst.txt") if PYDOCS.is_dir() else f"no pydocs at {PYDOCS}"
-    download = Path(tempfile.gettempdir()) / "runner-bench-pgdocs"
+    script, folder = DOWNLOADS[name]
+    download = Path(tempfile.gettempdir()) / folder
     done = subprocess.run(
-        ["bash", str(PGDOCS_SCRIPT), str(download)], capture_output=True, text=True, check=False
+        ["bash", str(script), str(download)], capture_output=True, text=True, check=False
     )
     html = download / "html"
     if done.returncode != 0 or not html.is_dir():
-        return (done.stderr or done.stdout).strip() or "fetch-pgdocs.sh failed"
+        return (done.stderr or done.stdout).strip() or f"{script.name} failed"
     return html, "**/*.html"
 
 
@@ -289,7 +304,13 @@ def measure_corpus(corpus: str) -> dict[str, Any]:
         "size_mb": round(anchor.size_mb, 1),
         "open_seconds": round(anchor.open_seconds, 2),
     }
-    return {"build": build, "anchor": anchor_figures, "sets": sets}
+    return {
+        "date": time.strftime("%Y-%m-%d"),
+        "held_out": corpus in HELD_OUT,
+        "build": build,
+        "anchor": anchor_figures,
+        "sets": sets,
+    }
 
 
 def main(only: list[str] | None = None) -> None:
@@ -352,8 +373,15 @@ def readme_section(results: dict[str, Any]) -> str:
             if build.get("embedded")
             else "the vectors predate the record of their build's time (docs/retrieval.md gives it)"
         )
+        held_out = (
+            f"the held-out corpus, never used to tune runner: {HELD_OUT[corpus]}; "
+            if figures.get("held_out")
+            else ""
+        )
+        measured = f"measured {figures['date']}; " if "date" in figures else ""
         parts.append(
-            f"**{corpus}**: {build['pages']:,} pages; page vectors {build['vectors_mb']} MB "
+            f"**{corpus}** ({held_out}{measured}{build['pages']:,} pages): page vectors "
+            f"{build['vectors_mb']} MB "
             f"beside BM25's {build['bm25_mb']} MB; {embedding}; the anchor's index "
             f"{anchor['size_mb']} MB, built in {anchor['build_seconds']} s from the same vectors, "
             f"opened in {anchor['open_seconds']} s."

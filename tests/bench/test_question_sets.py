@@ -1,10 +1,12 @@
 """The retrieval question sets in bench/questions/ (see its README): well-formed rows, gold
-sections that exist, and user-worded questions that do not borrow their gold heading's words.
+sections that exist, and user-worded questions that do not borrow their gold heading's words
+(the Perl FAQ's set: at most one of them).
 
 The gold documents are checked against the corpora when they are here: the Python docs at
 ../shared/data/pydocs/docs, the PostgreSQL 15 manual (fetched with
 ../shared/data/fetch-pgdocs.sh) at $PGDOCS_HTML, /tmp/pgdocs/html or the bench's download
-folder; a check whose corpus is absent is skipped.
+folder, the Perl manual (fetched with bench/fetch-perldocs.sh) at $PERLDOCS_HTML,
+/tmp/perldocs/html or the bench's download folder; a check whose corpus is absent is skipped.
 """
 
 from __future__ import annotations
@@ -13,42 +15,49 @@ import csv
 import os
 import re
 import tempfile
-import unicodedata
 from functools import cache
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+
+from bench.perlfaq_headings import heading_rows
+from bench.wording import html_headings
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS = ROOT / "bench" / "questions"
 PYDOCS = ROOT.parent / "shared" / "data" / "pydocs" / "docs"
 COLUMNS = ["id", "question", "sources", "tags"]
 
-# set name -> (its corpus, the fewest questions it may hold, worded by users: no heading words)
+# set name -> (its corpus, the fewest questions it may hold, how many content words of its gold
+# heading a question may share: None for the sets that ask the headings themselves)
 SETS = {
-    "pydocs-users": ("pydocs", 160, True),
-    "pgdocs-users": ("pgdocs", 65, True),
-    "pydocs-faq-headings": ("pydocs", 100, False),
+    "pydocs-users": ("pydocs", 160, 0),
+    "pgdocs-users": ("pgdocs", 65, 0),
+    "pydocs-faq-headings": ("pydocs", 100, None),
+    "perlfaq-users": ("perldocs", 100, 1),
+    "perlfaq-headings": ("perldocs", 300, None),
 }
-
-
-def pgdocs_folder() -> Path | None:
-    candidates = [
-        os.environ.get("PGDOCS_HTML", ""),
-        "/tmp/pgdocs/html",
-        str(Path(tempfile.gettempdir()) / "runner-bench-pgdocs" / "html"),
-    ]
-    for candidate in candidates:
-        if candidate and len(list(Path(candidate).glob("*.html"))) > 1000:
-            return Path(candidate)
-    return None
+# a downloaded HTML corpus -> (its environment variable, the bench's download folder, the
+# fewest HTML files a whole download holds)
+DOWNLOADS = {
+    "pgdocs": ("PGDOCS_HTML", "runner-bench-pgdocs", 1000),
+    "perldocs": ("PERLDOCS_HTML", "runner-bench-perldocs", 200),
+}
 
 
 def corpus_folder(corpus: str) -> Path | None:
     if corpus == "pydocs":
         return PYDOCS if PYDOCS.is_dir() else None
-    return pgdocs_folder()
+    variable, download, fewest = DOWNLOADS[corpus]
+    candidates = [
+        os.environ.get(variable, ""),
+        f"/tmp/{corpus}/html",
+        str(Path(tempfile.gettempdir()) / download / "html"),
+    ]
+    for candidate in candidates:
+        if candidate and len(list(Path(candidate).glob("*.html"))) >= fewest:
+            return Path(candidate)
+    return None
 
 
 def rows(name: str) -> list[dict[str, str]]:
@@ -100,45 +109,12 @@ def rst_headings(text: str) -> list[str]:
     return found
 
 
-_INVISIBLE = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff]")  # soft hyphen, zero-width
-_SECTION_NUMBER = re.compile(r"^(?:(?:Chapter|Appendix|Part)\s+)?[0-9A-Z]+(?:\.[0-9A-Z]+)*\.\s+")
-
-
-class _HtmlHeadings(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.found: list[str] = []
-        self.open: list[str] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if re.fullmatch(r"h[1-6]", tag):
-            self.open = []
-
-    def handle_endtag(self, tag: str) -> None:
-        if re.fullmatch(r"h[1-6]", tag) and self.open is not None:
-            title = unicodedata.normalize("NFKC", "".join(self.open))
-            title = " ".join(_INVISIBLE.sub("", title).split())
-            if title:
-                self.found.append(_SECTION_NUMBER.sub("", title))
-            self.open = None
-
-    def handle_data(self, data: str) -> None:
-        if self.open is not None:
-            self.open.append(data)
-
-
-def html_headings(text: str) -> list[str]:
-    """The text of each h1-h6 element: NFKC-normalised, zero-width characters dropped,
-    whitespace collapsed, a leading section number ("11.2.", "Chapter 26.", "F.35.1.") removed."""
-    parser = _HtmlHeadings()
-    parser.feed(text)
-    return parser.found
-
-
 @cache
 def headings(folder: Path, document: str) -> tuple[str, ...]:
     text = (folder / document).read_text(encoding="utf-8")
-    return tuple(html_headings(text) if document.endswith(".html") else rst_headings(text))
+    if document.endswith(".html"):
+        return tuple(heading for _, heading in html_headings(text))
+    return tuple(rst_headings(text))
 
 
 # --- heading words --------------------------------------------------------------------------
@@ -183,10 +159,10 @@ def test_the_stemmer_meets_plural_and_verb_forms() -> None:
 
 def test_html_headings_drop_section_numbers() -> None:
     text = '<h2 class="title">11.2. Index <span>Types</span></h2><h3>F.35.1.  Trigram\n</h3>'
-    assert html_headings(text) == ["Index Types", "Trigram"]
+    assert html_headings(text) == [(2, "Index Types"), (3, "Trigram")]
     assert html_headings("<h1>Chapter 26. Backup and Restore</h1><h2>CREATE INDEX</h2>") == [
-        "Backup and Restore",
-        "CREATE INDEX",
+        (1, "Backup and Restore"),
+        (2, "CREATE INDEX"),
     ]
 
 
@@ -231,16 +207,25 @@ def test_gold_sections_exist(name: str) -> None:
             )
 
 
-@pytest.mark.parametrize("name", [name for name, (_, _, users) in SETS.items() if users])
-def test_questions_avoid_the_words_of_their_gold_headings(name: str) -> None:
+def borrowed_words(name: str, allowed: int) -> list[str]:
+    """The set's questions that share more than `allowed` content words with a gold heading."""
     offenders = []
     for row in rows(name):
         asked = content_words(row["question"])
         for _, heading in sources(row):
             shared = asked & content_words(heading)
-            if shared:
+            if len(shared) > allowed:
                 offenders.append(f"{row['id']}: {sorted(shared)} from {heading!r}")
-    assert offenders == []
+    return offenders
+
+
+@pytest.mark.parametrize("name", [name for name, (*_, allowed) in SETS.items() if allowed == 0])
+def test_questions_avoid_the_words_of_their_gold_headings(name: str) -> None:
+    assert borrowed_words(name, 0) == []
+
+
+def test_perlfaq_questions_share_at_most_one_word_with_their_gold_heading() -> None:
+    assert borrowed_words("perlfaq-users", 1) == []
 
 
 def test_the_faq_set_is_every_faq_question_heading() -> None:
@@ -255,3 +240,15 @@ def test_the_faq_set_is_every_faq_question_heading() -> None:
     found = rows("pydocs-faq-headings")
     assert {pair for row in found for pair in sources(row)} == wanted
     assert all(sources(row) == [(sources(row)[0][0], row["question"])] for row in found)
+
+
+def test_the_perlfaq_heading_set_is_every_entry_of_perlfaq1_to_9() -> None:
+    folder = corpus_folder("perldocs")
+    if folder is None:
+        pytest.skip("the perldocs corpus is not downloaded")
+    assert rows("perlfaq-headings") == heading_rows(folder)
+
+
+def test_perlfaq_user_questions_are_about_every_faq_file() -> None:
+    documents = {document for row in rows("perlfaq-users") for document, _ in sources(row)}
+    assert documents == {f"perlfaq{number}.html" for number in range(1, 10)}

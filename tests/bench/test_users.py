@@ -40,6 +40,13 @@ def results() -> dict:
                 "sets": {"pydocs-users": found, "pydocs-faq-headings": found},
             },
             "pgdocs": {"skipped": "no manual"},
+            "perldocs": {
+                "date": "2026-12-02",
+                "held_out": True,
+                "build": build,
+                "anchor": {"build_seconds": 1.0, "size_mb": 0.2, "open_seconds": 0.1},
+                "sets": {"perlfaq-users": found},
+            },
         },
     }
 
@@ -56,3 +63,13 @@ def test_the_summary_holds_each_set_to_its_target() -> None:
     rows = {row[0]: row for row in users_rows(results())}
     assert rows["pydocs-users: gold @5, hybrid"][3] == "≥ 0.80"
     assert rows["pydocs-faq-headings: gold first, hybrid"][1] == "0.500"
+
+
+def test_a_held_out_corpus_is_labelled_with_the_date_it_was_measured() -> None:
+    text = readme_section(results())
+    assert "**perldocs** (the held-out corpus, never used to tune runner" in text
+    assert "measured 2026-12-02; 10 pages" in text
+    assert "**pydocs** (10 pages)" in text
+    rows = {row[0]: row for row in users_rows(results())}
+    assert rows["perlfaq-users (held-out corpus): gold @5, hybrid"][1] == "0.750"
+    assert "pydocs-users: gold @5, hybrid" in rows
