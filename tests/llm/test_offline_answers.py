@@ -371,3 +371,35 @@ def test_a_framing_word_no_passage_holds_is_not_what_is_missing() -> None:
     question = "What is the difference between git merge and git rebase?"
     enough, reason = run(prompts.gatekeeper(question, [page(BRANCHING, "branching.md", 3)]))
     assert enough is True, reason
+
+
+# --- the search's order: a later page of the same search must match clearly better ------------
+
+
+def found(text: str, document: str, key: str = "manual_rag:1") -> Passage:
+    """A page of a retrieval tool's result: its passages share the result's key, in the
+    search's order."""
+    return Passage(text, (Source(document, 1),), key)
+
+
+LONGER = "Citric acid descales the kettle and removes limescale quickly."
+SHORTER = "Citric acid descales the kettle."  # the same words in fewer: alone, it would win
+
+
+def test_of_two_pages_of_one_search_the_first_is_quoted_though_a_later_one_is_shorter() -> None:
+    reply = answer("Which acid descales the kettle?", found(LONGER, "a.md"), found(SHORTER, "b.md"))
+    assert reply == f"{LONGER} [a.md p. 1]"
+
+
+def test_pages_of_two_searches_are_each_ranked_within_their_own() -> None:
+    # b.md is the first page of its own search: it stands as a.md does, and the shorter wins
+    first, other = found(LONGER, "a.md", "rag:1"), found(SHORTER, "b.md", "rag:2")
+    reply = answer("Which acid descales the kettle?", first, other)
+    assert reply == f"{SHORTER} [b.md p. 1]"
+
+
+def test_a_later_page_that_holds_more_of_the_question_is_quoted() -> None:
+    first = found("Descale the kettle regularly.", "a.md")
+    later = found("Descale the kettle every four weeks with citric acid.", "b.md")
+    reply = answer("How many weeks between descaling the kettle with citric acid?", first, later)
+    assert reply.startswith("Descale the kettle every four weeks with citric acid. [b.md p. 1]")

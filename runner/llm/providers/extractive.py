@@ -8,10 +8,11 @@ Scoring, per unit:
   "mean", "way") weigh half;
 - a unit matches a word it holds (1) and a word its section heading holds (+0.5);
 - the sum is length-normalised as BM25 does (k1 = 1.2, b = 0.5), then scaled by how much of the
-  question the unit's page holds (from 0.5 to 1), and raised for the first unit of a section
-  (+25 %), for the question's word pairs in the question's order (up to +50 %) and for a cue the
-  unit meets (+50 %: a number for "how many", a date for "when", a modal or a negation for
-  "can I", a reason for "why": `offline_question`).
+  question the unit's page holds (from 0.5 to 1) and by 0.7 for each place its page stands
+  behind its search's first (the search saw more than these words), and raised for the first
+  unit of a section (+25 %), for the question's word pairs in the question's order (up to +50 %)
+  and for a cue the unit meets (+50 %: a number for "how many", a date for "when", a modal or a
+  negation for "can I", a reason for "why": `offline_question`).
 
 Choosing, after the guaranteed passages (C23: quoted first, matched or not, their words covered
 — unless a unit of the context answers a part as fully: 60 % of its weight, and no less than they
@@ -76,6 +77,8 @@ CUE_BONUS = 0.5  # a unit meeting the cue of a part it matches scores this much 
 LEAD_BONUS = 0.25  # the first unit of a section scores this much more
 PHRASE_BONUS = 0.5  # times the share of the question's word pairs the unit (or heading) has
 PAGE_FLOOR = 0.5  # a unit's score is scaled from this (its page holds no other question word)
+# a unit's score is scaled by this for each place its page stands behind its search's first
+RANK_DECAY = 0.7
 # up to 1 (its page holds every question word)
 BM25_K1, BM25_B = 1.2, 0.5
 RELEVANCE_MIN = 0.4  # of the best score for a part: below it a unit does not compete
@@ -182,13 +185,16 @@ def _candidates(
             for key in unit.context_stems & wanted:  # the heading adds to what the unit holds
                 match[key] = match.get(key, 0.0) + CONTEXT_WEIGHT
             found.append(_Candidate(index, unit, match))
-    _score(found, question_parts)
+    _score(found, question_parts, passages)
     return found
 
 
-def _score(candidates: list[_Candidate], question_parts: Sequence[Part]) -> None:
-    """BM25-like: idf over the candidates, length-normalised, times the bonuses (cue, lead)
-    and the page factor (how much of the question the unit's page holds)."""
+def _score(
+    candidates: list[_Candidate], question_parts: Sequence[Part], passages: Sequence[Passage]
+) -> None:
+    """BM25-like: idf over the candidates, length-normalised, times the bonuses (cue, lead),
+    the page factor (how much of the question the unit's page holds) and the search's rank of
+    the unit's page (RANK_DECAY a place)."""
     if not candidates:
         return
     weights = _idf(candidates, question_parts)
@@ -201,7 +207,8 @@ def _score(candidates: list[_Candidate], question_parts: Sequence[Part]) -> None
         page = PAGE_FLOOR + (1 - PAGE_FLOOR) * pages[candidate.page]
         lead = 1 + LEAD_BONUS if candidate.unit.lead else 1.0
         phrase = 1 + PHRASE_BONUS * _phrase_share(candidate.unit, question_pairs)
-        candidate.norm = norm * page * lead * phrase
+        rank = RANK_DECAY ** passages[candidate.passage].search_rank
+        candidate.norm = norm * page * lead * phrase * rank
         candidate.cue = _cue_factor(candidate, question_parts)
         candidate.score = _gain(candidate, weights, set())
 

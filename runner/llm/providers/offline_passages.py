@@ -17,17 +17,40 @@ class Passage:
     sources: tuple[Mapping[str, Any], ...] = ()
     guaranteed: bool = False
     number: int | None = None
+    # its place among the passages of the same tool result (`key`), best first: a search's
+    # pages come in its order, so 0 is the page the search ranked first
+    rank: int = 0
+
+    @property
+    def search_rank(self) -> int:
+        """Its search's rank, which weighs on what an answer quotes; none for a guaranteed
+        passage (C23: quoted whatever its place)."""
+        return 0 if self.guaranteed else self.rank
 
 
 def passages_from_facts(items: Iterable[Any]) -> list[Passage]:
-    """Passages given as mappings ({text, sources, guaranteed}) or as objects with attributes."""
-    return [_passage(item) for item in items or ()]
+    """Passages given as mappings ({text, sources, guaranteed, key}) or as objects with
+    attributes; each ranked among those of its key (a tool result's pages), in the order
+    given."""
+    seen: dict[str, int] = {}
+    passages = []
+    for item in items or ():
+        key = None if isinstance(item, str) else _get(item)("key")
+        rank = seen.get(key, 0) if key else 0  # no key: not a tool's result, not ranked
+        if key:
+            seen[key] = rank + 1
+        passages.append(_passage(item, rank))
+    return passages
 
 
-def _passage(item: Any) -> Passage:
+def _get(item: Any) -> Any:
+    return item.get if isinstance(item, Mapping) else lambda key, d=None: getattr(item, key, d)
+
+
+def _passage(item: Any, rank: int) -> Passage:
     if isinstance(item, str):
         return Passage(item)
-    get = item.get if isinstance(item, Mapping) else lambda key, d=None: getattr(item, key, d)
+    get = _get(item)
     sources = tuple(_source(source) for source in get("sources", ()) or ())
     number = get("number")
     return Passage(
@@ -35,6 +58,7 @@ def _passage(item: Any) -> Passage:
         sources,
         bool(get("guaranteed", False)),
         int(number) if number is not None else None,
+        rank,
     )
 
 
