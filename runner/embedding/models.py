@@ -15,6 +15,7 @@ import functools
 import hashlib
 import importlib.util
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
@@ -243,6 +244,7 @@ def _one_blas_thread() -> Iterator[None]:
 
 
 _LOADED: dict[tuple[str, str], Embedder] = {}
+_LOADING = threading.Lock()  # searches run in worker threads: a model is loaded once
 
 
 def load_embedder(name: str, runtime: str | None = None) -> Embedder:
@@ -250,9 +252,10 @@ def load_embedder(name: str, runtime: str | None = None) -> Embedder:
     process (its weights are read once)."""
     name = canonical(name)
     runtime = runtime or default_runtime()
-    if (name, runtime) not in _LOADED:
-        try:
-            _LOADED[(name, runtime)] = Embedder(name, locate(name), runtime)
-        except ModelFormatError as error:
-            raise ModelUnavailable(f"embedding model {name!r}: {error}") from None
-    return _LOADED[(name, runtime)]
+    with _LOADING:
+        if (name, runtime) not in _LOADED:
+            try:
+                _LOADED[(name, runtime)] = Embedder(name, locate(name), runtime)
+            except ModelFormatError as error:
+                raise ModelUnavailable(f"embedding model {name!r}: {error}") from None
+        return _LOADED[(name, runtime)]

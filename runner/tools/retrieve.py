@@ -8,6 +8,7 @@ them later in the round, and, when the corpus has page vectors, the retrieval's 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -112,6 +113,13 @@ def with_pages(result: ToolResult, pages: list[Page], **data: object) -> ToolRes
     return replace(result, data={**result.data, "pages": [p.node_id for p in pages], **data})
 
 
+async def searched(index: CorpusIndex, query: str, top_k: int, mode: str) -> list[ScoredPage]:
+    """The search, in a worker thread: a vector or hybrid search embeds the question and reranks
+    its candidates with the model (hundreds of milliseconds of CPU), which on the event loop
+    would stall every other round a service runs."""
+    return await asyncio.to_thread(index.search, query, top_k, mode=mode)
+
+
 class RetrieveTool(BuiltinTool):
     """Top-k pages as context."""
 
@@ -126,11 +134,13 @@ class RetrieveTool(BuiltinTool):
 
     async def run(self, call: Call) -> ToolResult:
         query = await search_query(call, self.index, self.options, self.name)
-        hits = self.index.search(query.text, self.options.top_k, mode=self.options.mode)
+        hits = await searched(self.index, query.text, self.options.top_k, self.options.mode)
         evidence = None
         if self.gives_evidence:
             keyword = hits if self.options.mode == "keyword" else None
-            evidence = retrieval_evidence(self.index, query.text, self.options.top_k, keyword)
+            evidence = await asyncio.to_thread(
+                retrieval_evidence, self.index, query.text, self.options.top_k, keyword
+            )
         extra = {EVIDENCE: evidence} if evidence is not None else {}
         retrieved = record_retrieval(
             call.env, self.name, self.options.corpus, call.directive, hits, query, **extra

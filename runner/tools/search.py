@@ -30,6 +30,7 @@ from runner.tools.retrieve import (
     corpus_for,
     record_retrieval,
     search_query,
+    searched,
     with_pages,
 )
 
@@ -56,7 +57,7 @@ class SearchTool(BuiltinTool):
     async def run(self, call: Call) -> ToolResult:
         question = call.directive
         query = await search_query(call, self.index, self.options, self.name)
-        hits = self.index.search(query.text, self.options.top_k, mode=self.options.mode)
+        hits = await searched(self.index, query.text, self.options.top_k, self.options.mode)
         record_retrieval(call.env, self.name, self.options.corpus, question, hits, query)
         top = [hit.page for hit in hits]
         if not call.env.coordinator_requested:  # the normal branch: pages, like `retrieve`

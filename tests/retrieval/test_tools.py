@@ -4,6 +4,7 @@ retrieve, search (C31, C32), neighbor_search (C29) and deep_search (C1, C16, C20
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import replace
 from typing import Any
 
@@ -64,6 +65,33 @@ def test_retrieve_returns_top_k_pages_as_context_with_their_sources(harness) -> 
     assert len(result.sources) == 2
     assert result.data["pages"][0] == "toaster.md#2"
     assert result.text.startswith("[toaster.md, page 2] Toaster Manual › Crumb tray\n## Crumb tray")
+
+
+def _recording_search_threads(monkeypatch) -> list[str]:
+    from runner.retrieval.corpus import CorpusIndex
+
+    threads: list[str] = []
+    search_pages = CorpusIndex.search
+
+    def recording(self, *args: Any, **kwargs: Any):
+        threads.append(threading.current_thread().name)
+        return search_pages(self, *args, **kwargs)
+
+    monkeypatch.setattr(CorpusIndex, "search", recording)
+    return threads
+
+
+def test_retrieve_searches_off_the_event_loop(harness, monkeypatch) -> None:
+    # a vector or hybrid search runs the embedding model: on the loop it would stall a service
+    threads = _recording_search_threads(monkeypatch)
+    execute(harness(rag()), "manual_rag", Task("1", "crumb tray"))
+    assert threads and "MainThread" not in threads  # the loop runs on the main thread
+
+
+def test_search_searches_off_the_event_loop(harness, monkeypatch) -> None:
+    threads = _recording_search_threads(monkeypatch)
+    execute(harness(search()), "manual_search", Task("1", "crumb tray"))
+    assert threads and "MainThread" not in threads
 
 
 def test_retrieve_honours_its_output_setting(harness) -> None:
