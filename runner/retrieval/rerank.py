@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from runner.retrieval.keyword import KeywordIndex
 
 
+TIE_SPREAD = 1e-6
+
+
 class WordPieces(Protocol):
     """A text's word pieces in context (runner.embedding.models.TokenVectors)."""
 
@@ -66,7 +69,8 @@ def reranked(
     matches = np.array([word_match(question.vectors, weights, page.vectors) for page in pages])
     if float(matches.std()) == 0.0:
         return unchanged
-    joined = searched + (matches - matches.mean()) / matches.std() * searched.std()
+    spread = float(searched.std()) or TIE_SPREAD  # scores all alike: the words break the tie
+    joined = searched + (matches - matches.mean()) / matches.std() * spread
     return [(int(row), float(joined[row])) for row in np.argsort(-joined, kind="stable")]
 
 

@@ -92,6 +92,11 @@ def test_candidates_the_words_match_alike_keep_their_order_and_scores(
     assert order == [(0, 0.4), (1, 0.3)]
 
 
+def test_when_the_search_scores_tie_the_words_decide(keyword: KeywordIndex) -> None:
+    order = reranked("limescale", TEXTS, [0.5] * 4, HandMadeModel(), keyword)
+    assert order[0][0] == 1
+
+
 def test_one_candidate_is_not_sent_to_the_model(keyword: KeywordIndex) -> None:
     model = HandMadeModel()
     assert reranked("kettle", [TEXTS[0]], [0.5], model, keyword) == [(0, 0.5)]
