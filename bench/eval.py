@@ -31,6 +31,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from bench.deep_pipeline import deep_fallback_pipeline
 from bench.readme import read_results, table, write_results, write_section
 from bench.retrieval import PYDOCS, machine
 
@@ -43,40 +44,14 @@ MEMORY_QUESTIONS = 10_000
 OVERHEAD_REPEATS = 5
 PHASES = ("sets", "speed", "overhead", "memory")
 TITLE = "runner eval: question sets, speed and memory"
-PIPELINE = """\
-version: 1
-domain: {domain}
-llm: {{provider: offline}}
-prompt_types: {{default: question, classify: rule, types: {{question: A question about the docs.}}}}
-corpora:
-  docs: {{path: docs, follow_symlinks: true, include: ["{include}"], pages: {{max_words: 250}}}}
-retrieval_tool: docs_rag
-deep_fallback:
-  coordinator: deep_search
-  prompt_types: [question]
-  gatekeeper: {{mode: llm}}
-tools:
-  - {{name: docs_rag, kind: retrieve, description: The best pages., corpus: docs, top_k: 5}}
-  - name: docs_search
-    kind: search
-    description: Answers a focused question from the docs.
-    activation: coordinator_only
-    corpus: docs
-    top_k: 4
-    max_brute_force_page_count: 40
-  - name: deep_search
-    kind: deep_search
-    description: Finds what the first pages did not answer.
-    search_tool: docs_search
-    max_missing: 2
-"""
 
 
 def pipeline(folder: Path, domain: str, corpus: Path, include: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "docs").symlink_to(corpus)  # corpus paths stay inside the pipeline's folder
     path = folder / f"{domain}.yaml"
-    path.write_text(PIPELINE.format(domain=domain, include=include), encoding="utf-8")
+    text = deep_fallback_pipeline(domain=domain, corpus="docs", include=include)
+    path.write_text(text, encoding="utf-8")
     return path
 
 

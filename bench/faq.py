@@ -31,39 +31,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from bench.deep_pipeline import deep_fallback_pipeline
 from bench.readme import table, write_results, write_section
 from bench.retrieval import PYDOCS, Question, faq_questions, is_gold, machine
 
 TOP_K = 5
 NAIVE_WORDS = 80
-PIPELINE = """\
-version: 1
-domain: pydocs
-llm: {{provider: offline}}
-prompt_types: {{default: question, classify: rule, types: {{question: A question about Python.}}}}
-corpora:
-  pydocs:  # a link to the Python docs, hence follow_symlinks
-    {{path: {corpus}, follow_symlinks: true, include: ["**/*.rst.txt"], pages: {{max_words: 250}}}}
-retrieval_tool: docs_rag
-deep_fallback:
-  coordinator: deep_search
-  prompt_types: [question]
-  gatekeeper: {{mode: llm}}
-tools:
-  - {{name: docs_rag, kind: retrieve, description: The best pages., corpus: pydocs, top_k: {k}}}
-  - name: docs_search
-    kind: search
-    description: Answers a focused question from the docs.
-    activation: coordinator_only
-    corpus: pydocs
-    top_k: 4
-    max_brute_force_page_count: 40
-  - name: deep_search
-    kind: deep_search
-    description: Finds what the first pages did not answer.
-    search_tool: docs_search
-    max_missing: 2
-"""
 
 
 @dataclass
@@ -92,6 +65,13 @@ def recall(wanted: set[str], text: str) -> float:
     return len(wanted & token_stems(text)) / len(wanted) if wanted else 0.0
 
 
+def faq_pipeline() -> str:
+    """The pipeline over the Python docs, linked in as `pydocs/` beside it."""
+    return deep_fallback_pipeline(
+        domain="pydocs", corpus="pydocs", path="pydocs", include="**/*.rst.txt", top_k=TOP_K
+    )
+
+
 async def runner_scores(state: Path, questions: list[Question]) -> tuple[Scores, dict[str, Any]]:
     from runner.app import Runtime
     from runner.retrieval import open_corpus
@@ -99,7 +79,7 @@ async def runner_scores(state: Path, questions: list[Question]) -> tuple[Scores,
 
     path = state / "faq.yaml"
     (state / "pydocs").symlink_to(PYDOCS)  # corpus paths stay inside the pipeline's folder
-    path.write_text(PIPELINE.format(corpus="pydocs", k=TOP_K), encoding="utf-8")
+    path.write_text(faq_pipeline(), encoding="utf-8")
     runtime = Runtime.open(path, build_indexes=True)
     index = open_corpus(runtime.pipeline, "pydocs")
     pages = index.pages()

@@ -35,6 +35,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from bench.deep_pipeline import deep_fallback_pipeline
 from bench.faq import TOP_K
 from bench.readme import table, write_results, write_section
 from bench.retrieval import machine
@@ -46,43 +47,6 @@ SETS = {"pydocs": ("pydocs-users", "pydocs-faq-headings"), "pgdocs": ("pgdocs-us
 PIPELINES = ("keyword, words only", "keyword + vectors", "hybrid + vectors")
 TARGET = 0.8  # right at least this often both ways
 TITLE = "The offline gatekeeper on the question sets"
-PIPELINE = """\
-version: 1
-domain: {name}
-llm: {{provider: offline}}
-prompt_types: {{default: question, classify: rule, types: {{question: A question about the docs.}}}}
-corpora:
-  {name}:
-    path: docs
-    follow_symlinks: true
-    include: ["{include}"]
-    pages: {{max_words: 250}}{embedding}
-retrieval_tool: docs_rag
-deep_fallback:
-  coordinator: deep_search
-  prompt_types: [question]
-  gatekeeper: {{mode: llm}}
-tools:
-  - name: docs_rag
-    kind: retrieve
-    description: The best pages.
-    corpus: {name}
-    top_k: {k}
-    mode: {mode}
-  - name: docs_search
-    kind: search
-    description: Answers a focused question from the docs.
-    activation: coordinator_only
-    corpus: {name}
-    top_k: 4
-    max_brute_force_page_count: 40
-  - name: deep_search
-    kind: deep_search
-    description: Finds what the first pages did not answer.
-    search_tool: docs_search
-    max_missing: 2
-state_dir: .
-"""
 
 
 @dataclass(frozen=True)
@@ -191,10 +155,17 @@ def pipeline_file(corpus: str, pipeline: str, scratch: Path) -> Path | str:
     state.mkdir(parents=True, exist_ok=True)
     if not (state / "docs").exists():
         (state / "docs").symlink_to(folder)  # corpus paths stay inside the pipeline's folder
-    embedding = f"\n    embedding: {{model: {MODEL}}}" if vectors else ""
     mode = pipeline.split(" ")[0].rstrip(",")
     path = state / f"gatekeeper-{mode}.yaml"
-    text = PIPELINE.format(name=corpus, include=include, embedding=embedding, k=TOP_K, mode=mode)
+    text = deep_fallback_pipeline(
+        domain=corpus,
+        corpus=corpus,
+        include=include,
+        top_k=TOP_K,
+        mode=mode,
+        embedding=MODEL if vectors else None,
+        state_dir=".",
+    )
     path.write_text(text, encoding="utf-8")
     return path
 

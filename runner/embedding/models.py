@@ -91,8 +91,7 @@ class Embedder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         batches = [order[start : start + _BATCH] for start in range(0, len(order), _BATCH)]
         done = 0
-        one_thread = _one_blas_thread() if self.runtime == "numpy" else nullcontext()
-        with one_thread, ThreadPoolExecutor(_workers()) as pool:
+        with self._batch_pool(len(batches)) as pool:
             embedded = pool.map(lambda rows: self._batch([texts[i] for i in rows]), batches)
             for rows, batch in zip(batches, embedded, strict=True):
                 vectors[rows] = batch
@@ -109,9 +108,15 @@ class Embedder:
         texts = list(texts)
         size = -(-len(texts) // _workers()) or 1
         batches = [texts[start : start + size] for start in range(0, len(texts), size)]
-        one_thread = _one_blas_thread() if self.runtime == "numpy" else nullcontext()
-        with one_thread, ThreadPoolExecutor(len(batches) or 1) as pool:
+        with self._batch_pool(len(batches)) as pool:
             return [found for batch in pool.map(self._token_batch, batches) for found in batch]
+
+    @contextmanager
+    def _batch_pool(self, batches: int) -> Iterator[ThreadPoolExecutor]:
+        """Workers for the batches, one a core at most, each computing on one thread."""
+        one_thread = _one_blas_thread() if self.runtime == "numpy" else nullcontext()
+        with one_thread, ThreadPoolExecutor(max(1, min(batches, _workers()))) as pool:
+            yield pool
 
     def _token_batch(self, texts: list[str]) -> list[TokenVectors]:
         encoded, states, _ = self._forward(texts)

@@ -9,13 +9,13 @@ from runner.config import validate_file
 
 
 def test_the_faq_pipeline_over_a_linked_corpus_validates(docs: Path, tmp_path: Path) -> None:
-    from bench.faq import PIPELINE, TOP_K
+    from bench.faq import faq_pipeline
 
     state = tmp_path / "state"
     state.mkdir()
     (state / "pydocs").symlink_to(docs)  # as runner_scores links the Python docs in
     (docs / "faq.rst.txt").write_text("FAQ\n===\n\nWhy?\n----\n\nBecause.\n", encoding="utf-8")
     path = state / "faq.yaml"
-    path.write_text(PIPELINE.format(corpus="pydocs", k=TOP_K), encoding="utf-8")
+    path.write_text(faq_pipeline(), encoding="utf-8")
     report = validate_file(path)
     assert [d.code for d in report.diagnostics] == []
