@@ -21,6 +21,7 @@ BENCHMARKS = (
     "faq",
     "gatekeeper",
     "users",
+    "reach",
     "embed_runtimes",
     "index_open",
     "vector_search",

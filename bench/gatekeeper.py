@@ -320,26 +320,32 @@ def _auc(value: float | None) -> str:
 
 
 LIMITS = """**What limits it on users' words.** A question in users' words shares few words with
-the page that answers it, and about as many with pages that do not: on words alone the
-gatekeeper finds fewer than half of the first searches that found the answer enough. Page
-vectors help: the question's cosine with the first keyword page, the two rankings' agreement and
-the words' verdict, weighed together (docs/offline.md, `gatekeeper`), were chosen on
-`pydocs-users` (the keyword pipeline's: 0.1 a point and the bar of 0.5 make the worse of its two
-shares best) and measured on `pgdocs-users`, which they were not chosen on. With the keyword
-pipeline they lift "enough" when the gold was found from about 42 % to 67–75 % and keep "not
-enough" about where it was (68 % and 64 %, from 67 %); they stay short of 80 % both ways. Of
-every signal studied (the cosines of the found pages, of the best page, its margin over the
-corpus's typical cosine and over its 99th percentile, the agreement of the rankings at the first
-page and over the top 5, the share of the pages from one document or section, BM25's margins and
-ratios, and their combinations of up to three, weights chosen on one corpus and measured on the
-other), none separates the two cases with an AUC above about 0.78 on users' words, and 80 % both
-ways takes about 0.88. With hybrid search the vectors already chose the pages, so their cosine
-says less about them (AUC 0.62–0.69). On heading-worded questions the gatekeeper finds the pages
-enough for 99–100 % of the questions whose gold was found; retrieval misses the gold of only one
-or two of them, so the second figure rests on one or two questions (hybrid search's one miss was
-found enough). What the offline path guarantees instead: a deep search that runs needlessly only
-adds to the answer (docs/offline.md, "Writing answers"), it never displaces a first-search
-sentence that answered."""
+the page that answers it, and about as many with pages that do not: on words alone the gatekeeper
+finds fewer than half of the first searches that found the answer enough. Page vectors help: the
+question's cosine with the first keyword page, the two rankings' agreement and the words' verdict,
+weighed together (docs/offline.md, `gatekeeper`), were chosen on `pydocs-users` (the keyword
+pipeline's: 0.1 a point and the bar of 0.5 make the worse of its two shares best) and measured on
+`pgdocs-users`, which they were not chosen on. With the keyword pipeline they lift "enough" when
+the gold was found from about 42 % to 67–75 % and keep "not enough" about where it was (68 % and 64
+%, from 67 %); they stay short of 80 % both ways. Of every signal studied (the cosines of the found
+pages, of the best page, its margin over the corpus's typical cosine and over its 99th percentile,
+the agreement of the rankings at the first page and over the top 5, the share of the pages from one
+document or section, BM25's margins and ratios, and their combinations of up to three, weights
+chosen on one corpus and measured on the other), none separates the two cases with an AUC above
+about 0.78 on users' words, and 80 % both ways takes about 0.88. Nor do thirteen of them together
+(the cosines' level, gaps and spread over the best 100 pages, BM25's best score per query word, its
+gaps and spread, the rankings' overlaps, the query's length and how many pages match it) in a
+logistic regression, fitted on nine tenths of a set and measured on the tenth left out, ten times
+over: AUC 0.73 on `pydocs-users` and 0.77 on `pgdocs-users` with the keyword pipeline (68 % and 70
+% right both ways at its best bar), 0.66 on both with hybrid search. What tells a page that answers
+from one on the topic is the page's content read against the question: a model's judgment, which
+the offline gatekeeper does not have. With hybrid search the vectors already chose the pages, so
+their cosine says less about them (AUC 0.62–0.69). On heading-worded questions the gatekeeper finds
+the pages enough for 99–100 % of the questions whose gold was found; retrieval misses the gold of
+only one or two of them, so the second figure rests on one or two questions (hybrid search's one
+miss was found enough). What the offline path guarantees instead: a deep search that runs
+needlessly only adds to the answer (docs/offline.md, "Writing answers"), it never displaces a
+first-search sentence that answered."""
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The rankings compared on the question sets: BM25, BM25 with pseudo-relevance feedback (RM3),
-the page vectors alone, and ways of fusing the two (the study behind runner's hybrid search:
-docs/retrieval.md). Each takes a query's full score arrays (every page's BM25 score and cosine)
-and returns page rows, best first."""
+the page vectors alone, ways of fusing the two, and fusion with feedback on the question's
+vector (the study behind runner's hybrid search: docs/retrieval.md). Each takes a query's full
+score arrays (every page's BM25 score and cosine, or the vectors to compute it) and returns
+page rows, best first."""
 
 from __future__ import annotations
 
@@ -106,3 +107,23 @@ def cascade(bm25: np.ndarray, cosine: np.ndarray, candidates: int) -> list[int]:
     if not pool:
         return best(cosine)
     return sorted(pool, key=lambda row: -cosine[row])[:TOP]
+
+
+def vector_feedback(
+    bm25: np.ndarray,
+    page_vectors: np.ndarray,
+    vector: np.ndarray,
+    *,
+    pages: int = 3,
+    weight: float = 0.6,
+    keyword_weight: float = 0.2,
+) -> list[int]:
+    """Pseudo-relevance feedback on the question's vector (Rocchio): score fusion once, the
+    question's vector moved towards the mean of its first `pages` pages' vectors, fused again."""
+    cosine = np.asarray(page_vectors @ vector, dtype=np.float32)
+    first = score_fusion(bm25, cosine, keyword_weight)[:pages]
+    if not first:
+        return first
+    moved = vector + weight * np.mean(np.asarray(page_vectors[first]), axis=0)
+    moved = moved / np.linalg.norm(moved)
+    return score_fusion(bm25, np.asarray(page_vectors @ moved, dtype=np.float32), keyword_weight)

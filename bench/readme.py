@@ -25,6 +25,7 @@ SECTIONS = (
     "Python FAQ over all of pydocs",
     "The offline gatekeeper on the question sets",
     "Questions in users' words",
+    "How far reordering can reach",
     "Embedding runtimes: numpy and onnxruntime",
     "Query rewriting with SmolLM2-135M",
     "What a page's vector covers",

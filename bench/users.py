@@ -29,12 +29,22 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.rankers import best, bm25_scores, cascade, minmax_fusion, rm3_scores, rrf, score_fusion
+from bench.rankers import (
+    best,
+    bm25_scores,
+    cascade,
+    minmax_fusion,
+    rm3_scores,
+    rrf,
+    score_fusion,
+    vector_feedback,
+)
 from bench.readme import read_results, table, write_results, write_section
 from bench.retrieval import PYDOCS, ROOT, folder_size, machine
 from bench.wording import SETS, Recall, gold_rows, read_set
@@ -178,6 +188,9 @@ def rankings(index: Any, pages: list[Any], question: str, vector: np.ndarray) ->
         "min-max fusion, BM25 0.5": minmax_fusion(bm25, cosine, 0.5),
         "cascade, BM25 top 50 by cosine": cascade(bm25, cosine, 50),
         "cascade, BM25 top 200 by cosine": cascade(bm25, cosine, 200),
+        "score fusion 0.2, vector feedback from its first 3": vector_feedback(
+            bm25, index.vectors.vectors, vector
+        ),
     }
 
 
@@ -317,16 +330,23 @@ def measure_corpus(corpus: str) -> dict[str, Any]:
     }
 
 
+def per_corpus(
+    benchmark: str, measure: Callable[[str], dict[str, Any]], only: list[str] | None
+) -> dict[str, Any]:
+    """Every corpus measured, or those named (the others keep the figures of the benchmark's
+    last run)."""
+    previous = (read_results(benchmark) or {}).get("corpora", {})
+    return {
+        corpus: measure(corpus) if not only or corpus in only else previous[corpus]
+        for corpus in dict.fromkeys(SETS.values())
+        if not only or corpus in only or corpus in previous
+    }
+
+
 def main(only: list[str] | None = None) -> None:
     """Every corpus, or those named (the others keep their figures of the last run)."""
     host = machine()
-    known = list(dict.fromkeys(SETS.values()))
-    previous = (read_results("users") or {}).get("corpora", {})
-    corpora = {
-        corpus: measure_corpus(corpus) if not only or corpus in only else previous[corpus]
-        for corpus in known
-        if not only or corpus in only or corpus in previous
-    }
+    corpora = per_corpus("users", measure_corpus, only)
     results = {
         "date": time.strftime("%Y-%m-%d"),
         "command": "python -m bench.users",

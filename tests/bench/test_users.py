@@ -3,6 +3,8 @@ and the summary's rows (the measurement itself needs the corpora and the model).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bench.summary import users_rows
 from bench.users import MAIN_ROWS, readme_section
 
@@ -73,3 +75,20 @@ def test_a_held_out_corpus_is_labelled_with_the_date_it_was_measured() -> None:
     rows = {row[0]: row for row in users_rows(results())}
     assert rows["perlfaq-users (held-out corpus): gold @5, hybrid"][1] == "0.750"
     assert "pydocs-users: gold @5, hybrid" in rows
+
+
+def test_a_corpus_not_named_keeps_the_figures_of_the_last_run(readme_path: Path) -> None:
+    from bench.readme import write_results
+    from bench.users import per_corpus
+
+    write_results("users", {"corpora": {"pydocs": {"kept": True}, "pgdocs": {"kept": True}}})
+    corpora = per_corpus("users", lambda corpus: {"measured": corpus}, ["pgdocs"])
+    assert corpora == {"pydocs": {"kept": True}, "pgdocs": {"measured": "pgdocs"}}
+
+
+def test_with_no_corpus_named_every_corpus_is_measured(readme_path: Path) -> None:
+    from bench.users import per_corpus
+    from bench.wording import SETS
+
+    corpora = per_corpus("users", lambda corpus: {"measured": corpus}, None)
+    assert list(corpora) == list(dict.fromkeys(SETS.values()))
