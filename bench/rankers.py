@@ -111,6 +111,7 @@ def cascade(bm25: np.ndarray, cosine: np.ndarray, candidates: int) -> list[int]:
 
 def vector_feedback(
     bm25: np.ndarray,
+    cosine: np.ndarray,
     page_vectors: np.ndarray,
     vector: np.ndarray,
     *,
@@ -118,9 +119,9 @@ def vector_feedback(
     weight: float = 0.6,
     keyword_weight: float = 0.2,
 ) -> list[int]:
-    """Pseudo-relevance feedback on the question's vector (Rocchio): score fusion once, the
-    question's vector moved towards the mean of its first `pages` pages' vectors, fused again."""
-    cosine = np.asarray(page_vectors @ vector, dtype=np.float32)
+    """Pseudo-relevance feedback on the question's vector (Rocchio): score fusion once (the
+    question's `cosine` with each page), the question's vector moved towards the mean of its
+    first `pages` pages' vectors, fused again."""
     first = score_fusion(bm25, cosine, keyword_weight)[:pages]
     if not first:
         return first

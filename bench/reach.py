@@ -45,9 +45,9 @@ def shares(places: Sequence[int | None], depths: Sequence[int] = DEPTHS) -> dict
     }
 
 
-def measure_set(name: str, index: Any, rows: dict[str, int]) -> dict[str, Any]:
+def measure_set(name: str, index: Any, pages: Sequence[Any]) -> dict[str, Any]:
     questions = read_set(name)
-    pages = index.pages()
+    rows = {page.node_id: row for row, page in enumerate(pages)}
     places: dict[str, list[int | None]] = {search: [] for search in SEARCHES}
     reranked: list[int | None] = []
     for question in questions:
@@ -70,8 +70,8 @@ def measure_corpus(corpus: str) -> dict[str, Any]:
         return {"skipped": source}
     folder, include = source
     index, _ = open_index(pipeline_file(corpus, folder, include, "hybrid"), corpus)
-    rows = {page.node_id: row for row, page in enumerate(index.pages())}
-    sets = {name: measure_set(name, index, rows) for name, of in SETS.items() if of == corpus}
+    pages = index.pages()
+    sets = {name: measure_set(name, index, pages) for name, of in SETS.items() if of == corpus}
     return {"date": time.strftime("%Y-%m-%d"), "held_out": corpus in HELD_OUT, "sets": sets}
 
 

@@ -189,7 +189,7 @@ def rankings(index: Any, pages: list[Any], question: str, vector: np.ndarray) ->
         "cascade, BM25 top 50 by cosine": cascade(bm25, cosine, 50),
         "cascade, BM25 top 200 by cosine": cascade(bm25, cosine, 200),
         "score fusion 0.2, vector feedback from its first 3": vector_feedback(
-            bm25, index.vectors.vectors, vector
+            bm25, cosine, index.vectors.vectors, vector
         ),
     }
 

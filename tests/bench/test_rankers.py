@@ -25,14 +25,15 @@ def test_vector_feedback_moves_the_question_towards_its_first_pages() -> None:
     pages = np.stack([unit(1, 0.2), unit(1, 0.25), unit(1, -0.6), unit(1, 0.65)])
     question = unit(1, 0)
     bm25 = np.zeros(4, dtype=np.float32)
-    assert score_fusion(bm25, pages @ question, 0.2) == [0, 1, 2, 3]
-    assert vector_feedback(bm25, pages, question, pages=2, weight=1.0) == [0, 1, 3, 2]
+    cosine = pages @ question
+    assert score_fusion(bm25, cosine, 0.2) == [0, 1, 2, 3]
+    assert vector_feedback(bm25, cosine, pages, question, pages=2, weight=1.0) == [0, 1, 3, 2]
 
 
 def test_vector_feedback_without_a_weight_is_score_fusion() -> None:
     pages = np.stack([unit(1, 0), unit(0, 1), unit(1, 1)])
     question = unit(1, 0.2)
     bm25 = np.array([0.0, 2.0, 1.0], dtype=np.float32)
-    assert vector_feedback(bm25, pages, question, weight=0.0) == score_fusion(
+    assert vector_feedback(bm25, pages @ question, pages, question, weight=0.0) == score_fusion(
         bm25, pages @ question, 0.2
     )

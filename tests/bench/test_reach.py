@@ -54,8 +54,7 @@ def test_a_set_is_measured_unreranked_at_every_depth_beside_the_reranked_top_fiv
     )
     monkeypatch.setattr(bench.reach, "read_set", lambda name: read_set(name, tmp_path))
     index = FakeIndex()
-    rows = {page.node_id: row for row, page in enumerate(index.pages())}
-    found = measure_set("tiny", index, rows)
+    found = measure_set("tiny", index, index.pages())
     assert found["within"]["BM25"] == {str(depth): 1.0 if depth >= 3 else 0.0 for depth in DEPTHS}
     assert found["within"]["hybrid"]["5"] == 1.0
     assert found["reranked_hybrid_at5"] == 1.0

@@ -16,8 +16,8 @@ from runner.app import Runtime
 from runner.config import load_pipeline
 from runner.engine.state import SessionState
 from runner.retrieval import open_corpus
+from tests.embed.appliances import CORPUS
 
-CORPUS = Path(__file__).parents[1] / "retrieval" / "corpora" / "appliances"
 PIPELINE = """\
 version: 1
 domain: appliances

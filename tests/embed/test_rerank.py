@@ -3,36 +3,20 @@ search whose first candidates are reordered by them (`embedding.rerank`, rerank.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
 
 from runner.config import load_pipeline
-from runner.retrieval import open_corpus
+from runner.retrieval import CorpusIndex, open_corpus
+from tests.embed.appliances import write
 
-CORPUS = Path(__file__).parents[1] / "retrieval" / "corpora" / "appliances"
-PIPELINE = """\
-domain: appliances
-corpora:
-  manuals:
-    path: manuals
-    pages: {max_words: 60}
-    embedding: {model: all-MiniLM-L6-v2, rerank: RERANK}
-tools:
-  - name: manuals_search
-    kind: retrieve
-    corpus: manuals
-    mode: hybrid
-"""
 QUESTION = "is it safe to clean it while plugged in"
 
 
-def corpus(tmp_path: Path, rerank: int):
-    folder = tmp_path / f"rerank-{rerank}"
-    shutil.copytree(CORPUS, folder / "manuals")
-    path = folder / "pipeline.yaml"
-    path.write_text(PIPELINE.replace("RERANK", str(rerank)), encoding="utf-8")
+def corpus(tmp_path: Path, rerank: int) -> CorpusIndex:
+    embedding = f"{{model: all-MiniLM-L6-v2, rerank: {rerank}}}"
+    path = write(tmp_path / f"rerank-{rerank}", embedding=embedding)
     return open_corpus(load_pipeline(path), "manuals")
 
 

@@ -3,7 +3,6 @@ re-embedded only for the pages that changed, searched by `mode: vector` and `hyb
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -13,30 +12,7 @@ from click.testing import CliRunner
 from runner.cli import main
 from runner.config import load_pipeline
 from runner.retrieval import open_corpus
-
-CORPUS = Path(__file__).parents[1] / "retrieval" / "corpora" / "appliances"
-PIPELINE = """\
-domain: appliances
-corpora:
-  manuals:
-    path: manuals
-    pages: {max_words: 60}
-EMBEDDING
-tools:
-  - name: manuals_search
-    kind: retrieve
-    corpus: manuals
-    mode: MODE
-    top_k: 3
-"""
-
-
-def write(tmp_path: Path, *, mode: str = "hybrid", embedding: bool = True) -> Path:
-    shutil.copytree(CORPUS, tmp_path / "manuals")
-    path = tmp_path / "pipeline.yaml"
-    block = "    embedding: {model: all-MiniLM-L6-v2}" if embedding else ""
-    path.write_text(PIPELINE.replace("EMBEDDING", block).replace("MODE", mode), encoding="utf-8")
-    return path
+from tests.embed.appliances import write
 
 
 def embedded(path: Path) -> list[tuple[int, int]]:
@@ -95,14 +71,14 @@ def test_hybrid_keeps_the_page_a_heading_worded_question_names_first(embedder, t
 def test_a_tool_in_hybrid_mode_gets_the_default_model_without_an_embedding_key(
     embedder, tmp_path: Path
 ) -> None:
-    index = open_corpus(load_pipeline(write(tmp_path, embedding=False)), "manuals")
+    index = open_corpus(load_pipeline(write(tmp_path, embedding=None)), "manuals")
     assert index.vectors is not None and index.vectors.model == "all-MiniLM-L6-v2"
 
 
 def test_with_no_build_a_missing_vector_index_says_how_to_build_it(embedder, tmp_path) -> None:
     from runner.retrieval import IndexMissingError
 
-    path = write(tmp_path, embedding=False)
+    path = write(tmp_path, embedding=None)
     plain = path.read_text().replace("mode: hybrid", "mode: keyword")
     path.write_text(plain)
     open_corpus(load_pipeline(path), "manuals")  # BM25 only
