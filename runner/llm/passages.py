@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from runner.llm.providers.extractive import source_labels
@@ -35,7 +35,9 @@ class Passage:
     sources: tuple[Source, ...] = ()
     key: str = ""
     guaranteed: bool = False
-    evidence: Mapping[str, Any] | None = None
+    # what a retrieval's pages are worth is data about the passage, not part of its identity:
+    # a dict is not hashable, and two passages of the same text and sources are one passage
+    evidence: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     def to_json(self) -> dict[str, Any]:
         """What templates see: every source with all four keys (None when unknown), so that a

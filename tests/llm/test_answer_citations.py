@@ -206,3 +206,14 @@ def test_c33_offline_comparison_of_records_cites_each_records_passage() -> None:
         "In common: warranty_years: 2 [products.csv]",
     ]
     assert reply.used == tuple(rows)
+
+
+def test_c33_passages_carrying_a_retrievals_evidence_can_be_cited() -> None:
+    """A retrieval's passages carry the gatekeeper's evidence (a dict) in a pipeline with page
+    vectors and a deep fallback; citing them crashed every such round (unhashable dict)."""
+    evidence = {"first_page_cosine": 0.61, "agreement": 1.0, "top_k": 5}
+    first = Passage("The kettle is blue.", (Source("a.md", 1),), "1:rag", evidence=evidence)
+    second = Passage("The kettle holds a litre.", (Source("b.md", 2),), "1:rag", evidence=evidence)
+    reply = answer_with("Blue [1], a litre [2], blue again [1].", context=(first, second))
+    assert reply.text == "Blue [a.md p. 1], a litre [b.md p. 2], blue again [a.md p. 1]."
+    assert reply.used == (first, second)
