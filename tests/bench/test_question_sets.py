@@ -6,7 +6,9 @@ The gold documents are checked against the corpora when they are here: the Pytho
 ../shared/data/pydocs/docs, the PostgreSQL 15 manual (fetched with
 ../shared/data/fetch-pgdocs.sh) at $PGDOCS_HTML, /tmp/pgdocs/html or the bench's download
 folder, the Perl manual (fetched with bench/fetch-perldocs.sh) at $PERLDOCS_HTML,
-/tmp/perldocs/html or the bench's download folder; a check whose corpus is absent is skipped.
+/tmp/perldocs/html or the bench's download folder, Git's manual (bench/fetch-gitdocs.sh) at
+$GITDOCS_HTML, /tmp/gitdocs/html or the bench's download folder; a check whose corpus is absent
+is skipped.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS = ROOT / "bench" / "questions"
 PYDOCS = ROOT.parent / "shared" / "data" / "pydocs" / "docs"
 COLUMNS = ["id", "question", "sources", "tags"]
+# the sets in users' words also say what a right answer holds (`runner eval`'s `answer` column)
+ANSWERED_COLUMNS = ["id", "question", "sources", "answer", "tags"]
 
 # set name -> (its corpus, the fewest questions it may hold, how many content words of its gold
 # heading a question may share: None for the sets that ask the headings themselves)
@@ -36,12 +40,15 @@ SETS = {
     "pydocs-faq-headings": ("pydocs", 100, None),
     "perlfaq-users": ("perldocs", 100, 1),
     "perlfaq-headings": ("perldocs", 300, None),
+    "gitdocs-users": ("gitdocs", 50, 1),
 }
+ANSWERED = {name for name, (*_, allowed) in SETS.items() if allowed is not None}
 # a downloaded HTML corpus -> (its environment variable, the bench's download folder, the
 # fewest HTML files a whole download holds)
 DOWNLOADS = {
     "pgdocs": ("PGDOCS_HTML", "runner-bench-pgdocs", 1000),
     "perldocs": ("PERLDOCS_HTML", "runner-bench-perldocs", 200),
+    "gitdocs": ("GITDOCS_HTML", "runner-bench-gitdocs", 150),
 }
 
 
@@ -175,12 +182,12 @@ def test_rst_headings_are_underlined_or_overlined_titles() -> None:
 def test_rows_are_well_formed(name: str) -> None:
     with (QUESTIONS / f"{name}.csv").open(encoding="utf-8", newline="") as file:
         header = next(csv.reader(file))
-    assert header == COLUMNS
+    assert header == (ANSWERED_COLUMNS if name in ANSWERED else COLUMNS)
     found = rows(name)
     assert len(found) >= SETS[name][1]
     for row in found:
         assert None not in row, f"{row['id']}: more cells than columns"
-        assert all((row[column] or "").strip() for column in COLUMNS), f"{row['id']}: a blank cell"
+        assert all((row[column] or "").strip() for column in header), f"{row['id']}: a blank cell"
         for document, heading in sources(row):
             assert document and heading, f"{row['id']}: {row['sources']!r} is not DOC#HEADING"
         assert all(tag.strip() for tag in row["tags"].split("|")), f"{row['id']}: a blank tag"
@@ -224,8 +231,76 @@ def test_questions_avoid_the_words_of_their_gold_headings(name: str) -> None:
     assert borrowed_words(name, 0) == []
 
 
-def test_perlfaq_questions_share_at_most_one_word_with_their_gold_heading() -> None:
-    assert borrowed_words("perlfaq-users", 1) == []
+@pytest.mark.parametrize("name", [name for name, (*_, allowed) in SETS.items() if allowed == 1])
+def test_held_out_questions_share_at_most_one_word_with_their_gold_heading(name: str) -> None:
+    assert borrowed_words(name, 1) == []
+
+
+# --- answer checks ----------------------------------------------------------------------------
+
+_SECTION_NUMBER = re.compile(r"^(?:(?:Chapter|Appendix|Part)\s+)?[0-9A-Z]+(?:\.[0-9A-Z]+)*\.\s+")
+
+
+def squeezed(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+@cache
+def section_texts(folder: Path, document: str) -> dict[str, str]:
+    """Each heading of a document (as the sets write it) -> its section's text as runner's
+    reader gives it: the heading's blocks up to the next heading of the same or a higher
+    level, its subsections included."""
+    from runner.retrieval.readers import read_document
+
+    blocks = read_document(folder, folder / document).blocks()
+    texts: dict[str, str] = {}
+    for at, block in enumerate(blocks):
+        if block.heading is None:
+            continue
+        parts = [block.heading]
+        for later in blocks[at + 1 :]:
+            if later.heading is not None and later.level <= block.level:
+                break
+            parts.append(later.heading if later.heading is not None else later.text)
+        heading = squeezed(_SECTION_NUMBER.sub("", block.heading))
+        texts.setdefault(heading, squeezed("\n".join(parts)))
+    return texts
+
+
+def unanswerable(name: str, folder: Path) -> list[str]:
+    """The set's rows whose answer check no gold section holds: no answer drawn from the gold
+    could pass such a check."""
+    offenders = []
+    for row in rows(name):
+        wanted = squeezed(row["answer"])
+        texts = [
+            section_texts(folder, document).get(squeezed(heading), "")
+            for document, heading in sources(row)
+        ]
+        if not any(wanted in text for text in texts):
+            offenders.append(f"{row['id']}: {row['answer']!r} is in no gold section")
+    return offenders
+
+
+def test_a_sections_text_holds_its_subsections_up_to_the_next_heading_of_its_level(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "guide.md").write_text(
+        "# Queues\n\nA deque.\n\n## Bounded\n\nmaxlen.\n\n# Stacks\n"
+    )
+    assert section_texts(tmp_path, "guide.md") == {
+        "queues": "queues a deque. bounded maxlen.",
+        "bounded": "bounded maxlen.",
+        "stacks": "stacks",
+    }
+
+
+@pytest.mark.parametrize("name", sorted(ANSWERED))
+def test_every_answer_check_is_held_by_a_gold_section(name: str) -> None:
+    folder = corpus_folder(SETS[name][0])
+    if folder is None:
+        pytest.skip(f"the {SETS[name][0]} corpus is not downloaded")
+    assert unanswerable(name, folder) == []
 
 
 def test_the_faq_set_is_every_faq_question_heading() -> None:
