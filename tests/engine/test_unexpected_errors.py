@@ -148,3 +148,24 @@ def test_a_result_carrying_a_retrieval_s_evidence_can_be_hashed():
     assert len({entry, PromptAndContext("q", "page text", data=dict(evidence))}) == 1
     assert list(dict.fromkeys([result, result])) == [result]
     assert entry != PromptAndContext("q", "page text")  # the data still tells results apart
+
+
+def test_a_crash_in_a_parallel_subtask_names_its_purpose_too(world):
+    """A subtask of a `decompose.parallel` group runs in an asyncio task of its own; what failed
+    there reaches the round with the step it failed in."""
+
+    def split(task: Task, env) -> None:
+        if task.task_no == "1":
+            task.sub_tasks += [Task("1.1", "first part"), Task("1.2", "second part")]
+
+    group = coordinator("split", split, activation="coordinator_only")
+    group.parallel_subtasks = True  # type: ignore[attr-defined]
+    w = world(group, FakeTool("price"))
+
+    async def broken(text: str, *_args: Any) -> Any:
+        raise KeyError(text)
+
+    w.prompts.suitability = broken  # type: ignore[method-assign]
+    result = w.run("two parts")
+    assert result.error == "suitability (LLM purpose) failed: KeyError: 'first part'"
+    assert "in broken" in ended(result)["traceback"]
