@@ -7,7 +7,7 @@ At runner's top as the one showing layer the CLI, the service, explain and test 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -60,6 +60,28 @@ def is_expected(exc: BaseException) -> bool:
         return True
     # the retrieval layer's errors, named so that their module (and llama-index) stay unloaded
     return type(exc).__name__ in {"CorpusError", "IndexMissingError"}
+
+
+def tracebacks(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(what failed, its traceback) of every exception a round's trace recorded: a tool's, a
+    coordinator's, a conditional decision's (the round went on without it), and the one that
+    ended the round with an error, in the order they happened."""
+    found = []
+    for event in events:
+        text = event.get("traceback")
+        if not isinstance(text, str):
+            continue
+        kind, task = event.get("event"), event.get("task")
+        if kind == "tool.error":
+            what = f"tool {event.get('tool')!r} on task {task}"
+        elif kind == "coordinator.error":
+            what = f"coordinator {event.get('coordinator')!r} on task {task}"
+        elif kind == "subtask.decision":
+            what = f"the decision on conditional subtask {task} by {event.get('decided_by')!r}"
+        else:
+            what = f"the round's error: {event.get('error')}"
+        found.append((what, text))
+    return found
 
 
 def show_result(

@@ -22,6 +22,7 @@ from runner.cli.run import (
     make_console,
     run_options,
     runtime_options,
+    show_tracebacks,
     warn,
     warn_degraded,
 )
@@ -65,6 +66,7 @@ def command(pipeline: Path, tree: bool, **values: Any) -> None:
                 interactive=interactive,
                 request_prefix=options.request_id,
                 printer=AnswerPrinter(console, options.stream),
+                debug=options.debug,
             )
         )
         console.print(
@@ -83,6 +85,7 @@ async def chat(
     interactive: bool,
     request_prefix: str | None = None,
     printer: AnswerPrinter | None = None,
+    debug: bool = False,
 ) -> Conversation:
     """One round a line until the input ends; returns the conversation it ended on. A single
     event loop serves the whole chat, so the LLM client's connections and limits live as long
@@ -117,6 +120,7 @@ async def chat(
         shown = printer.take()
         warn(result.warnings)
         warn_degraded(result)
+        show_tracebacks(result, debug)
         show_result(console, result, tree=tree, stats=tree, shown=shown)
         console.print()
         sys.stdout.flush()

@@ -175,6 +175,7 @@ def command(
     if trace_file is not None and result.trace is not None:
         result.trace.write_jsonl(trace_file)
     warn(result.warnings)
+    show_tracebacks(result, options.debug)
     from runner.retrieval.seen import format_retrievals, retrieval_events
 
     retrievals = retrieval_events(result.trace.events if result.trace is not None else [])
@@ -277,6 +278,19 @@ def friendly_errors(debug: bool) -> Iterator[None]:
             raise
         click.echo(f"error: {describe_error(exc)}", err=True)
         sys.exit(EXIT_ERROR)
+
+
+def show_tracebacks(result: RoundResult, debug: bool) -> None:
+    """With --debug, every traceback the round's trace recorded, on stderr (the answer or the
+    JSON on stdout stays as it is); without it, a round an unexpected exception ended says
+    where its traceback is."""
+    from runner.render import is_expected, tracebacks
+
+    if debug:
+        for what, text in tracebacks(result.trace.events if result.trace is not None else []):
+            click.echo(f"traceback of {what}\n{text.rstrip()}", err=True)
+    elif result.exception is not None and not is_expected(result.exception):
+        click.echo("note: the trace records the error's traceback; --debug prints it", err=True)
 
 
 def warn(warnings: list[str]) -> None:

@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 from runner.config.model import ActivationMode, PromptTypes, ToolConfig
-from runner.engine.channels import FINISHED_TOOL, Channels, Stop
+from runner.engine.channels import FINISHED_TOOL, Channels, Stop, during
 from runner.engine.task import Task, TaskStatus
 from runner.text.patterns import compile_pattern
 
@@ -115,7 +115,8 @@ class Activation(Channels):
                 asked.append(config)
         answers: dict[str, bool] = {}
         if asked:  # one call for all of them, on task_prompt alone (C20b)
-            reply = await self.prompts.suitability(task.task_prompt, asked)
+            with during("suitability (LLM purpose)"):
+                reply = await self.prompts.suitability(task.task_prompt, asked)
             answers = self._known_answers(reply, asked)
             chosen.update({name: SUITABILITY for name, yes in answers.items() if yes})
         retrieval = self.pipeline.retrieval_tool

@@ -7,7 +7,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from runner.engine.activation import AFTER_SUBTASKS, DEEP_FALLBACK
-from runner.engine.channels import FINISHED_TOOL, Channels, RoundError, Stop
+from runner.engine.channels import FINISHED_TOOL, Channels, RoundError, Stop, during
 from runner.engine.outcome import ANSWER
 from runner.engine.protocols import is_coordinator
 from runner.engine.task import Task, completion_key, key_task_no
@@ -60,11 +60,13 @@ class Answer(Channels):
         passages = self._passages(guaranteed=None)
         gatekeeper = fallback.gatekeeper
         if gatekeeper.mode == "rule":
-            enough, reason = self._rule_gate(root, passages, gatekeeper.min_coverage)
+            with during("gatekeeper (rule mode)"):
+                enough, reason = self._rule_gate(root, passages, gatekeeper.min_coverage)
         else:
-            enough, reason = await self.prompts.gatekeeper(
-                root.task_prompt, passages, template=gatekeeper.template
-            )
+            with during("gatekeeper (LLM purpose)"):
+                enough, reason = await self.prompts.gatekeeper(
+                    root.task_prompt, passages, template=gatekeeper.template
+                )
         self.emit(
             "gatekeeper",
             root.task_no,
@@ -114,9 +116,10 @@ class Answer(Channels):
         guaranteed = self._passages(guaranteed=True)
         context = self._passages(guaranteed=False, leaving_out=self._consumed_subtasks(root))
         context = context[: self.pipeline.answer.max_context_items]
-        answer = await self.prompts.answer(
-            root.task_prompt, guaranteed, context, template=self.pipeline.answer.template
-        )
+        with during("answer (LLM purpose)"):
+            answer = await self.prompts.answer(
+                root.task_prompt, guaranteed, context, template=self.pipeline.answer.template
+            )
         drawn_on = (*answer.used, *guaranteed)
         sources = tuple(dict.fromkeys(s for p in drawn_on for s in p.sources))
         return Stop(ANSWER, answer.text, sources)

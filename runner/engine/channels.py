@@ -11,12 +11,14 @@ common base and declares what they share.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from runner.engine.env import RuntimeEnv
+from runner.engine.failure import StepFailed
 from runner.engine.results import (
     Clarification,
     PromptAndContext,
@@ -50,6 +52,19 @@ class RoundError(Exception):
     """Ends the round with an error the user can read (e.g. too many clarification rounds)."""
 
 
+@contextmanager
+def during(step: str) -> Iterator[None]:
+    """An exception raised in the block ends the round naming `step` ("answer (LLM purpose)"):
+    the block is a step of the round that is no tool's. An error the user can read already
+    (RoundError), or one a step inside it named, passes as it is."""
+    try:
+        yield
+    except (RoundError, StepFailed):
+        raise
+    except Exception as exc:
+        raise StepFailed(step, exc) from exc
+
+
 @dataclass(frozen=True)
 class Stop:
     """Why processing stopped before the final answer: a question or a terminal answer."""
@@ -58,6 +73,8 @@ class Stop:
     text: str
     sources: tuple[Source, ...] = ()
     key: str = ""  # a terminal answer: the completion key of the tool that gave it
+    # an error an unexpected exception made: that exception (its traceback goes to the trace)
+    exception: Exception | None = field(default=None, compare=False)
 
 
 @dataclass

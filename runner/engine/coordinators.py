@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 
 from runner.engine.activation import DECOMPOSE_FAILED, admits
 from runner.engine.channels import Channels, resolve
+from runner.engine.failure import described, traceback_text
 from runner.engine.marker import execution_text
 from runner.engine.task import Task, ToolStatus
 
@@ -95,9 +96,14 @@ class CoordinatorStep(Channels):
                 raise CoordinatorContractError(_placed_twice(name, task, repeated))
         except Exception as exc:
             snapshot.restore()
-            error = f"{type(exc).__name__}: {exc}"
+            error = described(exc)
             self.emit(
-                "coordinator.error", task.task_no, coordinator=name, error=error, restored=True
+                "coordinator.error",
+                task.task_no,
+                coordinator=name,
+                error=error,
+                restored=True,
+                traceback=traceback_text(exc),
             )
             self._decomposition_failed(task, name, error)
             return 0

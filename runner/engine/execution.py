@@ -15,6 +15,7 @@ from typing import Any
 
 from runner.config.model import Output
 from runner.engine.channels import Channels, RoundError, Stop
+from runner.engine.failure import described, traceback_text
 from runner.engine.marker import execution_text, is_coordinator_requested
 from runner.engine.outcome import ANSWER, CLARIFICATION
 from runner.engine.protocols import Tool
@@ -44,8 +45,15 @@ class ToolRun(Channels):
         except Exception as exc:
             task.tool_status[name] = ToolStatus.FAILED
             self._consume(clarification)
-            error = f"{type(exc).__name__}: {exc}"
-            self.emit("tool.error", task.task_no, tool=name, key=key, error=error)
+            error = described(exc)
+            self.emit(
+                "tool.error",
+                task.task_no,
+                tool=name,
+                key=key,
+                error=error,
+                traceback=traceback_text(exc),
+            )
             self.fail(
                 "tools",
                 task.task_no,

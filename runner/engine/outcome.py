@@ -37,6 +37,9 @@ class RoundResult:
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
     trace: Trace | None = field(default=None, repr=False, compare=False)  # not part of the JSON
+    # an error an unexpected exception made: that exception (the trace's `round.end` has its
+    # traceback; not part of the JSON, whose `error` stays one line)
+    exception: Exception | None = field(default=None, repr=False, compare=False)
 
     @property
     def exit_code(self) -> int:

@@ -19,7 +19,9 @@ class PromptAndContext:
     context: str
     guaranteed: bool = False
     sources: tuple[Source, ...] = ()
-    data: Mapping[str, Any] = field(default_factory=dict)  # structured extras (e.g. page ids)
+    # structured extras (page ids, a retrieval's evidence): JSON data, often dicts, so no part
+    # of the hash (a result can be put in a set or a dict key; equal results still compare it)
+    data: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -56,7 +58,7 @@ class ToolResult:
     kind: ResultKind
     text: str = ""  # the context, the question, or the answer
     sources: tuple[Source, ...] = ()
-    data: Mapping[str, Any] = field(default_factory=dict)
+    data: Mapping[str, Any] = field(default_factory=dict, hash=False)  # as PromptAndContext's
 
     @classmethod
     def context(cls, text: str, sources: tuple[Source, ...] = (), **data: Any) -> ToolResult:

@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 from runner.engine.activation import Activation, classify_off_loop
 from runner.engine.answer import Answer
-from runner.engine.channels import CLOSED, RoundError, Stop
+from runner.engine.channels import CLOSED, RoundError, Stop, during
 from runner.engine.coordinators import CoordinatorStep
 from runner.engine.execution import ToolRun
+from runner.engine.failure import StepFailed, described, traceback_text
 from runner.engine.outcome import (
     ANSWER,
     CLARIFICATION,
@@ -85,10 +86,19 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
         except RoundError as exc:
             stop = Stop(ERROR, str(exc))
         except Exception as exc:  # an LLM or template failure outside any tool: end cleanly
-            stop = Stop(ERROR, f"{type(exc).__name__}: {exc}")
+            stop = self._unexpected(exc)
         finally:
             CHARGED_TASK.reset(charged)
         return self._end(message, stop)
+
+    def _unexpected(self, exc: Exception) -> Stop:
+        """The error an unexpected exception ends the round with: one line that names the
+        step it happened in (or the task, for one of the engine's own), and its traceback for
+        the trace's `round.end` event."""
+        if isinstance(exc, StepFailed):
+            return Stop(ERROR, str(exc), exception=exc.cause)
+        where = f"the orchestrator failed on task {self._last_task or self._root.task_no}"
+        return Stop(ERROR, f"{where}: {described(exc)}", exception=exc)
 
     @property
     def _root(self) -> Task:
@@ -148,12 +158,14 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
             self.warn(notice)
         for task, problem in self._degenerate_replies():
             self.fail("replies", task, problem)
+        ended = {} if stop.exception is None else {"traceback": traceback_text(stop.exception)}
         self.emit(
             "round.end",
             None,
             outcome=stop.outcome,
             error=stop.text if stop.outcome == ERROR else None,
             sources=len(stop.sources),
+            **ended,
         )
         stats = self._stats()
         self.save()
@@ -169,6 +181,7 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
             error=stop.text if stop.outcome == ERROR else None,
             warnings=list(self.warnings),
             trace=self.trace,
+            exception=stop.exception,
         )
 
     def _llm_notices(self) -> list[str]:
@@ -208,8 +221,10 @@ class Round(CoordinatorStep, SubtaskWalk, Activation, ToolRun, Answer):
         if len(names) <= 1:
             return names[0] if names else config.default
         if config.classify == "rule":
-            return await classify_off_loop(config, text)
-        chosen = await self.prompts.prompt_type(text, config.types)
+            with during("prompt_type (rule)"):
+                return await classify_off_loop(config, text)
+        with during("prompt_type (LLM purpose)"):
+            chosen = await self.prompts.prompt_type(text, config.types)
         if chosen not in names:
             self.warn(
                 f"the LLM classified the message as {chosen!r}, which is no prompt type "

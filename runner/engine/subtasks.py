@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from runner.config.model import ToolConfig
 from runner.engine.channels import BRANCH, CLOSED, Branch, Channels, Stop, resolve
+from runner.engine.failure import described, traceback_text
 from runner.engine.outcome import ANSWER, CLARIFICATION
 from runner.engine.protocols import Tool
 from runner.engine.results import SubtaskDecision
@@ -186,6 +187,7 @@ class SubtaskWalk(Channels):
         decide = getattr(tool, "decide_conditional", None)
         # C17: what the earlier siblings and their descendants put in the buffer
         completed = self._completed({t.task_no for s in earlier for t in s.walk()})
+        failure: dict[str, str] = {}  # a decision that raised: its traceback
         if not callable(decide):
             decision, why = SubtaskDecision.RUN, "the owner makes no decision: RUN (C3)"
         else:
@@ -198,8 +200,9 @@ class SubtaskWalk(Channels):
                 why = f"{owner}.decide_conditional looked at {len(completed)} earlier result(s)"
             except Exception as exc:
                 decision = SubtaskDecision.RUN
-                error = f"{type(exc).__name__}: {exc}"
+                error = described(exc)
                 why = f"the decision failed, so the subtask runs (C19): {error}"
+                failure = {"traceback": traceback_text(exc)}
                 self.fail(
                     "coordinators",
                     sub.task_no,
@@ -216,5 +219,6 @@ class SubtaskWalk(Channels):
             decided_by=owner,
             reason=why,
             completed_keys=list(completed),
+            **failure,
         )
         return decision

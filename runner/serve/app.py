@@ -31,6 +31,7 @@ from runner.serve.http import (
     log,
 )
 from runner.service.errors import NotFound, ServiceError, Unauthorized, as_service_error
+from runner.service.failures import log_unexpected
 from runner.service.principals import TokenBackend, under
 
 if TYPE_CHECKING:
@@ -164,7 +165,8 @@ async def _http_error(_request: Request, exc: Exception) -> Response:
     return error_response(error)
 
 
-async def _internal_error(_request: Request, exc: Exception) -> Response:
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    log_unexpected(f"{request.method} {request.url.path}", exc)
     return error_response(as_service_error(exc))
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.service.errors import BadRequest, NotFound, Unavailable, as_service_error
+from runner.service.failures import log_round_error, log_unexpected
 from runner.service.locks import KeyLocks
 from runner.service.principals import LOCAL, Client, check_session_id, not_found_message
 from runner.service.redact import Redactor
@@ -169,6 +170,7 @@ class Service:
                     stored = await self._run(runtime, store, domain, message, target, stored_key)
                 return self.redactor.json(stored)
         except Exception as exc:
+            log_unexpected(f"a round on {domain!r}", exc, self.redactor)
             raise as_service_error(exc) from exc
 
     def _check_stored(self, store: Store, session_id: str) -> None:
@@ -188,6 +190,7 @@ class Service:
         conversation = await self._off_loop(runtime.conversation, store, session_id)
         conversation.background_saves = True
         result = await conversation.say(message, request_id=request_id)
+        log_round_error(domain, result, self.redactor)
         data = result.to_json()
         data["warnings"] = [*conversation.warnings, *data["warnings"]]
         events = list(result.trace.events) if result.trace is not None else []

@@ -20,6 +20,8 @@ from typing import Any
 
 from runner.text.credentials import hide_credentials
 
+# the field of a trace event that holds an exception's traceback (runner.engine.failure)
+TRACEBACK = "traceback"
 # an absolute path: not after a word, a colon or a slash (so not a URL's path)
 _ABSOLUTE_PATH = re.compile(r"(?<![\w:/.~])(/[^\s'\"`<>(),;]+)")
 
@@ -49,11 +51,17 @@ class Redactor:
         return _ABSOLUTE_PATH.sub(_file_name, self.text(message))
 
     def json(self, value: Any) -> Any:
-        """A JSON value with every string in it redacted."""
+        """A JSON value with every string in it redacted; a trace event's `traceback` as an
+        error message (every path of this machine cut to its file name)."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {key: self.json(item) for key, item in value.items()}
+            return {
+                key: self.error(item)
+                if key == TRACEBACK and isinstance(item, str)
+                else self.json(item)
+                for key, item in value.items()
+            }
         if isinstance(value, list):
             return [self.json(item) for item in value]
         return value
