@@ -11,7 +11,7 @@ an index that is up to date and rebuilds one that is missing or stale:
 - fast check: the manifest's file list (relative path, size, mtime) equals the folder's;
 - when it differs: the sha256 of the files' contents decides (a `touch` or a fresh checkout
   rebuilds nothing), and the manifest is refreshed;
-- the page settings (`max_words`) and the manifest format are part of the key; `include` and
+- the page settings (`max_words`, `html.drop`) and the manifest format are part of the key; `include` and
   `exclude` are not: the files they select are (a changed glob that selects the same files, or
   a manifest written before the default `include` read every format, rebuilds nothing).
 
@@ -58,8 +58,9 @@ if TYPE_CHECKING:
     from runner.retrieval.vectors import VectorIndex
 
 MANIFEST_FILE = "manifest.json"
-MANIFEST_FORMAT = 6  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
-# 5: PDF headings from the outline; 6: a declared title over a numbered first heading
+MANIFEST_FORMAT = 7  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
+# 5: PDF headings from the outline; 6: a declared title over a numbered first heading;
+# 7: HTML furniture and permalinks dropped, every heading of a page kept (`headings`)
 
 # progress(stage, done, total): stage is "read" (files; ("read", 0, n) announces a build), then
 # "index" and "save" (0 of 1, then 1 of 1), and "embed" (pages embedded anew, when the corpus has
@@ -209,7 +210,11 @@ def _snapshot(corpus: Corpus, source: Path) -> _Snapshot:
     entries = corpus_entries(source, corpus.include, corpus.exclude)
     files = {relative: [status.st_size, status.st_mtime_ns] for relative, status in entries}
     relatives = [relative for relative, _ in entries]
-    settings = {"format": MANIFEST_FORMAT, "max_words": corpus.max_words}
+    settings = {
+        "format": MANIFEST_FORMAT,
+        "max_words": corpus.max_words,
+        "html_drop": list(corpus.html_drop),  # the site's own bars: other pages when it changes
+    }
     return _Snapshot(settings, files, relatives)
 
 
@@ -260,7 +265,7 @@ def _build(
     report("read", 0, len(paths))  # a build starts: callers may say so
     for done, path in enumerate(paths, 1):
         try:
-            documents.append(read_document(source, path))
+            documents.append(read_document(source, path, corpus.html_drop))
         except CorpusError as error:  # the file is named relative to the corpus: say which
             raise type(error)(f"corpus {corpus.name!r} ({corpus.path}): {error}") from None
         report("read", done, len(paths))
@@ -279,8 +284,11 @@ def _build(
     from runner.retrieval.keyword import KeywordIndex
 
     # a page is indexed with its section's heading once more: the heading says what the section
-    # is about (a title field, weighted double), and the parts of a long section share it
-    keyword = KeywordIndex.build([f"{page.heading}\n{page.text}" for page in pages], building)
+    # is about (a title field, weighted double), and the parts of a long section share it; a
+    # page of several sections with each of theirs
+    keyword = KeywordIndex.build(
+        ["\n".join([*page.section_headings, page.text]) for page in pages], building
+    )
     write_pages(building / PAGES_FILE, pages)
     report("index", 1, 1)
     vectors = None

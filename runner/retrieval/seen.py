@@ -24,15 +24,16 @@ def ranked(hits: Iterable[ScoredPage | Page]) -> list[dict[str, Any]]:
     for rank, hit in enumerate(hits, 1):
         page = hit.page if isinstance(hit, ScoredPage) else hit
         score = round(hit.score, 4) if isinstance(hit, ScoredPage) else None
-        rows.append(
-            {
-                "rank": rank,
-                "document": page.document,
-                "page": page.page,
-                "heading": page.heading,
-                "score": score,
-            }
-        )
+        row = {
+            "rank": rank,
+            "document": page.document,
+            "page": page.page,
+            "heading": page.heading,
+            "score": score,
+        }
+        if page.headings:  # a page of several sections answers for each (pages.py)
+            row["headings"] = list(page.headings)
+        rows.append(row)
     return rows
 
 
