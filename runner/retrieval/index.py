@@ -11,9 +11,10 @@ an index that is up to date and rebuilds one that is missing or stale:
 - fast check: the manifest's file list (relative path, size, mtime) equals the folder's;
 - when it differs: the sha256 of the files' contents decides (a `touch` or a fresh checkout
   rebuilds nothing), and the manifest is refreshed;
-- the page settings (`max_words`, `html.drop`) and the manifest format are part of the key; `include` and
-  `exclude` are not: the files they select are (a changed glob that selects the same files, or
-  a manifest written before the default `include` read every format, rebuilds nothing).
+- the page settings (`max_words`, `html.drop`) and the manifest format are part of the key;
+  `include` and `exclude` are not: the files they select are (a changed glob that selects the
+  same files, or a manifest written before the default `include` read every format, rebuilds
+  nothing).
 
 A rebuild writes into a temporary folder and swaps it in, so an interrupted build never leaves
 a half-written index behind. Vectors are embedded only for pages whose text changed (the

@@ -39,8 +39,7 @@ _DROPPED_TAGS = ("script", "style", "noscript", "template", "iframe")
 _SECTIONING = "ancestor::article or ancestor::section or ancestor::main"
 _FRAME_TAGS = ("header", "footer", "aside")
 _DROP_XPATH = " | ".join(
-    [f"//{tag}" for tag in _DROPPED_TAGS]
-    + [f"//{tag}[not({_SECTIONING})]" for tag in _FRAME_TAGS]
+    [f"//{tag}" for tag in _DROPPED_TAGS] + [f"//{tag}[not({_SECTIONING})]" for tag in _FRAME_TAGS]
 )
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _PARAGRAPHS = frozenset(
