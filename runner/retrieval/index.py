@@ -123,15 +123,18 @@ def open_corpus(
         started = time.perf_counter()
         pages = int((_read_manifest(target) or {}).get("pages", 0))
         vectors = _stored_vectors(target, model, pages)
-        if model is not None and vectors is None:
+        stale = vectors is not None and not vectors.current
+        if model is not None and (vectors is None or stale):
             if not build:
                 raise IndexMissingError(
-                    f"{pipeline.path}: the index of corpus {name!r} has no vectors of "
-                    f"{model} ({target}); build them with `runner index {pipeline.path}`, or "
-                    "run without --no-build"
+                    f"{pipeline.path}: the index of corpus {name!r} has no "
+                    f"{'up-to-date ' if stale else ''}vectors of {model} ({target}); build "
+                    f"them with `runner index {pipeline.path}`, or run without --no-build"
                 )
+            # vectors of another embedded text: its pages whose text is the same keep theirs
+            previous = vectors if stale else None
             vectors = _embed(
-                corpus, model, target, PageStore(target / PAGES_FILE).all(), None, progress
+                corpus, model, target, PageStore(target / PAGES_FILE).all(), previous, progress
             )
         return _load(corpus, target, vectors, started=started, pages=pages)
     if not build:
