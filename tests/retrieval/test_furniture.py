@@ -208,3 +208,28 @@ def test_changing_html_drop_rebuilds_the_index_without_the_bar(tmp_path: Path) -
     assert after.search("banner", 3) == []
     again = open_corpus(folder_pipeline(tmp_path, folder, html_drop=("#masthead",)), "docs")
     assert not again.status.rebuilt
+
+
+def test_a_selector_with_combinators_and_pseudo_classes_drops_what_it_names(tmp_path: Path) -> None:
+    body = f'<div class="bar"><p>First bar line</p><p>Second bar line</p></div>{BODY}'
+    text = read_pages(tmp_path, body, ("div.bar > p:first-child",))[0].text
+    assert "First bar line" not in text and "Second bar line" in text
+
+
+@pytest.mark.parametrize(
+    ("selector", "element"),
+    [
+        ('[data-part="banner"]', '<div data-part="banner">Bar words</div>'),
+        ("[lang|=pt]", '<p lang="pt-BR">Bar words</p>'),
+        ("div.bar.top", '<div class="top bar">Bar words</div>'),
+        ("SPAN#Crumbs", '<span id="Crumbs">Bar words</span>'),
+    ],
+)
+def test_simple_selectors_match_as_css_does(tmp_path: Path, selector: str, element: str) -> None:
+    assert "Bar words" not in read_pages(tmp_path, element + BODY, (selector,))[0].text
+
+
+def test_a_selector_matches_only_what_it_names(tmp_path: Path) -> None:
+    body = f'<div class="bar">Bar words</div><div class="barrel">Barrel words</div>{BODY}'
+    text = read_pages(tmp_path, body, ("div.bar.top", "[class^=barx]"))[0].text
+    assert "Bar words" in text and "Barrel words" in text
