@@ -116,3 +116,54 @@ def test_search_counts_the_small_section_s_heading_as_a_heading(tmp_path: Path) 
     assert [hit.page.document for hit in hits] == ["relay.md", "plain.md"]
     assert hits[0].score > hits[1].score * 1.2
     assert hits[0].page.headings[0] == "Tunnel upgrade (version 3 and later)"  # as stored
+
+
+RELAY_HTML = """<html><head><title>Relay guide</title></head><body>
+<div id="page-header"><p class="menu"><a href="m.html">Modules</a> |
+<a href="d.html">Directives</a></p></div>
+<div id="page-content"><h1>Relay guide</h1>
+<div class="section"><h2><a id="tunnel">Tunnel upgrade (version 3 and later)</a>
+<a class="permalink" href="#tunnel">&para;</a></h2><pre>RelayTunnel on</pre></div>
+<div class="section"><h2><a id="fwd">Forwarding frames</a>
+<a class="permalink" href="#fwd">&para;</a></h2>
+<p>The relay forwards each frame to the upstream host unchanged, and it keeps the frame order
+that the client sent.</p></div></div>
+<div id="footer"><p class="menu"><a href="m.html">Modules</a></p></div>
+</body></html>"""
+
+
+def test_a_run_over_an_html_manual_cites_the_merged_page_by_both_headings(tmp_path: Path) -> None:
+    import json
+
+    import yaml
+    from click.testing import CliRunner
+
+    from runner.cli import main
+    from runner.trace import schema_problems, validate_events
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "relay.html").write_text(RELAY_HTML, "utf-8")
+    pipeline = {
+        "version": 1,
+        "domain": "relay",
+        "corpora": {"manual": {"path": "docs"}},
+        "retrieval_tool": "manual_rag",
+        "tools": [{"name": "manual_rag", "kind": "retrieve", "corpus": "manual", "top_k": 2}],
+    }
+    path = tmp_path / "relay.yaml"
+    path.write_text(yaml.safe_dump(pipeline), "utf-8")
+    trace = tmp_path / "trace.jsonl"
+    question = "How do I turn on the tunnel upgrade?"
+    result = CliRunner().invoke(main, ["run", str(path), question, "--json", "--trace", str(trace)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert schema_problems("result", data, "result") == []
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert validate_events(events) == []
+    (page,) = data["retrieval"][0]["pages"]
+    assert page["heading"] == "Forwarding frames"
+    assert page["headings"] == ["Tunnel upgrade (version 3 and later)", "Forwarding frames"]
+    assert Gold("relay.html", "Tunnel upgrade (version 3 and later)").matches(page)
+    (source,) = data["sources"]
+    assert source["headings"] == page["headings"]
+    assert "Modules" not in result.stdout and "¶" not in result.stdout
