@@ -11,7 +11,8 @@ is embedded by skips, at its start only:
 - a list whose every item is a link or a short name (`- [Installing](install.html)`,
   `` - `ServerSignature` ``): an index of other places;
 - a table of label–value rows (two cells a row, no header row), keeping the values that are
-  prose (a description of four words or more) and leaving out the names, syntaxes and defaults;
+  prose (a description: four plain words or more, most of its words) and leaving out the
+  names, syntaxes and defaults;
 - the heading of a section whose text was nothing but those (`See also` over its list).
 
 What follows — the first prose, code, a table with a header — and everything after it is kept
@@ -61,8 +62,15 @@ def _label_values(block: str) -> list[str] | None:
     return values
 
 
+_WORD = re.compile(r"^[A-Za-z][a-z]*[,.;]?$")  # a word of prose: not a name, a path, a syntax
+
+
 def _prose(value: str) -> bool:
-    return len(value.split()) >= _PROSE_WORDS and any(ch.isalpha() for ch in value)
+    """A description (`Types of directives allowed in .htaccess files`), not a syntax or a
+    default (`AllowOverride All/None/directive-type [directive-type] ...`)."""
+    words = value.split()
+    plain = sum(1 for word in words if _WORD.match(word))
+    return plain >= _PROSE_WORDS and plain * 2 >= len(words)
 
 
 def lead_text(text: str) -> str:

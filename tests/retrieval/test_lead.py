@@ -117,3 +117,12 @@ def test_vectors_of_an_older_embedded_text_are_embedded_again(tmp_path: Path, mo
     embedder.embedded.clear()
     open_corpus(pipeline, "docs")
     assert embedder.embedded == []  # now current: nothing embedded
+
+
+def test_a_syntax_of_many_words_is_not_prose() -> None:
+    text = (
+        "## LampMode Directive\n\n| Description: | Which modes of the lamp may be chosen |\n"
+        "| Syntax: | LampMode All/None/mode-name [mode-name] ... |\n\nThe mode decides the light."
+    )
+    lead = lead_text(text)
+    assert "Which modes of the lamp may be chosen" in lead and "mode-name" not in lead
