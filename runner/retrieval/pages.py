@@ -224,8 +224,10 @@ class _PageBuilder:
         self.words = 0
         self.body_words = 0
         self.has_body = False
-        # the sections on the page so far: [heading, whether body text of it is on the page]
-        self.sections: list[list[object]] = []
+        # the headings of the sections whose text is on the page so far, and the last heading
+        # while no text of its own has followed it (a heading right above another encloses it)
+        self.held: list[str] = []
+        self.waiting: str | None = None
         self.pages: list[Page] = []
 
     def add(self, block: Block) -> None:
@@ -240,10 +242,11 @@ class _PageBuilder:
             self.words += words
             self.body_words += words
             self.has_body = True
-            if not self.sections and self.heading:  # a section going on from the last page
-                self.sections.append([self.heading, True])
-            elif self.sections:
-                self.sections[-1][1] = True
+            if self.waiting is not None:
+                self.held.append(self.waiting)
+                self.waiting = None
+            elif not self.held and self.heading:  # a section going on from the last page
+                self.held.append(self.heading)
 
     def _flush_keeping_introduction(self) -> None:
         """A new page; a paragraph that introduces what follows (it ends with `:` or `::`, as
@@ -259,7 +262,7 @@ class _PageBuilder:
         self.parts.append(last)
         self.words = self.body_words = _word_count(last)
         self.has_body = True
-        self.sections = [[self.heading, True]] if self.heading else []
+        self.held = [self.heading] if self.heading else []
 
     def _add_heading(self, block: Block) -> None:
         assert block.heading is not None
@@ -272,9 +275,7 @@ class _PageBuilder:
         self.open.append((level, block.heading))
         self.parts.append(block.text)
         self.words += _word_count(block.heading)
-        if self.sections and not self.sections[-1][1]:
-            self.sections.pop()  # a heading right above this one: it encloses it (`path`)
-        self.sections.append([block.heading, False])
+        self.waiting = block.heading
 
     def flush(self) -> None:
         if self.parts:
@@ -292,13 +293,12 @@ class _PageBuilder:
                 )
             )
         self.parts, self.words, self.body_words, self.has_body = [], 0, 0, False
-        self.sections = []
+        self.held, self.waiting = [], None
 
     def _merged_headings(self) -> tuple[str, ...]:
         """The headings of the sections whose text is on the page, when there are several (a
         small section merged with the next); the page's own heading last."""
-        held = [str(title) for title, body in self.sections if body]
-        headings = tuple(dict.fromkeys([*held, self.heading]))
+        headings = tuple(dict.fromkeys([*self.held, self.heading]))
         return headings if len(headings) > 1 else ()
 
 

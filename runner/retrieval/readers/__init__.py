@@ -105,7 +105,7 @@ def read_document(folder: Path, path: Path, html_drop: Sequence[str] = ()) -> Do
     relative = path.relative_to(folder).as_posix()
     fmt = document_format(relative) or "text"
     reader = reader_for(fmt, relative)
-    if fmt == "html" and html_drop:
+    if fmt == "html" and html_drop:  # the HTML reader, a dataclass, with the corpus's own bars
         from dataclasses import replace
 
         reader = replace(reader, drop=tuple(html_drop))  # type: ignore[type-var]
