@@ -20,10 +20,17 @@ class Source:
     page: int | None = None
     title: str | None = None
     heading: str | None = None
+    # a page of several sections (a small one merged with the next): each one's heading, in
+    # order, `heading` the last; None for a page of one section
+    headings: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+        data = {k: v for k, v in self.__dict__.items() if v is not None}
+        if self.headings is not None:
+            data["headings"] = list(self.headings)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Source:
-        return cls(**data)
+        headings = data.get("headings")
+        return cls(**{**data, "headings": tuple(headings) if headings is not None else None})

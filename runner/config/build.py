@@ -250,6 +250,8 @@ class _Builder:
             extra["max_words"] = spec["pages"]["max_words"]
         if "navigation" in spec.get("pages", {}):
             extra["navigation"] = spec["pages"]["navigation"]
+        if "drop" in spec.get("html", {}):
+            extra["html_drop"] = tuple(spec["html"]["drop"])
         if "embedding" in spec:
             extra["embedding"] = self.embedding(spec["embedding"])
         if "synonyms" in spec:

@@ -349,6 +349,9 @@ class Corpus:
     max_words: int = 250
     exclude: tuple[str, ...] = ()  # globs of files left out, though `include` matches them
     navigation: str = "exclude"  # navigation pages (TOCs, indexes): exclude | keep in answers
+    # the site's own bars in its HTML pages, CSS selectors (`html.drop`), dropped with the
+    # furniture runner drops by default (runner/retrieval/readers/furniture.py)
+    html_drop: tuple[str, ...] = ()
     embedding: Embedding | None = None  # None: the default model, when a tool needs vectors
     # users' words -> the documents' words, added to a query that uses them (`synonyms:`)
     synonyms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)

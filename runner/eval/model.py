@@ -29,14 +29,16 @@ class Gold:
     def matches(self, source: Mapping[str, Any]) -> bool:
         """Whether a page or a source (`{document, heading, …}`) is this one: the same
         document, or one whose path ends with this one's; and the same heading (case and
-        surrounding spaces aside) when a heading is given."""
+        surrounding spaces aside) when a heading is given — any of a page's `headings`, for a
+        page that holds several sections."""
         document = str(source.get("document") or "")
         if document != self.document and not document.endswith("/" + self.document):
             return False
         if self.heading is None:
             return True
-        heading = source.get("heading")
-        return heading is not None and _folded(str(heading)) == _folded(self.heading)
+        wanted = _folded(self.heading)
+        held = [source.get("heading"), *(source.get("headings") or ())]
+        return any(heading is not None and _folded(str(heading)) == wanted for heading in held)
 
 
 # a section number before an HTML heading ("11.2. Index Types", "Chapter 26. Backup"): a gold

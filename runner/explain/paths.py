@@ -123,6 +123,7 @@ def _count_pages(pipeline: Pipeline, name: str) -> int:
     corpus = pipeline.corpora[name]
     folder = corpus_folder(corpus, pipeline.folder)
     documents = [
-        read_document(folder, path) for path in corpus_files(folder, corpus.include, corpus.exclude)
+        read_document(folder, path, corpus.html_drop)
+        for path in corpus_files(folder, corpus.include, corpus.exclude)
     ]
     return len(paginate_all(documents, corpus.max_words))

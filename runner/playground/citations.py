@@ -175,7 +175,7 @@ def _corpus_page(pipeline: Pipeline, document: str, number: int) -> tuple[str, s
         if path is None:
             continue
         folder = corpus_folder(corpus, pipeline.folder)
-        for found in paginate(read_document(folder, path), corpus.max_words):
+        for found in paginate(read_document(folder, path, corpus.html_drop), corpus.max_words):
             if found.page == number:
                 return found.title, found.heading, found.text
     return None

@@ -11,9 +11,10 @@ an index that is up to date and rebuilds one that is missing or stale:
 - fast check: the manifest's file list (relative path, size, mtime) equals the folder's;
 - when it differs: the sha256 of the files' contents decides (a `touch` or a fresh checkout
   rebuilds nothing), and the manifest is refreshed;
-- the page settings (`max_words`) and the manifest format are part of the key; `include` and
-  `exclude` are not: the files they select are (a changed glob that selects the same files, or
-  a manifest written before the default `include` read every format, rebuilds nothing).
+- the page settings (`max_words`, `html.drop`) and the manifest format are part of the key;
+  `include` and `exclude` are not: the files they select are (a changed glob that selects the
+  same files, or a manifest written before the default `include` read every format, rebuilds
+  nothing).
 
 A rebuild writes into a temporary folder and swaps it in, so an interrupted build never leaves
 a half-written index behind. Vectors are embedded only for pages whose text changed (the
@@ -58,8 +59,9 @@ if TYPE_CHECKING:
     from runner.retrieval.vectors import VectorIndex
 
 MANIFEST_FILE = "manifest.json"
-MANIFEST_FORMAT = 6  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
-# 5: PDF headings from the outline; 6: a declared title over a numbered first heading
+MANIFEST_FORMAT = 7  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
+# 5: PDF headings from the outline; 6: a declared title over a numbered first heading;
+# 7: HTML furniture and permalinks dropped, every heading of a page kept (`headings`)
 
 # progress(stage, done, total): stage is "read" (files; ("read", 0, n) announces a build), then
 # "index" and "save" (0 of 1, then 1 of 1), and "embed" (pages embedded anew, when the corpus has
@@ -121,15 +123,18 @@ def open_corpus(
         started = time.perf_counter()
         pages = int((_read_manifest(target) or {}).get("pages", 0))
         vectors = _stored_vectors(target, model, pages)
-        if model is not None and vectors is None:
+        stale = vectors is not None and not vectors.current
+        if model is not None and (vectors is None or stale):
             if not build:
                 raise IndexMissingError(
-                    f"{pipeline.path}: the index of corpus {name!r} has no vectors of "
-                    f"{model} ({target}); build them with `runner index {pipeline.path}`, or "
-                    "run without --no-build"
+                    f"{pipeline.path}: the index of corpus {name!r} has no "
+                    f"{'up-to-date ' if stale else ''}vectors of {model} ({target}); build "
+                    f"them with `runner index {pipeline.path}`, or run without --no-build"
                 )
+            # vectors of another embedded text: its pages whose text is the same keep theirs
+            previous = vectors if stale else None
             vectors = _embed(
-                corpus, model, target, PageStore(target / PAGES_FILE).all(), None, progress
+                corpus, model, target, PageStore(target / PAGES_FILE).all(), previous, progress
             )
         return _load(corpus, target, vectors, started=started, pages=pages)
     if not build:
@@ -209,7 +214,11 @@ def _snapshot(corpus: Corpus, source: Path) -> _Snapshot:
     entries = corpus_entries(source, corpus.include, corpus.exclude)
     files = {relative: [status.st_size, status.st_mtime_ns] for relative, status in entries}
     relatives = [relative for relative, _ in entries]
-    settings = {"format": MANIFEST_FORMAT, "max_words": corpus.max_words}
+    settings = {
+        "format": MANIFEST_FORMAT,
+        "max_words": corpus.max_words,
+        "html_drop": list(corpus.html_drop),  # the site's own bars: other pages when it changes
+    }
     return _Snapshot(settings, files, relatives)
 
 
@@ -260,7 +269,7 @@ def _build(
     report("read", 0, len(paths))  # a build starts: callers may say so
     for done, path in enumerate(paths, 1):
         try:
-            documents.append(read_document(source, path))
+            documents.append(read_document(source, path, corpus.html_drop))
         except CorpusError as error:  # the file is named relative to the corpus: say which
             raise type(error)(f"corpus {corpus.name!r} ({corpus.path}): {error}") from None
         report("read", done, len(paths))
@@ -279,8 +288,11 @@ def _build(
     from runner.retrieval.keyword import KeywordIndex
 
     # a page is indexed with its section's heading once more: the heading says what the section
-    # is about (a title field, weighted double), and the parts of a long section share it
-    keyword = KeywordIndex.build([f"{page.heading}\n{page.text}" for page in pages], building)
+    # is about (a title field, weighted double), and the parts of a long section share it; a
+    # page of several sections with each of theirs
+    keyword = KeywordIndex.build(
+        ["\n".join([*page.section_headings, page.text]) for page in pages], building
+    )
     write_pages(building / PAGES_FILE, pages)
     report("index", 1, 1)
     vectors = None

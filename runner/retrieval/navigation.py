@@ -61,7 +61,7 @@ def entry_key(line: str) -> str:
 
 def is_navigation(page: Page, corpus_headings: set[str]) -> bool:
     lines = [line for line in page.text.splitlines() if line.strip()]
-    own = {entry_key(title) for title in page.path} | {entry_key(page.heading)}
+    own = {entry_key(title) for title in (*page.path, *page.section_headings, page.heading)}
     entries = entry_words = words = counted = 0
     for line in lines:
         key = entry_key(line)

@@ -11,7 +11,10 @@ How a document is cut, and why (pages follow the document's sections):
 - A heading starts a new page, unless the page so far holds only headings or a scrap of fewer than
   ten words (so "Chapter" followed directly by "Section" stay together, and so do a label or a
   directive and the section after it): a heading is never separated from its body, a page then
-  covers one section, and its `heading` names it.
+  covers one section, and its `heading` names it. A small section (a heading and a line of
+  code, say) merged so with the next is still named: the page's `headings` lists the heading of
+  every section whose text it holds, and a search and an eval's expected heading find it by
+  any of them.
 - A section that fits `max_words` (heading included) is one page. A longer one continues on
   further pages, cut between paragraphs; a paragraph longer than a page is cut between
   sentences, then lines, then words. Every part keeps the section's heading and heading path
@@ -60,7 +63,7 @@ __all__ = [
 
 # The metadata every page node carries; kept out of the embedded and the LLM text, so it is not
 # indexed (llama-index would otherwise prepend "document: …" to the text BM25 tokenizes).
-PAGE_METADATA_KEYS = ("document", "page", "title", "heading", "path", "navigation")
+PAGE_METADATA_KEYS = ("document", "page", "title", "heading", "path", "navigation", "headings")
 
 
 @dataclass(frozen=True)
@@ -73,10 +76,24 @@ class Page:
     text: str
     path: tuple[str, ...] = field(default=())  # the enclosing sections' headings, outermost first
     navigation: bool = False  # a table of contents, an index, a site map (navigation.py)
+    # a page that holds more than one section (a small one merged with the next): the heading
+    # of each, in order, `heading` the last; () for a page of one section
+    headings: tuple[str, ...] = ()
 
     @property
     def source(self) -> Source:
-        return Source(self.document, self.page, self.title or None, self.heading or None)
+        return Source(
+            self.document,
+            self.page,
+            self.title or None,
+            self.heading or None,
+            self.headings or None,
+        )
+
+    @property
+    def section_headings(self) -> tuple[str, ...]:
+        """Every section heading the page answers for: its `headings`, else its `heading`."""
+        return self.headings or ((self.heading,) if self.heading else ())
 
 
 def page_id(document: str, page: int) -> str:
@@ -207,6 +224,10 @@ class _PageBuilder:
         self.words = 0
         self.body_words = 0
         self.has_body = False
+        # the headings of the sections whose text is on the page so far, and the last heading
+        # while no text of its own has followed it (a heading right above another encloses it)
+        self.held: list[str] = []
+        self.waiting: str | None = None
         self.pages: list[Page] = []
 
     def add(self, block: Block) -> None:
@@ -221,6 +242,11 @@ class _PageBuilder:
             self.words += words
             self.body_words += words
             self.has_body = True
+            if self.waiting is not None:
+                self.held.append(self.waiting)
+                self.waiting = None
+            elif not self.held and self.heading:  # a section going on from the last page
+                self.held.append(self.heading)
 
     def _flush_keeping_introduction(self) -> None:
         """A new page; a paragraph that introduces what follows (it ends with `:` or `::`, as
@@ -236,6 +262,7 @@ class _PageBuilder:
         self.parts.append(last)
         self.words = self.body_words = _word_count(last)
         self.has_body = True
+        self.held = [self.heading] if self.heading else []
 
     def _add_heading(self, block: Block) -> None:
         assert block.heading is not None
@@ -248,6 +275,7 @@ class _PageBuilder:
         self.open.append((level, block.heading))
         self.parts.append(block.text)
         self.words += _word_count(block.heading)
+        self.waiting = block.heading
 
     def flush(self) -> None:
         if self.parts:
@@ -261,9 +289,17 @@ class _PageBuilder:
                     heading=self.heading,
                     text="\n\n".join(self.parts),
                     path=tuple(title for _, title in self.open),
+                    headings=self._merged_headings(),
                 )
             )
         self.parts, self.words, self.body_words, self.has_body = [], 0, 0, False
+        self.held, self.waiting = [], None
+
+    def _merged_headings(self) -> tuple[str, ...]:
+        """The headings of the sections whose text is on the page, when there are several (a
+        small section merged with the next); the page's own heading last."""
+        headings = tuple(dict.fromkeys([*self.held, self.heading]))
+        return headings if len(headings) > 1 else ()
 
 
 _SECTION_NUMBER = re.compile(r"^\s*\d+(\.\d+)*\.?\s")
@@ -339,6 +375,7 @@ def to_nodes(pages: Sequence[Page]) -> list[TextNode]:
                     "heading": page.heading,
                     "path": list(page.path),
                     "navigation": page.navigation,
+                    "headings": list(page.headings),
                 },
                 excluded_embed_metadata_keys=list(PAGE_METADATA_KEYS),
                 excluded_llm_metadata_keys=list(PAGE_METADATA_KEYS),
@@ -359,6 +396,7 @@ def from_node(node: TextNode) -> Page:
         text=node.get_content(),
         path=tuple(metadata.get("path", ())),
         navigation=bool(metadata.get("navigation", False)),
+        headings=tuple(metadata.get("headings", ())),
     )
 
 

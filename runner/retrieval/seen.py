@@ -1,7 +1,8 @@
 """Retrieval you can see: the ranked pages a retrieval-kind tool returned, as one record.
 
 Every `retrieve`, `search` and `neighbor_search` run adds a `retrieval` event to the round's
-trace (`{tool, corpus, query, pages: [{rank, document, page, heading, score}]}`); `runner run
+trace (`{tool, corpus, query, pages: [{rank, document, page, heading, score}]}`, a page of
+several sections with its `headings` too); `runner run
 --json` lists those events under `retrieval`, `runner run --show-retrieval` prints them,
 `runner explain --session` shows them per round and test cases assert on them (`retrieved:`).
 A neighbour search ranks its pages in the order it found them and gives no score (null).
@@ -24,15 +25,16 @@ def ranked(hits: Iterable[ScoredPage | Page]) -> list[dict[str, Any]]:
     for rank, hit in enumerate(hits, 1):
         page = hit.page if isinstance(hit, ScoredPage) else hit
         score = round(hit.score, 4) if isinstance(hit, ScoredPage) else None
-        rows.append(
-            {
-                "rank": rank,
-                "document": page.document,
-                "page": page.page,
-                "heading": page.heading,
-                "score": score,
-            }
-        )
+        row = {
+            "rank": rank,
+            "document": page.document,
+            "page": page.page,
+            "heading": page.heading,
+            "score": score,
+        }
+        if page.headings:  # a page of several sections answers for each (pages.py)
+            row["headings"] = list(page.headings)
+        rows.append(row)
     return rows
 
 

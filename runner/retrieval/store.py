@@ -17,7 +17,7 @@ from pathlib import Path
 from runner.retrieval.pages import Page
 
 PAGES_FILE = "pages.sqlite"
-_COLUMNS = "ord, node_id, document, page, title, heading, path, navigation, text"
+_COLUMNS = "ord, node_id, document, page, title, heading, path, navigation, text, headings"
 
 
 def write_pages(path: Path, pages: Iterable[Page]) -> None:
@@ -28,10 +28,10 @@ def write_pages(path: Path, pages: Iterable[Page]) -> None:
             "CREATE TABLE pages (ord INTEGER PRIMARY KEY, node_id TEXT NOT NULL UNIQUE, "
             "document TEXT NOT NULL, page INTEGER NOT NULL, title TEXT NOT NULL, "
             "heading TEXT NOT NULL, path TEXT NOT NULL, navigation INTEGER NOT NULL, "
-            "text TEXT NOT NULL)"
+            "text TEXT NOT NULL, headings TEXT NOT NULL)"
         )
         db.executemany(
-            f"INSERT INTO pages ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO pages ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 (
                     number,
@@ -43,6 +43,7 @@ def write_pages(path: Path, pages: Iterable[Page]) -> None:
                     json.dumps(list(page.path), ensure_ascii=False),
                     int(page.navigation),
                     page.text,
+                    json.dumps(list(page.headings), ensure_ascii=False),
                 )
                 for number, page in enumerate(pages)
             ),
@@ -53,7 +54,7 @@ def write_pages(path: Path, pages: Iterable[Page]) -> None:
 
 
 def _page(row: Sequence[object]) -> Page:
-    _, node_id, document, number, title, heading, path, navigation, text = row
+    _, node_id, document, number, title, heading, path, navigation, text, headings = row
     return Page(
         node_id=str(node_id),
         document=str(document),
@@ -63,6 +64,7 @@ def _page(row: Sequence[object]) -> Page:
         text=str(text),
         path=tuple(json.loads(str(path))),
         navigation=bool(navigation),
+        headings=tuple(json.loads(str(headings))),
     )
 
 

@@ -24,6 +24,7 @@ from typing import BinaryIO, Protocol
 
 import numpy as np
 
+from runner.retrieval.lead import lead_text
 from runner.retrieval.pages import Page
 
 VECTORS_FOLDER = "vectors"
@@ -49,11 +50,17 @@ class PageEmbedder(Protocol):
     ) -> np.ndarray: ...
 
 
+# what `embedded_text` makes of a page; a change re-embeds every page of an index, even one
+# whose BM25 index is up to date (1: place and text; 2: place and lead text, lead.py)
+EMBEDDED_TEXT = 2
+
+
 def embedded_text(page: Page) -> str:
-    """What a page's vector is of: its place (title and heading) and its text, as BM25 sees a
-    page with its heading."""
+    """What a page's vector is of: its place (title and heading) and its text from its first
+    prose on, the boilerplate a reference page opens with left out (lead.py)."""
     place = " › ".join(dict.fromkeys(part for part in (page.title, page.heading) if part))
-    return f"{place}\n{page.text}" if place else page.text
+    text = lead_text(page.text)
+    return f"{place}\n{text}" if place else text
 
 
 def model_folder(index_folder: Path, model: str) -> Path:
@@ -73,15 +80,26 @@ class VectorIndex:
     """A corpus's page vectors for one model; searched exactly."""
 
     def __init__(
-        self, model: str, vectors: np.ndarray, keys: np.ndarray, precision: str = "float32"
+        self,
+        model: str,
+        vectors: np.ndarray,
+        keys: np.ndarray,
+        precision: str = "float32",
+        text: int = EMBEDDED_TEXT,
     ) -> None:
         self.model = model
         self.vectors = vectors
         self.keys = keys
         self.precision = precision  # of the weights that made them; queries must match it
+        self.text = text  # the `EMBEDDED_TEXT` they were made of: another is out of date
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
+
+    @property
+    def current(self) -> bool:
+        """Whether they are of the text runner embeds a page by now (`EMBEDDED_TEXT`)."""
+        return self.text == EMBEDDED_TEXT
 
     @classmethod
     def load(cls, index_folder: Path, model: str) -> VectorIndex | None:
@@ -97,8 +115,10 @@ class VectorIndex:
             return None
         if vectors.ndim != 2 or len(keys) != len(vectors):
             return None
-        # vectors from before the runtimes were recorded were all made with float32 weights
-        return cls(model, vectors, keys, str(stored.get("precision", "float32")))
+        # vectors from before the runtimes were recorded were all made with float32 weights,
+        # those from before the embedded text was recorded of its first form
+        precision = str(stored.get("precision", "float32"))
+        return cls(model, vectors, keys, precision, int(stored.get("text", 1)))
 
     def matches(self, pages: Sequence[Page]) -> bool:
         """Whether these vectors are those of exactly these pages, in this order."""
@@ -165,6 +185,7 @@ def build_vectors(
         "model": embedder.name,
         "dimensions": embedder.dimensions,
         "precision": embedder.precision,
+        "text": EMBEDDED_TEXT,
         "pages": len(texts),
         "embedded": len(fresh),  # by the last build; the others were kept
         "embed_seconds": round(seconds, 2),

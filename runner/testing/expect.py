@@ -86,7 +86,8 @@ def _same_source(wanted: SourceExpect, source: Mapping[str, Any]) -> bool:
     document = str(source.get("document", ""))
     same_document = document == wanted.document or document.endswith("/" + wanted.document)
     same_page = wanted.page is None or source.get("page") == wanted.page
-    same_section = wanted.heading is None or _same_heading(wanted.heading, source.get("heading"))
+    held = [source.get("heading"), *(source.get("headings") or ())]  # a page of several sections
+    same_section = wanted.heading is None or any(_same_heading(wanted.heading, h) for h in held)
     return same_document and same_page and same_section
 
 

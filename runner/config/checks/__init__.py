@@ -5,7 +5,7 @@ docs/validate.md):
 
     names.py         tool names, tool references, prompt types      R101–R103, R105
     activation.py    coordinator_only tools, deep-search tools       R104, R118
-    corpora.py       corpora: documents, links, synonyms, models     R106, R122, R124, R132, R133
+    corpora.py       corpora: documents, links, synonyms, models     R106, R122, R124, R132–R134
     paths.py         paths inside the pipeline's folder              R107, R108, R123–R125
     templates.py     templates and expressions                       R109–R112
     extraction.py    extraction schemas, clarification parameters    R113, R119

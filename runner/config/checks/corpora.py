@@ -1,8 +1,8 @@
 """Document collections: a corpus folder that holds documents (R122) that stay inside the
 pipeline's folder once symlinks are followed (R124, unless the corpus sets `follow_symlinks`) —
 or, for a corpus that names a folder elsewhere with an absolute or `~` path, inside that
-folder — tools that name a declared corpus (R106), a synonyms file of words for words (R132)
-and an embedding model runner can run (R133)."""
+folder — tools that name a declared corpus (R106), a synonyms file of words for words (R132),
+an embedding model runner can run (R133) and `html.drop` selectors that parse as CSS (R134)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,8 @@ def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
         embedding_model(checks, spec["embedding"]["model"], ("corpora", name, "embedding", "model"))
     if isinstance(spec.get("synonyms"), str):
         synonyms_file(checks, spec["synonyms"], ("corpora", name, "synonyms"))
+    for index, selector in enumerate(spec.get("html", {}).get("drop", [])):
+        css_selector(checks, selector, ("corpora", name, "html", "drop", index))
     follow = spec.get("follow_symlinks", False)
     where = ("corpora", name, "path")
     root = checks.folder  # the folder the documents must stay in
@@ -107,6 +109,25 @@ def embedding_model(checks: Checks, model: str, where: KeyPath) -> None:
             where,
             hint="save the model with sentence-transformers and safetensors "
             "(config.json, tokenizer.json, model.safetensors)",
+        )
+
+
+def css_selector(checks: Checks, selector: str, where: KeyPath) -> None:
+    """A selector of the site's own bars that cssselect reads (R134). Without cssselect (the
+    `html` extra) nothing is checked here: reading the HTML pages then fails, naming the extra."""
+    try:
+        from cssselect import HTMLTranslator, SelectorError
+    except ImportError:
+        return
+    try:
+        HTMLTranslator().css_to_xpath(selector)
+    except SelectorError as error:
+        checks.emit(
+            "R134",
+            f"`{selector[:60]}` is not a CSS selector runner can use: {error}",
+            where,
+            hint="write a CSS selector such as `#page-header`, `div.crumbs` or "
+            "`nav.site > ul` (a pseudo-element such as `::before` selects no element)",
         )
 
 

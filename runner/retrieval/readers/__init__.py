@@ -17,6 +17,7 @@ and what is matched against it compare equal whatever spaces or ligatures the so
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -72,10 +73,10 @@ class Reader(Protocol):
     def read(self, path: str, raw: bytes) -> Document: ...
 
 
-# the extra that brings each format's library, and the module that reads it
+# the libraries of the extra each format needs, and the module that reads it
 _EXTRAS = {
-    "html": ("lxml", "runner.retrieval.readers.html"),
-    "pdf": ("pypdf", "runner.retrieval.readers.pdf"),
+    "html": (("lxml", "cssselect"), "runner.retrieval.readers.html"),
+    "pdf": (("pypdf",), "runner.retrieval.readers.pdf"),
 }
 
 
@@ -83,11 +84,12 @@ def reader_for(fmt: str, path: str) -> Reader:
     """The reader of a format; a format whose extra is missing raises a message naming it."""
     if fmt not in _EXTRAS:
         return MarkupReader(fmt)
-    library, module = _EXTRAS[fmt]
+    libraries, module = _EXTRAS[fmt]
     import importlib
 
     try:
-        importlib.import_module(library)
+        for library in libraries:
+            importlib.import_module(library)
     except ImportError:
         raise ReaderMissingError(
             f"{path}: reading {fmt.upper()} documents needs runner's `{fmt}` extra "
@@ -97,11 +99,17 @@ def reader_for(fmt: str, path: str) -> Reader:
     return importlib.import_module(module).READER
 
 
-def read_document(folder: Path, path: Path) -> Document:
-    """A corpus file, read by the reader of its format."""
+def read_document(folder: Path, path: Path, html_drop: Sequence[str] = ()) -> Document:
+    """A corpus file, read by the reader of its format; an HTML page without the corpus's own
+    furniture too (`html_drop`: CSS selectors, its `html.drop`)."""
     relative = path.relative_to(folder).as_posix()
     fmt = document_format(relative) or "text"
-    return reader_for(fmt, relative).read(relative, path.read_bytes())
+    reader = reader_for(fmt, relative)
+    if fmt == "html" and html_drop:  # the HTML reader, a dataclass, with the corpus's own bars
+        from dataclasses import replace
+
+        reader = replace(reader, drop=tuple(html_drop))  # type: ignore[type-var]
+    return reader.read(relative, path.read_bytes())
 
 
 def decode(raw: bytes) -> str:

@@ -6,11 +6,10 @@ for the same files — past the whole indexing budget — and html2text is GPL-l
 below only has to produce what pages need: headings and paragraph blocks.
 
 - `h1`–`h6` become headings (their level is kept, for heading paths);
-- navigation is dropped: `nav`, the page's `header`, `footer` and `aside` (not an article's or
+- the site's frame is dropped: the page's `header`, `footer` and `aside` (not an article's or
   a section's own, which hold its title and notes), `script`, `style`, `noscript`, `template`,
-  anything with role navigation/banner/contentinfo, the navigation bars documentation
-  generators mark by class (`navheader`, `navfooter`, `breadcrumb`, `sidebar`, …) and the
-  permalink anchors after headings (`headerlink`);
+  and the furniture furniture.py names (`nav`, ARIA roles, the bars documentation generators
+  mark by id or class, the corpus's own `html.drop` selectors, heading permalinks);
 - the text is written as Markdown, which pages and the offline provider read: headings as `#`
   lines, `pre` one fenced code block with its line breaks, inline code (`code`, `kbd`, `samp`,
   `tt`) in backticks, a list one block with an item a line
@@ -30,35 +29,17 @@ import lxml.etree
 import lxml.html
 
 from runner.retrieval.readers import Block, CorpusError, Document
+from runner.retrieval.readers.furniture import clean_heading, drop_furniture
 from runner.text.words import normalize
 
-_DROPPED_TAGS = ("script", "style", "noscript", "template", "nav", "iframe")
+_DROPPED_TAGS = ("script", "style", "noscript", "template", "iframe")
 # a page's header and footer are the site's banner and footer, an aside beside the content its
 # sidebar; inside an article or a section they are its own (HTML's rule, which ARIA follows):
 # `<article><header><h1>Title` keeps its title, a note in an `<aside>` in the text stays
 _SECTIONING = "ancestor::article or ancestor::section or ancestor::main"
 _FRAME_TAGS = ("header", "footer", "aside")
-_DROPPED_ROLES = ("navigation", "banner", "contentinfo", "search")
-_DROPPED_CLASSES = (
-    "navheader",
-    "navfooter",
-    "navbar",
-    "breadcrumb",
-    "breadcrumbs",
-    "sidebar",
-    "sphinxsidebar",
-    "related",
-    "headerlink",
-    "skip-link",
-)
 _DROP_XPATH = " | ".join(
-    [f"//{tag}" for tag in _DROPPED_TAGS]
-    + [f"//{tag}[not({_SECTIONING})]" for tag in _FRAME_TAGS]
-    + [f"//*[@role='{role}']" for role in _DROPPED_ROLES]
-    + [
-        f"//*[contains(concat(' ', normalize-space(@class), ' '), ' {name} ')]"
-        for name in _DROPPED_CLASSES
-    ]
+    [f"//{tag}" for tag in _DROPPED_TAGS] + [f"//{tag}[not({_SECTIONING})]" for tag in _FRAME_TAGS]
 )
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _PARAGRAPHS = frozenset(
@@ -143,7 +124,7 @@ class _Walk:
             return True
         if tag in _HEADINGS:
             self.end_paragraph()
-            title = _squash(element.text_content())
+            title = clean_heading(_squash(element.text_content()))
             if title:  # written as Markdown, so a page's text shows it as a heading
                 level = _HEADINGS[tag]
                 self.blocks.append(Block(f"{'#' * level} {title}", heading=title, level=level))
@@ -237,7 +218,10 @@ def _source(raw: bytes) -> bytes | str:
     return raw.decode("utf-8-sig", errors="replace")
 
 
+@dataclass(frozen=True)
 class HtmlReader:
+    drop: tuple[str, ...] = ()  # the corpus's own furniture, CSS selectors (`html.drop`)
+
     def read(self, path: str, raw: bytes) -> Document:
         if not raw.strip():
             return Document(path, "", "html", read_blocks=())
@@ -247,6 +231,7 @@ class HtmlReader:
             raise CorpusError(f"{path}: not readable as HTML ({error})") from None
         for element in root.xpath(_DROP_XPATH):
             element.drop_tree()
+        drop_furniture(root, self.drop)
         title = root.findtext(".//title") or ""
         blocks = tuple(
             Block(normalize(b.text), normalize(b.heading) if b.heading else None, b.level)
