@@ -1,10 +1,11 @@
 """Issue 29, point 3: a prompt tool without a model never presents its prompt as the answer. It
 answers with the author's `offline` reply (rendered with the prompt's variables), or its result
-says it needs a model and the round is degraded — through `runner run` and the OpenAI API face
+says it needs a model and the round is degraded — through `runner run`, the MCP and OpenAI API faces
 alike (the C25 terminal answer of a greeting, the C23 guaranteed answer of a lookup)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from collections.abc import Callable, Iterator
@@ -105,6 +106,31 @@ def test_the_openai_api_face_answers_hi_and_thanks_as_greetings(support) -> None
             response = http.post("/v1/chat/completions", json=body)
             assert response.status_code == 200, response.text
             replies[message] = response.json()["choices"][0]["message"]["content"]
+    finally:
+        service.close()
+    assert replies["hi"].startswith("Hello, and thanks for contacting Kestrel support!")
+    assert replies["thanks"].startswith("You're welcome!")
+    assert all(GREETING_PROMPT not in reply for reply in replies.values())
+
+
+def test_the_mcp_face_answers_hi_and_thanks_as_greetings(support) -> None:
+    from mcp import Client
+
+    from runner.serve.mcp_tools import pipelines_server
+
+    service = Service.open([support.parent])
+
+    async def ask_both() -> dict[str, str]:
+        async with Client(pipelines_server(service)) as client:
+            replies = {}
+            for message in ("hi", "thanks"):
+                result = await client.call_tool("support", {"question": message})
+                assert not result.is_error
+                replies[message] = result.content[0].text
+            return replies
+
+    try:
+        replies = asyncio.run(ask_both())
     finally:
         service.close()
     assert replies["hi"].startswith("Hello, and thanks for contacting Kestrel support!")
