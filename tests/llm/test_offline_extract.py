@@ -5,6 +5,7 @@ and leaves out what it cannot place (so a tool with `clarify` asks, C24)."""
 from __future__ import annotations
 
 import string
+import time
 from typing import Any
 
 from hypothesis import given, settings
@@ -207,3 +208,25 @@ def test_any_area_city_zone_is_read_whole(area: str, city: str) -> None:
 def test_any_url_is_read_whole(host: str, tld: str, parts: list[str]) -> None:
     url = f"https://{host}.{tld.lower() or 'org'}/" + "/".join(parts)
     assert extract(f"open {url} now", schema(url=TEXT), {}) == {"url": url}
+
+
+def test_a_plain_text_field_leaves_the_url_to_the_url_field() -> None:
+    found = extract("Send Foo Bar to https://x.org/p", schema(name=TEXT, url=TEXT), {})
+    assert found == {"name": "Foo Bar", "url": "https://x.org/p"}
+
+
+def test_an_array_takes_at_most_100_values() -> None:
+    text = " ".join(f"KD-{number}" for number in range(150))
+    found = extract(text, schema(models={"type": "array", "items": TEXT}), {})
+    assert found["models"] == [f"KD-{number}" for number in range(100)]
+
+
+def test_a_long_message_is_read_in_linear_time() -> None:
+    # each value's neighbourhood is found by bisection: a 100 kB message takes about a second
+    # (read quadratically, a minute)
+    text = " ".join(
+        f"item {i} costs {i * 3} at https://x{i}.org/p and Foo Bar{i}" for i in range(1800)
+    )
+    started = time.perf_counter()
+    extract(text, schema(a=NUMBER, width=NUMBER, name=TEXT, url=TEXT), {})
+    assert time.perf_counter() - started < 15

@@ -24,6 +24,7 @@ mcp_servers:
     kind: mcp
     server: weather
     activation: always
+    clarify: {{question: "Which two numbers should I add?"}}
   - name: local_time
     kind: mcp
     server: weather
@@ -66,7 +67,7 @@ def test_an_unquoted_time_zone_is_sent_whole(pipelines_folder, request) -> None:
     assert entry.context == "12:00 in Europe/Paris"
 
 
-def test_a_city_is_no_time_zone_so_the_tool_asks_then_runs_with_the_answer(
+def test_c24_a_city_is_no_time_zone_so_the_tool_asks_then_runs_with_the_answer(
     pipelines_folder, request
 ) -> None:
     (first, second), buffer = round_of(
@@ -83,3 +84,10 @@ def test_a_city_is_no_time_zone_so_the_tool_asks_then_runs_with_the_answer(
     (entry,) = buffer["1:local_time"]
     assert second.outcome == "answer"
     assert entry.data["arguments"] == {"timezone": "Asia/Tokyo"}
+
+
+def test_c24_numbers_that_cannot_be_told_apart_make_the_tool_ask(pipelines_folder, request):
+    (result,), _ = round_of(
+        pipelines_folder, request.node.name, "add", "I have 3 apples, 7 pears, 2 bags: add"
+    )
+    assert (result.outcome, result.question) == ("clarification", "Which two numbers should I add?")

@@ -20,13 +20,15 @@ the other number fields in the order they are mentioned ("sum of 3 and 4", "12 p
 "between 5 and 9", "from 5 to 9"; "subtract 3 from 10" puts 10 first): when there are more
 numbers than fields, only one run of numbers joined by such words (and, plus, to, by, times …)
 of the right length is placed, and when none fits the fields are left out, so a tool with
-`clarify` asks. The other scalar fields take their first value not given to another; an array
-field collects every value left (an empty list when there is none).
+`clarify` asks. The other scalar fields take their first value not given to another, those of
+a shape first; an array field collects every value left, at most MAX_ITEMS (an empty list when
+there is none).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +41,7 @@ from runner.llm.providers.offline_values import (
     SLASHED,
     URL,
     ZONE,
+    Spans,
     TextValues,
     Value,
 )
@@ -76,6 +79,7 @@ _JOINER = re.compile(
     r"less|or|&|from|over|divided\s+by|multiplied\s+by|and\s+then)?\s*(?:,\s*)?$",
     re.IGNORECASE,
 )
+MAX_ITEMS = 100  # an array takes at most this many values: a list, not the whole message
 _REVERSED = re.compile(r"\b(?:subtract|deduct|take\s+away|take)\s*$", re.IGNORECASE)
 
 
@@ -103,7 +107,8 @@ def extract(text: str, schema: Mapping[str, Any], known_values: Any) -> dict[str
     scalars = [field for field in fields if not field.array]
     placed.by_cues(scalars, choices)
     placed.numbers([f for f in scalars if f.numeric and f.name not in placed.given], choices)
-    for field in scalars:
+    # the fields of a shape first: a plain text field takes what they leave
+    for field in sorted(scalars, key=lambda f: shape_of(f.name, f.spec) is None):
         if field.name not in placed.given and not field.numeric:
             placed.first_free(field, choices[field.name])
     result: dict[str, Any] = {}
@@ -152,7 +157,8 @@ def _choices(found: TextValues, field: _Field) -> list[Value]:
     shape = shape_of(field.name, field.spec)
     if shape is not None:
         kinds = _SHAPES[shape]
-        quoted = [v for v in found.quoted if shape not in (ZONE, EMAIL) or _fits(v, shape)]
+        # a quoted value of the shape; a quoted path or file name may hold spaces
+        quoted = [v for v in found.quoted if shape in (PATH, FILE) or _fits(v, shape)]
         return sorted([*(v for v in found.shaped if v.kind in kinds), *quoted], key=_place)
     own = _own_known(found, field.name)
     if own:
@@ -233,13 +239,17 @@ class _Placement:
         self.text = text
         self.found = found
         self.given: dict[str, Value] = {}
+        self.taken = Spans()
         self.words = [(start, end, word.lower()) for start, end, word in word_spans(text)]
+        self.word_starts = [start for start, _, _ in self.words]
+        self.word_ends = [end for _, end, _ in self.words]
 
     def free(self, value: Value) -> bool:
-        return not any(value.overlaps(taken) for taken in self.given.values())
+        return not self.taken.overlaps(value)
 
     def give(self, field: _Field, value: Value) -> None:
         self.given[field.name] = value
+        self.taken.add(value)
 
     def by_cues(self, fields: Sequence[_Field], choices: Mapping[str, list[Value]]) -> None:
         """Values named by the words around them, nearest first; a word before the value
@@ -263,8 +273,10 @@ class _Placement:
         if len(name) == 1:
             before = self.text[max(0, value.start - 6) : value.start]
             return (0, 0) if re.search(rf"\b{re.escape(name)}\s*[=:]\s*$", before, re.I) else None
-        before = [w for w in self.words if w[1] <= value.start][-_CUE_BEFORE:]
-        after = [w for w in self.words if w[0] >= value.end][:_CUE_AFTER]
+        last_before = bisect_right(self.word_ends, value.start)
+        first_after = bisect_left(self.word_starts, value.end)
+        before = self.words[max(0, last_before - _CUE_BEFORE) : last_before]
+        after = self.words[first_after : first_after + _CUE_AFTER]
         nearest = None
         for distance, (_start, end, word) in enumerate(reversed(before), 1):
             if self._blocked(end, value.start):
@@ -331,12 +343,15 @@ class _Placement:
                 return
 
     def every_free(self, choices: Sequence[Value]) -> list[Any]:
+        """Every value not given to another field, one per place, at most MAX_ITEMS."""
         kept: list[Value] = []
+        places = Spans(self.given.values())
         for value in choices:
-            if not self.free(value) or any(value.overlaps(k) for k in kept):
+            if places.overlaps(value):
                 continue
             kept.append(value)
-        return _unique(value.value for value in kept)
+            places.add(value)
+        return _unique(value.value for value in kept)[:MAX_ITEMS]
 
 
 def _cues(name: str) -> set[str]:
@@ -351,14 +366,19 @@ def _cues(name: str) -> set[str]:
 
 
 def _unique(values: Iterable[Any]) -> list[Any]:
-    """Texts without repeats (case-insensitive) and without one that is part of an earlier."""
+    """Texts without repeats (case-insensitive) and without one that is part of an earlier;
+    no more than MAX_ITEMS."""
     kept: list[Any] = []
+    texts: list[str] = []
     for value in values:
+        if len(kept) >= MAX_ITEMS:
+            break
         if not isinstance(value, str):  # numbers: "3 and 3" are two
             kept.append(value)
             continue
         lowered = value.lower()
-        if any(isinstance(k, str) and (lowered == k.lower() or lowered in k.lower()) for k in kept):
+        if any(lowered in earlier for earlier in texts):
             continue
         kept.append(value)
+        texts.append(lowered)
     return kept

@@ -14,6 +14,8 @@ Each value keeps its span, so that one place in the text is never given to two p
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -51,7 +53,6 @@ _FILE = re.compile(r"(?<![\w/.\\-])[\w\-]+(?:\.[\w\-]+)*\.[A-Za-z][A-Za-z0-9]{0,
 _QUOTED = re.compile(r"\"([^\"]{1,120})\"|“([^”]{1,120})”|(?<!\w)'([^']{1,120})'(?!\w)")
 _NUMBER = re.compile(r"(?<![\w.\-/])[-−]?\d+(?:[.,]\d+)*(?![\w\-/])")
 _THOUSANDS = re.compile(r"^-?\d{1,3}(?:,\d{3})+$")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)$")
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,31 @@ class Value:
         return self.start < other.end and other.start < self.end
 
 
+class Spans:
+    """Places in a text, kept sorted and merged: whether a span touches one is a bisection,
+    so a long message costs no more than its values (not their square)."""
+
+    def __init__(self, values: Iterable[Value] = ()) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for value in sorted(values, key=lambda v: v.start):
+            self.add(value)
+
+    def overlaps(self, value: Value) -> bool:
+        index = bisect_right(self.starts, value.start)
+        if index and self.ends[index - 1] > value.start:
+            return True
+        return index < len(self.starts) and self.starts[index] < value.end
+
+    def add(self, value: Value) -> None:
+        index = bisect_left(self.starts, value.start)
+        if index and self.ends[index - 1] >= value.start:  # touches the one before: merge
+            self.ends[index - 1] = max(self.ends[index - 1], value.end)
+            return
+        self.starts.insert(index, value.start)
+        self.ends.insert(index, value.end)
+
+
 class TextValues:
     """Every value of one text, found once."""
 
@@ -81,15 +107,18 @@ class TextValues:
         """URLs, e-mail addresses, time zones, paths and file names, read whole: a later shape
         never takes part of an earlier one (`Europe/Paris` is a zone, not a path)."""
         found: list[Value] = []
+        taken = Spans()
         for kind, pattern in ((URL, _URL), (EMAIL, _EMAIL), (ZONE, _ZONE), (PATH, _PATH)):
             for match in pattern.finditer(self.text):
                 value = _trimmed(self.text, match.start(), match.end(), kind)
-                if value is not None and not any(value.overlaps(v) for v in found):
+                if value is not None and not taken.overlaps(value):
                     found.append(value)
+                    taken.add(value)
         for match in _FILE.finditer(self.text):
             value = _file(self.text, match.start(), match.end())
-            if value is not None and not any(value.overlaps(v) for v in found):
+            if value is not None and not taken.overlaps(value):
                 found.append(value)
+                taken.add(value)
         return sorted(found, key=lambda v: v.start)
 
     @cached_property
@@ -106,12 +135,12 @@ class TextValues:
     def names(self) -> list[Value]:
         """Model-number-like tokens and runs of capitalised words, in text order, outside
         shaped values and quotes."""
-        taken = [*self.shaped, *self.quoted]
+        taken = self._shaped_or_quoted
         found: list[Value] = []
         run: list[tuple[int, int, str]] = []
         previous_end = 0
         for start, end, word in word_spans(self.text):
-            inside = any(v.start <= start < v.end for v in taken)
+            inside = taken.overlaps(Value(start, start + 1, "", ""))
             if inside or self.text[previous_end:start].strip():  # a gap or punctuation
                 run = self._close(run, found)
             previous_end = end
@@ -127,8 +156,14 @@ class TextValues:
         self._close(run, found)
         return found
 
-    def _close(self, run: list[tuple[int, int, str]], found: list[Value]) -> list:
-        if run and _SENTENCE_START.search(self.text[: run[0][0]]) and not run[0][2].isupper():
+    @cached_property
+    def _shaped_or_quoted(self) -> Spans:
+        return Spans([*self.shaped, *self.quoted])
+
+    def _close(
+        self, run: list[tuple[int, int, str]], found: list[Value]
+    ) -> list[tuple[int, int, str]]:
+        if run and _starts_sentence(self.text, run[0][0]) and not run[0][2].isupper():
             run = run[1:]  # "Compare the …": a sentence's first word is capitalised anyway
         if run:
             words = " ".join(word for _, _, word in run)
@@ -138,11 +173,10 @@ class TextValues:
     @cached_property
     def numbers(self) -> list[Value]:
         """Numbers outside every other value (`KD-450`, `v2.1`, a path's digits are not)."""
-        taken = [*self.shaped, *self.quoted]
         found = []
         for match in _NUMBER.finditer(self.text):
             value = Value(match.start(), match.end(), _number(match.group(0)), NUMBER)
-            if not any(value.overlaps(v) for v in taken):
+            if not self._shaped_or_quoted.overlaps(value):
                 found.append(value)
         return found
 
@@ -186,6 +220,17 @@ class TextValues:
                 pair = self.text[start:end] + self.text[after[0] : after[1]]
                 forms.setdefault(_compact(pair), (start, after[1]))
         return forms
+
+
+def _starts_sentence(text: str, position: int) -> bool:
+    """Whether a word at `position` starts the text, a line or a sentence (after `.!?:;` and a
+    space): read backwards over the spaces only, however long the text."""
+    index = position
+    while index > 0 and text[index - 1].isspace():
+        if text[index - 1] == "\n":
+            return True
+        index -= 1
+    return index == 0 or (index < position and text[index - 1] in ".!?:;")
 
 
 def _trimmed(text: str, start: int, end: int, kind: str) -> Value | None:
