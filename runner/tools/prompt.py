@@ -105,14 +105,18 @@ class PromptTool(BuiltinTool):
         """No model answers (the offline provider, with nothing but the prompt to answer from):
         the author's `offline` reply, rendered with the prompt's variables, its sources the rows
         it looked up; without one, a result that says the tool needs a model, and the round is
-        degraded (never the prompt passed off as an answer)."""
-        if self.offline_source is None:
+        degraded (never the prompt passed off as an answer). A reply that renders empty (its
+        author wrote none for this case) counts as none."""
+        looked_up: list[Source] = []
+        text = ""
+        if self.offline_source is not None:
+            functions = self._functions(call, looked_up)
+            variables = {**variables, **functions}
+            text = render(self.config, "offline", self.offline_source, variables).strip()
+        if not text:
             result = finish(self.config, call.env, needs_model(self.name))
             return replace(result, failure=NO_OFFLINE_REPLY)
-        looked_up: list[Source] = []
-        functions = self._functions(call, looked_up)
-        text = render(self.config, "offline", self.offline_source, {**variables, **functions})
-        return finish(self.config, call.env, text.strip(), looked_up)
+        return finish(self.config, call.env, text, looked_up)
 
     async def _parameters(self, call: Call) -> dict[str, Any]:
         parameters = self.options.parameters
@@ -156,8 +160,8 @@ class PromptTool(BuiltinTool):
 
 NO_OFFLINE_REPLY = (
     "needs a language model: runner runs without one (the offline provider) and the tool has "
-    "no `offline` reply, so its result only says so; give it `offline:` (what to answer "
-    "without a model) or run the pipeline with a model"
+    "no `offline` reply for this case, so its result only says so; give it `offline:` (what to "
+    "answer without a model) or run the pipeline with a model"
 )
 
 

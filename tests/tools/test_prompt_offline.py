@@ -159,6 +159,7 @@ def test_without_an_offline_reply_the_round_is_degraded_and_the_warning_says_the
     (warning,) = [w for w in data["warnings"] if "greeter" in w]
     assert "tool 'greeter' needs a language model" in warning
     assert "give it `offline:`" in warning
+    assert "support assistant" not in warning
 
 
 def test_strict_exits_1_on_a_tool_that_needs_a_model(cli, tmp_path) -> None:
@@ -175,6 +176,13 @@ def test_the_offline_reply_is_rendered_with_the_prompts_variables(cli, tmp_path)
     data = run_json(cli, desk(tmp_path, extra), "dear Ann")
     assert data["answer"] == "Welcome, DEAR ANN! (greeter of desk)"
     assert data["degraded"] is False
+
+
+def test_an_offline_reply_that_renders_empty_counts_as_none(cli, tmp_path) -> None:
+    extra = "    offline: \"{% if 'thank' in task %}You're welcome!{% endif %}\""
+    data = run_json(cli, desk(tmp_path, extra), "Hello there")
+    assert data["answer"].startswith("This needs a language model")
+    assert data["degraded"] is True
 
 
 def test_the_offline_template_file_looks_up_rows_and_cites_them(cli, tmp_path) -> None:
