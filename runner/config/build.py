@@ -367,7 +367,14 @@ class _Builder:
             template=template,
             parameters=self.extraction(data.get("parameters"), (*path, "parameters")),
             clarify=self.clarify(data.get("clarify"), (*path, "clarify")),
+            offline=self.offline_reply(data, path),
         )
+
+    def offline_reply(self, data: Mapping[str, Any], path: KeyPath) -> TemplateRef | None:
+        """A prompt tool's `offline` (inline) or `offline_template` (a file), or None."""
+        if "offline" in data:
+            return self.inline(data["offline"], (*path, "offline"))
+        return self.file_template(data.get("offline_template"), (*path, "offline_template"))
 
     def lookup_options(self, data: Mapping[str, Any], path: KeyPath) -> LookupOptions:
         keys = data["key"] if isinstance(data["key"], list) else [data["key"]]

@@ -180,6 +180,9 @@ class PromptOptions:
     template: TemplateRef
     parameters: Extraction | None = None  # purpose `extract`
     clarify: Clarify | None = None
+    # `offline` / `offline_template`: the reply when no model answers the tool (runner.tools.
+    # prompt); None: its result says it needs a model and the round is degraded
+    offline: TemplateRef | None = None
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,8 @@ class ToolRun(Channels):
             return None
         if clarification is not None:
             self._consume(clarification)
+        if result.failure is not None:  # its text says what it could not do: the round degrades
+            self.fail("tools", task.task_no, f"tool {name!r} {result.failure}")
         result = self._as_configured(name, result, text)
         return self._take(task, name, key, text, result, consumer)
 

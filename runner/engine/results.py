@@ -59,6 +59,9 @@ class ToolResult:
     text: str = ""  # the context, the question, or the answer
     sources: tuple[Source, ...] = ()
     data: Mapping[str, Any] = field(default_factory=dict, hash=False)  # as PromptAndContext's
+    # what the tool could not do, when its text only says so (a prompt tool without a model):
+    # the result stands, and the engine counts the tool as failed, so the round is degraded
+    failure: str | None = None
 
     @classmethod
     def context(cls, text: str, sources: tuple[Source, ...] = (), **data: Any) -> ToolResult:

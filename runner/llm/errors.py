@@ -31,6 +31,11 @@ class LLMReplyError(LLMError):
         self.reply = reply
 
 
+class NoModelError(LLMError):
+    """No model answers this request: the offline provider was asked for a prompt tool's reply
+    with nothing to answer from but the tool's own prompt, which it never passes off as one."""
+
+
 class ScriptError(LLMConfigError):
     """A scripted-provider rule file is malformed."""
 

@@ -13,15 +13,21 @@ it should have asked (C24). An extracted string is kept only when the conversati
   four letters or more (`720X` of `KW-720X`), is a word of the text.
 
 Everything else is dropped, and the caller says so in the round's trace. Only strings are
-checked: a number or a boolean may be a reading of words ("three" is 3), and a value from the
-schema's `enum` is one the author allowed.
+checked, wherever they are — a parameter, an item of a list, a field of an object, a field of an
+object in a list alike: a number or a boolean may be a reading of words ("three" is 3), and a
+value from the schema's `enum` is one the author allowed.
+
+A coordinator's decomposition is its own plan, not the user's words: a subtask's topic or
+question is the coordinator's to write (`{topic: kiwis}` for "… about fruit"). With
+`plan=True` only the fields the schema marks `user_given: true` (and everything inside one)
+are checked; the rest is kept as the coordinator wrote it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from runner.text.words import stems, token_stems
@@ -44,22 +50,24 @@ class Dropped:
         )
 
 
+USER_GIVEN = "user_given"  # a decompose schema's mark: the field is the user's to give
+
+
 def grounded(
     params: Mapping[str, Any],
     text: str,
     schema: Mapping[str, Any],
     table_key: Callable[[str], str | None],
+    *,
+    plan: bool = False,
 ) -> tuple[dict[str, Any], list[Dropped]]:
     """The parameters with the values the text does not give left out (a list keeps its
-    grounded items), and what was dropped. `table_key` spells a value as a lookup table's
-    key, or None when no table has it."""
-    properties = schema.get("properties")
-    properties = properties if isinstance(properties, Mapping) else {}
+    grounded items, an object its grounded fields), and what was dropped. `table_key` spells a
+    value as a lookup table's key, or None when no table has it. `plan`: a coordinator's
+    decomposition, where only the fields marked `user_given` are checked."""
     words = set(_words(text))
     compact = _compact(text)
     text_stems = token_stems(text)
-    kept: dict[str, Any] = {}
-    dropped: list[Dropped] = []
 
     def given(value: str) -> bool:
         return (
@@ -68,23 +76,74 @@ def grounded(
             or _pointed_at(value, words, table_key)
         )
 
-    for name, value in params.items():
-        spec = properties.get(name)
+    checker = _Checker(given, plan)
+    kept = checker.fields(params, schema, "", checked=not plan)
+    return kept, checker.dropped
+
+
+_DROP = object()  # a value left out
+
+
+@dataclass
+class _Checker:
+    """Walks a reply beside its schema, dropping the strings the conversation does not give."""
+
+    given: Callable[[str], bool]
+    plan: bool
+    dropped: list[Dropped] = field(default_factory=list)
+
+    def fields(
+        self, values: Mapping[str, Any], spec: Any, path: str, *, checked: bool
+    ) -> dict[str, Any]:
+        properties = spec.get("properties") if isinstance(spec, Mapping) else None
+        properties = properties if isinstance(properties, Mapping) else {}
+        kept: dict[str, Any] = {}
+        for name, value in values.items():
+            where = f"{path}.{name}" if path else str(name)
+            result = self.value(value, properties.get(name), where, checked=checked)
+            if result is not _DROP:
+                kept[name] = result
+        return kept
+
+    def value(self, value: Any, spec: Any, where: str, *, checked: bool) -> Any:
+        checked = checked or (self.plan and _marked(spec))
         if _chosen_from_list(spec):
-            kept[name] = value
-        elif isinstance(value, str):
-            if given(value):
-                kept[name] = value
-            else:
-                dropped.append(Dropped(name, value))
-        elif isinstance(value, list):
-            items = [v for v in value if not isinstance(v, str) or given(v)]
-            dropped += [Dropped(name, v) for v in value if isinstance(v, str) and v not in items]
-            if items or not value:
-                kept[name] = items
-        else:
-            kept[name] = value
-    return kept, dropped
+            return value
+        if isinstance(value, str):
+            if not checked or self.given(value):
+                return value
+            self.dropped.append(Dropped(where, value))
+            return _DROP
+        if isinstance(value, list):
+            items_spec = spec.get("items") if isinstance(spec, Mapping) else None
+            # an item is named by its list: "the extracted products 'KW-999'"
+            items = [
+                item
+                for entry in value
+                if (item := self.value(entry, items_spec, where, checked=checked)) is not _DROP
+            ]
+            return items if items or not value else _DROP
+        if isinstance(value, Mapping):
+            return self.fields(value, spec, where, checked=checked)
+        return value
+
+
+def unmarked(schema: Any) -> Any:
+    """The schema without runner's `user_given` marks, as a model is shown it (a property named
+    `user_given` is a schema, never a boolean, so it stays)."""
+    if isinstance(schema, Mapping):
+        return {
+            key: unmarked(value)
+            for key, value in schema.items()
+            if not (key == USER_GIVEN and isinstance(value, bool))
+        }
+    if isinstance(schema, (list, tuple)):
+        return [unmarked(item) for item in schema]
+    return schema
+
+
+def _marked(spec: Any) -> bool:
+    return isinstance(spec, Mapping) and spec.get(USER_GIVEN) is True
 
 
 def _chosen_from_list(spec: Any) -> bool:

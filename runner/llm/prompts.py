@@ -17,7 +17,7 @@ from jinja2 import TemplateError
 from runner.config.model import Pipeline, PromptType, TemplateRef, ToolConfig
 from runner.llm import fitting
 from runner.llm.errors import LLMConfigError
-from runner.llm.grounding import grounded
+from runner.llm.grounding import grounded, unmarked
 from runner.llm.known_values import known_values, named_values, table_key
 from runner.llm.passages import (
     Answer,
@@ -137,12 +137,15 @@ class Prompts:
         invented): the reply is checked against the schema with `null` allowed for every field
         and the top-level `required` dropped — missing values are what clarification (C24) and
         `relevant_if` are for. A value the model gave that the text does not (runner.llm.
-        grounding) is left out too, and `on_dropped` told why, for the round's trace."""
+        grounding) is left out too, and `on_dropped` told why, for the round's trace — in a
+        decomposition (purpose `decompose`, a coordinator's plan) only in the fields its schema
+        marks `user_given: true`."""
         if purpose not in (Purpose.DECOMPOSE, Purpose.EXTRACT):
             raise ValueError(f"extract() serves decompose and extract, not {purpose.value}")
+        shown = unmarked(schema)  # runner's `user_given` marks are not the model's business
         facts = {
             "text": text,
-            "schema": dict(schema),
+            "schema": shown,
             "tool": tool,
             "instruction": instruction,
             "known_values": self.known_values(text),
@@ -152,12 +155,19 @@ class Prompts:
             purpose,
             facts,
             subject=text,
-            schema=lenient_schema(schema),
+            schema=lenient_schema(shown),
             tool=tool,
             template=template,
         )
         given = {key: value for key, value in data.items() if value is not None}
-        kept, dropped = grounded(given, text, schema, lambda v: table_key(self.pipeline, v))
+        # a decomposition is the coordinator's own plan: only its `user_given` fields are checked
+        kept, dropped = grounded(
+            given,
+            text,
+            schema,
+            lambda v: table_key(self.pipeline, v),
+            plan=purpose is Purpose.DECOMPOSE,
+        )
         if on_dropped is not None:
             for value in dropped:
                 on_dropped(value.message(tool))

@@ -7,6 +7,10 @@ context buffer as `context` passages (C20c): those that fit the model's context 
 relevance as every prompt's passages are (runner.llm.fitting). The reply becomes context,
 guaranteed context or the terminal answer, as `output` / `coordinator_output` say (C23, C25).
 
+Without a model (the offline provider, which answers a tool from its context but never from its
+prompt) the tool answers with its `offline` reply, rendered with the same variables; a tool
+without one says it needs a model, and its run counts as a failure: the round is degraded.
+
 The template's variables are PROMPT_TOOL_VARIABLES (runner/purposes.py), plus the direct-call
 function `lookup(tool, key)` (C26).
 """
@@ -14,11 +18,13 @@ function `lookup(tool, key)` (C26).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from runner.config.model import Output, PromptOptions, ToolConfig
 from runner.engine.results import ToolResult
-from runner.llm.prompts import passages_from_buffer
+from runner.llm.errors import NoModelError
+from runner.llm.prompts import passages_from_buffer, passages_json
 from runner.llm.types import Purpose
 from runner.sources import Source
 from runner.tools.base import (
@@ -55,6 +61,10 @@ class PromptTool(BuiltinTool):
             template_source(config, clarify.question, "clarify question") if clarify else None
         )
         self.required = required_parameters(self.options)
+        offline = self.options.offline
+        self.offline_source = (
+            template_source(config, offline, "offline reply") if offline is not None else None
+        )
         parameters = self.options.parameters
         # Prompts.extract lets the LLM leave any parameter out; the tool itself notices a
         # missing required one and asks (C24).
@@ -74,17 +84,39 @@ class PromptTool(BuiltinTool):
             looked_up.clear()
             return render(self.config, "prompt", self.template, {**variables, **functions})
 
-        reply = await call.env.prompts.tool(
-            prompt_of,
-            self._variables(call, params),
-            passages_from_buffer(call.prior),
-            tool=self.name,
-            subject=call.env.task.task_prompt,
-            final=output_for(self.config, call.env) is Output.ANSWER,
-        )
+        variables = self._variables(call, params)
+        passages = passages_from_buffer(call.prior)
+        try:
+            reply = await call.env.prompts.tool(
+                prompt_of,
+                variables,
+                passages,
+                tool=self.name,
+                subject=call.env.task.task_prompt,
+                final=output_for(self.config, call.env) is Output.ANSWER,
+            )
+        except NoModelError:
+            return self._without_model(call, {**variables, "context": passages_json(passages)})
         # what the reply drew on (C33): the buffer results its prompt was given, and the rows
         sources = [source for passage in reply.used for source in passage.sources]
         return finish(self.config, call.env, reply.text, [*sources, *looked_up])
+
+    def _without_model(self, call: Call, variables: Mapping[str, Any]) -> ToolResult:
+        """No model answers (the offline provider, with nothing but the prompt to answer from):
+        the author's `offline` reply, rendered with the prompt's variables, its sources the rows
+        it looked up; without one, a result that says the tool needs a model, and the round is
+        degraded (never the prompt passed off as an answer). A reply that renders empty (its
+        author wrote none for this case) counts as none."""
+        looked_up: list[Source] = []
+        text = ""
+        if self.offline_source is not None:
+            functions = self._functions(call, looked_up)
+            variables = {**variables, **functions}
+            text = render(self.config, "offline", self.offline_source, variables).strip()
+        if not text:
+            result = finish(self.config, call.env, needs_model(self.name))
+            return replace(result, failure=NO_OFFLINE_REPLY)
+        return finish(self.config, call.env, text, looked_up)
 
     async def _parameters(self, call: Call) -> dict[str, Any]:
         parameters = self.options.parameters
@@ -124,6 +156,21 @@ class PromptTool(BuiltinTool):
 
     def _functions(self, call: Call, looked_up: list[Source]) -> dict[str, Any]:
         return {"lookup": lookup_function(call.env, looked_up)}
+
+
+NO_OFFLINE_REPLY = (
+    "needs a language model: runner runs without one (the offline provider) and the tool has "
+    "no `offline` reply for this case, so its result only says so; give it `offline:` (what to "
+    "answer without a model) or run the pipeline with a model"
+)
+
+
+def needs_model(tool: str) -> str:
+    """What a prompt tool without a model and without an `offline` reply answers."""
+    return (
+        f"This needs a language model, and none is configured: the {tool} tool cannot write "
+        "its reply without one."
+    )
 
 
 def required_parameters(options: PromptOptions) -> tuple[str, ...]:

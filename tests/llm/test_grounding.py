@@ -3,7 +3,7 @@ that the tool asks (issue 22, item 8)."""
 
 from __future__ import annotations
 
-from runner.llm.grounding import Dropped, grounded
+from runner.llm.grounding import Dropped, grounded, unmarked
 
 SCHEMA = {
     "type": "object",
@@ -85,3 +85,60 @@ def test_values_the_schema_lists_and_numbers_are_not_checked() -> None:
 def test_the_message_names_the_tool_the_parameter_and_the_value() -> None:
     message = Dropped("model", "KD-300i").message("warranty_check")
     assert message.startswith("warranty_check: the extracted model 'KD-300i' is dropped")
+
+
+# --- issue 29, point 5: lists and objects alike; a coordinator's plan is its own -------------
+
+PARTS = {
+    "type": "object",
+    "properties": {
+        "parts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"model": {"type": "string"}, "question": {"type": "string"}},
+            },
+        },
+        "questions": {"type": "array", "items": {"type": "string"}},
+    },
+}
+PLAN = {
+    "parts": [{"model": "KW-999", "question": "Which is quieter?"}],
+    "questions": ["Which is quieter?"],
+}
+
+
+def test_a_tools_strings_inside_objects_of_a_list_are_checked_like_a_lists_strings() -> None:
+    kept, dropped = grounded(PLAN, "Compare the two washers", PARTS, table_key)
+    assert kept == {"parts": [{}]}
+    assert dropped == [
+        Dropped("parts.model", "KW-999"),
+        Dropped("parts.question", "Which is quieter?"),
+        Dropped("questions", "Which is quieter?"),
+    ]
+
+
+def test_a_plans_values_are_kept_as_the_coordinator_wrote_them() -> None:
+    assert grounded(PLAN, "Compare the two washers", PARTS, table_key, plan=True) == (PLAN, [])
+
+
+def test_a_plans_field_marked_user_given_is_checked_with_everything_inside_it() -> None:
+    marked = {"type": "object", "properties": {**PARTS["properties"]}}
+    marked["properties"]["parts"] = {**PARTS["properties"]["parts"], "user_given": True}
+    kept, dropped = grounded(PLAN, "Compare the two washers", marked, table_key, plan=True)
+    assert kept == {"parts": [{}], "questions": ["Which is quieter?"]}
+    assert [d.parameter for d in dropped] == ["parts.model", "parts.question"]
+
+
+def test_the_model_is_shown_the_schema_without_the_marks() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "model": {"type": "string", "user_given": True},
+            "user_given": {"type": "boolean"},  # a parameter of that name stays
+        },
+    }
+    assert unmarked(schema) == {
+        "type": "object",
+        "properties": {"model": {"type": "string"}, "user_given": {"type": "boolean"}},
+    }

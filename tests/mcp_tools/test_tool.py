@@ -139,7 +139,7 @@ def test_a_tool_the_server_does_not_have_fails_naming_the_servers_tools(write_pi
     runtime.close()
     (warning,) = [w for w in result.warnings if "forecast" in w]
     assert "has no tool 'forecasts'" in warning
-    assert "alerts, almanac, crash, flood, forecast, process, slow" in warning
+    assert "add, alerts, almanac, crash, flood, forecast, local_time, process, slow" in warning
 
 
 QUICK_SERVER = f"""\

@@ -10,18 +10,39 @@ from typing import Any
 
 import pytest
 
+from runner.llm.providers.base import ProviderReply
+from runner.llm.types import LLMRequest, Purpose
 from runner.playground import keep
 from runner.playground.health import run_case_file
 from runner.playground.recording import RecordingProvider, ReplyLog, install, recording
 from runner.service.pipelines import Service
 
 
+class StandInModel:
+    """A real model's stand-in: the offline provider, which writes a prompt tool's reply from
+    its context only, plus a model's reply for a tool without context."""
+
+    name = "offline"
+    cacheable = False
+
+    def __init__(self, offline: Any) -> None:
+        self.offline = offline
+
+    def prepare(self, settings: Any) -> None:
+        self.offline.prepare(settings)
+
+    async def generate(self, request: LLMRequest, settings: Any) -> ProviderReply:
+        if request.purpose is Purpose.TOOL and not request.facts.get("context"):
+            return ProviderReply("The KW-720X comes with a 3-year manufacturer's warranty.")
+        return await self.offline.generate(request, settings)
+
+
 @pytest.fixture
 def recorded_service(support: Path) -> Iterator[Service]:
-    """A service whose (offline) provider is recorded as a real model's would be."""
+    """A service whose provider is recorded as a real model's would be."""
     service = Service.open([support])
     runtime = service.runtime("support")
-    runtime.client.provider = RecordingProvider(runtime.client.provider)
+    runtime.client.provider = RecordingProvider(StandInModel(runtime.client.provider))
     yield service
     service.close()
 

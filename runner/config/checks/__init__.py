@@ -8,7 +8,7 @@ docs/validate.md):
     corpora.py       corpora: documents, links, synonyms, models     R106, R122, R124, R132–R134
     paths.py         paths inside the pipeline's folder              R107, R108, R123–R125
     templates.py     templates and expressions                       R109–R112
-    extraction.py    extraction schemas, clarification parameters    R113, R119
+    extraction.py    extraction schemas, clarification parameters    R113, R119, R135
     tables.py        lookup tables and their columns                 R120
     tools.py         each tool's settings by kind, python references R115
     coordinators.py  declarative coordinators and subtask templates  R116, R117

@@ -22,7 +22,7 @@ def decompositions(checks: Checks) -> None:
         block = (*path, "decompose")
         decompose = tool["decompose"]
         if "extract" in decompose:
-            extraction(checks, (*block, "extract"), PURPOSE_VARIABLES[Purpose.DECOMPOSE])
+            extraction(checks, (*block, "extract"), PURPOSE_VARIABLES[Purpose.DECOMPOSE], plan=True)
         if "relevant_if" in decompose:
             expression(checks, (*block, "relevant_if"), DECOMPOSE_VARIABLES)
         if "append_prompt" in decompose:

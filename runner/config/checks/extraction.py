@@ -1,5 +1,6 @@
-"""Extraction schemas: a valid JSON Schema describing a mapping of parameters (R113), and
-`clarify.required` naming parameters the schema declares (R119)."""
+"""Extraction schemas: a valid JSON Schema describing a mapping of parameters (R113),
+`clarify.required` naming parameters the schema declares (R119), and `user_given` marks on a
+decomposition's fields only (R135)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from runner.config.schema import metaschema_validator
 from runner.documents.diagnostics import KeyPath, value_at
 
 
-def extraction(checks: Checks, path: KeyPath, allowed: Allowed) -> None:
+def extraction(checks: Checks, path: KeyPath, allowed: Allowed, *, plan: bool = False) -> None:
+    """`plan`: a coordinator's decomposition, whose fields may be marked `user_given`."""
     template_pair(checks, path, allowed)
+    user_given_marks(checks, (*path, "schema"), plan=plan)
     where = (*path, "schema")
     schema = value_at(checks.data, where)
     error = _metaschema_error(json.dumps(schema, sort_keys=True, default=str))
@@ -38,6 +41,48 @@ def extraction(checks: Checks, path: KeyPath, allowed: Allowed) -> None:
             hint="e.g. {type: object, properties: {product: {type: string}}}",
         )
         checks.mark_broken(where)
+
+
+def user_given_marks(checks: Checks, where: KeyPath, *, plan: bool) -> None:
+    """R135: `user_given` is true or false, and marks a field of a decomposition (a tool's
+    parameters are all checked against the conversation already)."""
+    for mark in _marks(value_at(checks.data, where), where):
+        value = value_at(checks.data, mark)
+        if not isinstance(value, bool):
+            checks.emit(
+                "R135",
+                f"`user_given` must be true or false, not {describe(value)}",
+                mark,
+                hint="`user_given: true` marks a field of the plan the user must give",
+            )
+        elif not plan:
+            checks.emit(
+                "R135",
+                "`user_given` has no effect in a tool's parameters: every value extracted for "
+                "a tool must come from the conversation already",
+                mark,
+                hint="it marks a field of a `decompose` schema; remove it here",
+                warning=True,
+                at_key=True,
+            )
+
+
+def _marks(schema: Any, where: KeyPath) -> list[KeyPath]:
+    """The places of `user_given` keys in a schema's nodes (not a property of that name)."""
+    found: list[KeyPath] = []
+    stack: list[tuple[Any, KeyPath]] = [(schema, where)]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, Mapping):
+            is_properties = bool(path) and path[-1] == "properties"
+            for key, value in node.items():
+                if key == "user_given" and not is_properties:
+                    found.append((*path, key))
+                else:
+                    stack.append((value, (*path, key)))
+        elif isinstance(node, list):
+            stack.extend((item, (*path, index)) for index, item in enumerate(node))
+    return sorted(found, key=str)
 
 
 def parameter_schema(checks: Checks, block: KeyPath) -> Mapping[str, Any] | None:

@@ -28,6 +28,10 @@ def tool_settings(checks: Checks) -> None:
         kind = tool["kind"]
         if kind == "prompt":
             template_pair(checks, path, PROMPT_TOOL_VARIABLES)
+            if "offline" in tool:  # the reply without a model: the prompt's variables
+                inline_template(checks, (*path, "offline"), PROMPT_TOOL_VARIABLES)
+            if "offline_template" in tool:
+                file_template(checks, (*path, "offline_template"), PROMPT_TOOL_VARIABLES)
             if "parameters" in tool:
                 extraction(checks, (*path, "parameters"), PURPOSE_VARIABLES[Purpose.EXTRACT])
         if "clarify" in tool:

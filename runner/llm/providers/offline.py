@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from runner.config.model import ModelSettings
+from runner.llm.errors import NoModelError
 from runner.llm.evidence import evidence_of, weighed
 from runner.llm.providers.base import ProviderReply
 from runner.llm.providers.extractive import (
@@ -395,18 +396,17 @@ def answer(request: LLMRequest) -> str:
 
 def tool(request: LLMRequest) -> str:
     """A prompt tool: the best units of its context for the task (a comparison when the context
-    is two or more records); without context, of its own rendered prompt minus the task's own
-    sentences, since that is all it was given."""
+    is two or more records). Without context it has nothing to answer from but the tool's own
+    prompt, which is instructions for a model, never an answer: NoModelError, and the tool
+    answers with its `offline` reply or says it needs a model (runner.tools.prompt)."""
     facts = request.facts
     question = str(facts.get("task") or request.subject or facts.get("text") or "")
     context = passages_from_facts(facts.get("context") or ())
+    if not context:
+        raise NoModelError(f"tool {request.tool!r} has no context to answer from offline")
     if _records(context):
         return compare_records(question, context)
-    if context:
-        chosen = select(question, context, per_guaranteed=GUARANTEED_UNITS, limit=ANSWER_UNITS)
-    else:
-        prompt = [Passage(request.prompt)]
-        chosen = select(question, prompt, per_guaranteed=0, limit=ANSWER_UNITS, exclude=question)
+    chosen = select(question, context, per_guaranteed=GUARANTEED_UNITS, limit=ANSWER_UNITS)
     return NOT_FOUND if chosen.empty else chosen.text(cite=True)
 
 
