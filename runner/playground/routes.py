@@ -47,7 +47,7 @@ from runner.playground.streaming import recorded_round, round_location, streamed
 from runner.playground.why import round_view
 from runner.service.errors import ServiceError
 from runner.service.principals import COOKIE, Client, client_of
-from runner.service.redact import ERRORS
+from runner.text.redact import ERRORS
 
 if TYPE_CHECKING:
     from runner.service.pipelines import Service

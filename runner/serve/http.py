@@ -21,7 +21,7 @@ from runner.service.errors import (
     TooSlow,
     UnsupportedMediaType,
 )
-from runner.service.redact import ERRORS
+from runner.text.redact import ERRORS
 
 TOKENS_ENV = "RUNNER_SERVE_TOKENS"  # comma-separated bearer tokens
 DEFAULT_MAX_BODY_BYTES = 1 << 20

@@ -61,7 +61,7 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
             )
 
         if data.get("stream"):
-            return sse_response(_chunks(RoundStream(round_), domain))
+            return sse_response(_chunks(RoundStream(round_, service.redactor), domain))
         result = await round_()
         return JSONResponse(
             completion(result, domain), headers={SESSION_HEADER: str(result["session"])}

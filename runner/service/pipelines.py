@@ -12,7 +12,7 @@ returns the stored result without running anything (`runner.app.replay`).
 
 Every call names its `client` (runner.service.principals): it reaches only its own sessions and
 idempotency keys (LOCAL, the one client of a service without tokens, owns all). What goes out
-is redacted (runner.service.redact); sessions are read a window of rounds at a time; at most
+is redacted (runner.text.redact); sessions are read a window of rounds at a time; at most
 `Limits.max_rounds_in_flight` rounds run at once (a 503 with Retry-After past it).
 """
 
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from runner.service.errors import BadRequest, NotFound, Unavailable, as_service_error
 from runner.service.locks import KeyLocks
 from runner.service.principals import LOCAL, Client, check_session_id, not_found_message
-from runner.service.redact import Redactor
+from runner.text.redact import Redactor, redact_logs
 
 if TYPE_CHECKING:
     from runner.app import Runtime
@@ -71,6 +71,7 @@ class Service:
         self._idle.set()
         self.closing = False
         self.redactor = Redactor(rt.pipeline.folder for rt in self.runtimes.values())
+        redact_logs(self.redactor)  # the service's log lines too: a way out like any other
 
     @classmethod
     def open(
