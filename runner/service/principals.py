@@ -137,8 +137,8 @@ class ClientUser(BaseUser):
 
 class TokenBackend(AuthenticationBackend):
     """Starlette's authentication over bearer tokens. Without tokens every request is the
-    `local` client. With them, paths under `public` need none (health checks, the playground's
-    login and its static files); a path under `cookie_prefixes` may carry the token in the
+    `local` client. With them, the `public` paths need none (health checks, the playground's
+    login and its static files: `matched`, whole paths or folders); a path under `cookie_prefixes` may carry the token in the
     login cookie instead of the header."""
 
     def __init__(
@@ -159,14 +159,14 @@ class TokenBackend(AuthenticationBackend):
         if given is None and under(path, self._cookie_prefixes):
             given = conn.cookies.get(COOKIE) or None
         if given is None:
-            if under(path, self._public):
+            if matched(path, self._public):
                 return None
             raise AuthenticationError(
                 "this service needs a bearer token: send the header `Authorization: Bearer <token>`"
             )
         client = self.client_for(given)
         if client is None:
-            if under(path, self._public):  # the login page, whatever an old cookie holds
+            if matched(path, self._public):  # the login page, whatever an old cookie holds
                 return None
             raise AuthenticationError("the bearer token is not one this service accepts")
         return AuthCredentials(["client"]), ClientUser(client)
@@ -187,6 +187,14 @@ def bearer(header: str) -> str | None:
 
 def under(path: str, prefixes: Sequence[str]) -> bool:
     return any(path == p or path.startswith(p.rstrip("/") + "/") for p in prefixes)
+
+
+def matched(path: str, public: Sequence[str]) -> bool:
+    """Whether `path` is one of the `public` ones: each is a path matched whole
+    (`/playground/login`), or a folder written with its closing slash (`/playground/static/`)
+    whose files it matches. Matched, not prefixed: a pipeline named `login` does not make
+    `/playground/login/…` public."""
+    return any(path.startswith(p) if p.endswith("/") else path == p for p in public)
 
 
 def client_of(request: Request) -> Client:

@@ -1,0 +1,110 @@
+"""Issue 31: the second security review. Each finding's request, as the review sent it, to the
+app `runner serve --playground` builds (in process, Starlette's TestClient): tokens A and B,
+the shop pipeline and a copy of it whose `domain` is `login`. The findings about connections
+(slow bodies, idle streams, slots) are in test_connections.py, against a real uvicorn; the
+ways out of a credential in test_ways_out.py; the browser's in tests/playground."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from runner.cli.webapp import compose
+from runner.service.pipelines import Limits, Service
+
+from .conftest import SHOP
+
+A, B = "token-a", "token-b"
+LOCAL = "http://127.0.0.1"
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("review31")
+    shutil.copytree(SHOP, folder / "shop")
+    shutil.copytree(SHOP, folder / "login")
+    login = folder / "login" / "shop.yaml"
+    login.write_text(
+        login.read_text(encoding="utf-8").replace("domain: shop", "domain: login"), "utf-8"
+    )
+    return folder
+
+
+@pytest.fixture(scope="module")
+def service(folder: Path) -> Iterator[Service]:
+    opened = Service.open([folder], limits=Limits(lock_wait_s=1))
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(scope="module")
+def app(service: Service) -> Starlette:
+    return compose(service, tokens=(A, B), playground=True, close_service=False)
+
+
+def client(app: Starlette, token: str | None = A, **headers: str) -> TestClient:
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return TestClient(app, base_url=LOCAL, headers=headers, follow_redirects=False)
+
+
+def chat(http: TestClient, **body: object) -> httpx.Response:
+    messages = body.pop("messages", [{"role": "user", "content": "What does it cost?"}])
+    return http.post("/v1/chat/completions", json={"model": "shop", "messages": messages, **body})
+
+
+# --- finding 3: routes are matched, not prefixed ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/playground/login/"),
+        ("POST", "/playground/login/say"),
+        ("POST", "/playground/login/say/stream"),
+        ("GET", "/playground/login/health"),
+        ("GET", "/playground/login/source?document=x"),
+        ("GET", "/playground/login/evals/"),
+        ("GET", "/playground/static/../login/"),
+    ],
+)
+def test_f3_a_pipeline_named_login_makes_no_page_public(
+    app: Starlette, method: str, path: str
+) -> None:
+    response = client(app, None).request(method, path, data={"message": "hi"})
+    assert response.status_code in (303, 401, 404), response.text[:200]
+    if response.status_code == 303:
+        assert response.headers["location"] == "/playground/login"
+
+
+def test_f3_the_login_page_and_the_static_files_stay_public(app: Starlette) -> None:
+    anonymous = client(app, None)
+    assert anonymous.get("/playground/login").status_code == 200
+    assert anonymous.get("/playground/static/playground.css").status_code == 200
+
+
+def test_f3_with_a_token_the_login_pipelines_chat_is_served(app: Starlette) -> None:
+    assert client(app, A).get("/playground/login/").status_code == 200
+
+
+def test_f3_a_pipeline_named_static_is_refused_with_its_file(tmp_path: Path) -> None:
+    from runner.playground.serving import ServeError, playground_routes
+
+    shutil.copytree(SHOP, tmp_path / "static")
+    pipeline = tmp_path / "static" / "shop.yaml"
+    pipeline.write_text(
+        pipeline.read_text(encoding="utf-8").replace("domain: shop", "domain: static"), "utf-8"
+    )
+    opened = Service.open([pipeline])
+    try:
+        with pytest.raises(ServeError, match=r"shop\.yaml: domain 'static'.*another `domain`"):
+            playground_routes(opened, (A,), secret=b"s")
+    finally:
+        opened.close()
