@@ -138,8 +138,8 @@ class ClientUser(BaseUser):
 class TokenBackend(AuthenticationBackend):
     """Starlette's authentication over bearer tokens. Without tokens every request is the
     `local` client. With them, the `public` paths need none (health checks, the playground's
-    login and its static files: `matched`, whole paths or folders); a path under `cookie_prefixes` may carry the token in the
-    login cookie instead of the header."""
+    login and its static files: `matched`, whole paths or folders); a path under
+    `cookie_prefixes` may carry the token in the login cookie instead of the header."""
 
     def __init__(
         self,

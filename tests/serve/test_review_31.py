@@ -6,7 +6,6 @@ ways out of a credential in test_ways_out.py; the browser's in tests/playground.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
