@@ -6,7 +6,8 @@ the health checks (and the `public` paths of extra routes) needs a bearer token 
 service has any; a token is a client, and a client reaches only what it made
 (runner.service.principals). Only the `allowed_hosts` are answered, and every response carries
 the security headers (runner.serve.hosts). Errors are JSON: `{"error": {"message", "type",
-"code"}}`, the message being what the CLI says, without credentials or paths (serve.redact).
+"param", "code"}}` (`code` a string), the message being what the CLI says, without credentials
+or paths (runner.text.redact).
 """
 
 from __future__ import annotations
@@ -161,6 +162,9 @@ async def _http_error(_request: Request, exc: Exception) -> Response:
     error = ServiceError(str(exc.detail))
     error.status = exc.status_code
     error.kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
+    error.code = {404: "not_found", 405: "method_not_allowed"}.get(
+        exc.status_code, "invalid_request"
+    )
     return error_response(error)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
@@ -20,6 +21,7 @@ from starlette.responses import Response, StreamingResponse
 from runner.service.errors import as_service_error
 from runner.text.redact import ERRORS, Redactor
 
+log = logging.getLogger("runner.serve")
 KEEPALIVE_S = 10.0  # an SSE comment while a round is quiet, so that proxies keep the stream open
 # The trace events sent as progress, and the fields of each that are sent (no page lists: a
 # retrieval says how many pages it found).
@@ -98,14 +100,30 @@ class RoundStream:
 
 
 def sse(data: Any, event: str | None = None) -> str:
-    """One server-sent event."""
+    """One server-sent event (a string that UTF-8 cannot hold, a lone surrogate, escaped)."""
     head = f"event: {event}\n" if event else ""
-    return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n"
+    text = json.dumps(data, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(data)
+    return f"{head}data: {text}\n\n"
 
 
-def sse_response(events: AsyncIterator[str]) -> Response:
+def sse_response(events: AsyncIterator[str], error_event: str | None = "error") -> Response:
+    """The events as a `text/event-stream`; a stream that fails on the way ends with an error
+    event (named `error_event`), never cut off without one."""
     return StreamingResponse(
-        events,
+        _ending_with_error(events, error_event),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+async def _ending_with_error(events: AsyncIterator[str], event: str | None) -> AsyncIterator[str]:
+    try:
+        async for item in events:
+            yield item
+    except Exception as exc:
+        log.exception("runner serve: a stream failed")
+        yield sse(ERRORS.json(as_service_error(exc).to_json()), event)

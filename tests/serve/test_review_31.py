@@ -6,6 +6,7 @@ ways out of a credential in test_ways_out.py; the browser's in tests/playground.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,3 +108,55 @@ def test_f3_a_pipeline_named_static_is_refused_with_its_file(tmp_path: Path) -> 
             playground_routes(opened, (A,), secret=b"s")
     finally:
         opened.close()
+
+
+# --- finding 10: every malformed input is a 4xx; a failing stream ends with an error event ------
+
+LONE = '"\\ud800"'  # valid JSON, no UTF-8 text
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/pipelines/shop/rounds", f'{{"message": {LONE}}}'),
+        ("/v1/pipelines/shop/rounds", f'{{"message": "hi", "request_id": {LONE}}}'),
+        ("/v1/pipelines/shop/rounds/stream", f'{{"message": {LONE}}}'),
+        (
+            "/v1/chat/completions",
+            f'{{"model": "shop", "messages": [{{"role": "user", "content": {LONE}}}]}}',
+        ),
+        (
+            "/v1/chat/completions",
+            f'{{"model": "shop", "messages": [{{"role": "user", "content": "hi"}}], '
+            f'"user": {LONE}}}',
+        ),
+    ],
+)
+def test_f10_a_lone_surrogate_is_a_400(app: Starlette, path: str, body: str) -> None:
+    response = client(app).post(path, content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400, response.text
+    assert "lone surrogate" in response.json()["error"]["message"]
+
+
+def test_f10_a_stream_that_fails_on_the_way_ends_with_an_error_event() -> None:
+    from starlette.routing import Route
+
+    from runner.service.streams import sse, sse_response
+
+    async def events():  # type: ignore[no-untyped-def]
+        yield sse({"event": "task.start"}, "progress")
+        raise RuntimeError("broke mid-stream")
+
+    broken = Starlette(routes=[Route("/s", lambda _r: sse_response(events()))])
+    text = TestClient(broken).get("/s").text
+    assert text.startswith("event: progress")
+    last = text.strip().split("\n\n")[-1]
+    assert last.startswith("event: error") and "broke mid-stream" in last
+
+
+def test_f10_a_progress_event_with_a_lone_surrogate_is_sent_escaped() -> None:
+    from runner.service.streams import sse
+
+    sent = sse({"query": "\ud800"}, "progress")
+    sent.encode("utf-8")
+    assert json.loads(sent.split("data: ", 1)[1]) == {"query": "\ud800"}
