@@ -121,7 +121,10 @@ def create_app(
         },
     )
     backend = TokenBackend(
-        list(tokens), public=(*PUBLIC_PATHS, *public_prefixes), cookie_prefixes=cookie_prefixes
+        list(tokens),
+        public=(*PUBLIC_PATHS, *public_prefixes),
+        cookie_prefixes=cookie_prefixes,
+        key=service.client_key() if tokens else b"",
     )
 
     def refused(conn: HTTPConnection, exc: Exception) -> Response:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from runner.sessions import Store
     from runner.sessions.base import SessionState  # the state a store keeps
 
+CLIENT_KEY = "client-key"  # the store's secret the clients' scopes are keyed with
 # a round's result, its trace events and its time in seconds, told to each observer (metrics)
 RoundObserver = Callable[[str, dict[str, Any], list[dict[str, Any]], float], None]
 
@@ -70,6 +71,7 @@ class Service:
         self._idle = asyncio.Event()
         self._idle.set()
         self.closing = False
+        self._client_key: bytes | None = None
         self.redactor = Redactor(rt.pipeline.folder for rt in self.runtimes.values())
         redact_logs(self.redactor)  # the service's log lines too: a way out like any other
 
@@ -341,6 +343,14 @@ class Service:
             if stored.resolve() == path.resolve() or stored.name == path.name:
                 return domain
         return None
+
+    def client_key(self) -> bytes:
+        """The secret the clients' scopes are keyed with: the first store's, the same for every
+        worker that opens it (so a session is its token's on any of them, after restarts too)."""
+        if self._client_key is None:
+            store = _distinct(self.stores.values())[0]
+            self._client_key = bytes.fromhex(store.secret(CLIENT_KEY))
+        return self._client_key
 
     # --- health and shutdown -------------------------------------------------------------
 

@@ -9,7 +9,9 @@ that nothing needs a table of owners and nothing of one client is reachable by a
 - its idempotency keys are stored as `<scope>/<domain>/<key>`: the same key sent by another
   client, or to another pipeline, is another request.
 
-A client's scope is the start of the SHA-256 of its token (the token is never stored). A
+A client's scope is the start of an HMAC-SHA-256 of its token keyed with the store's own random
+secret (`Store.secret`): the token is never stored, and a session id, which is seen in URLs,
+logs and spans, gives nothing to guess the token from offline. A
 service without tokens has one client, `local` (scope ""), which owns every session: it serves
 this machine only (`runner serve` refuses another address without tokens).
 
@@ -52,8 +54,9 @@ class Client:
     scope: str
 
     @classmethod
-    def for_token(cls, token: str) -> Client:
-        digest = hashlib.sha256(token.encode("utf-8")).hexdigest()[:SCOPE_CHARS]
+    def for_token(cls, token: str, key: bytes) -> Client:
+        """The client of `token`, its scope keyed with the service's secret `key`."""
+        digest = hmac.new(key, token.encode("utf-8"), hashlib.sha256).hexdigest()[:SCOPE_CHARS]
         return cls(f"client-{digest}", digest)
 
     def owns(self, session_id: str) -> bool:
@@ -146,8 +149,11 @@ class TokenBackend(AuthenticationBackend):
         tokens: Sequence[str],
         public: Sequence[str] = (),
         cookie_prefixes: Sequence[str] = (),
+        *,
+        key: bytes,
     ) -> None:
         self._tokens = [token.encode("utf-8") for token in tokens]
+        self._key = key  # names the clients (Client.for_token)
         self._public = tuple(public)
         self._cookie_prefixes = tuple(cookie_prefixes)
 
@@ -176,7 +182,7 @@ class TokenBackend(AuthenticationBackend):
         # compared as UTF-8 bytes: a token with non-ASCII characters is refused, not a 500
         given = token.strip().encode("utf-8", "surrogateescape")
         if any(hmac.compare_digest(given, known) for known in self._tokens):
-            return Client.for_token(token.strip())
+            return Client.for_token(token.strip(), self._key)
         return None
 
 

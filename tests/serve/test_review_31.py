@@ -160,3 +160,35 @@ def test_f10_a_progress_event_with_a_lone_surrogate_is_sent_escaped() -> None:
     sent = sse({"query": "\ud800"}, "progress")
     sent.encode("utf-8")
     assert json.loads(sent.split("data: ", 1)[1]) == {"query": "\ud800"}
+
+
+# --- finding 9: session ids are never derived from a token alone ------------------------------
+
+
+def test_f9_a_session_id_gives_nothing_to_guess_the_token_from(app: Starlette) -> None:
+    import hashlib
+
+    reply = client(app, A).post("/v1/pipelines/shop/rounds", json={"message": "What does it cost?"})
+    session = reply.json()["session"]
+    assert not session.startswith(hashlib.sha256(A.encode()).hexdigest()[:12])
+    assert session.startswith(
+        client(app, A)
+        .post(  # the same client's sessions share a scope
+            "/v1/pipelines/shop/rounds", json={"message": "What does it cost?"}
+        )
+        .json()["session"]
+        .split("-")[0]
+        + "-"
+    )
+
+
+def test_f9_the_key_is_the_stores_the_same_for_every_worker_and_restart(folder: Path) -> None:
+    from runner.service.principals import Client
+
+    keys = []
+    for _ in range(2):  # two workers (or one restarted) opening the same store
+        opened = Service.open([folder / "shop"])
+        keys.append(opened.client_key())
+        opened.close()
+    assert keys[0] == keys[1] and len(keys[0]) == 32
+    assert Client.for_token(A, keys[0]).scope != Client.for_token(A, b"another store").scope
