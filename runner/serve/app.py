@@ -24,6 +24,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from runner.serve.connections import BodyDeadline, McpGuard
 from runner.serve.hosts import LOOPBACK_NAMES, SecurityHeaders, TrustedHosts, check_host_names
 from runner.serve.http import (
     DEFAULT_BODY_TIMEOUT_S,
@@ -136,7 +137,9 @@ def create_app(
     # then the caller's trace context around the route
     app.add_middleware(TraceContext)
     app.add_middleware(AuthenticationMiddleware, backend=backend, on_error=refused)
+    app.add_middleware(McpGuard)  # /mcp, mounted later by runner.cli.webapp
     app.add_middleware(TrustedHosts, allowed_hosts=list(allowed_hosts))
+    app.add_middleware(BodyDeadline, timeout_s=body_timeout_s)  # every route's body
     app.add_middleware(SecurityHeaders)
     app.state.service = service
     app.state.body_timeout_s = body_timeout_s
