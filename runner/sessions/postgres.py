@@ -340,11 +340,14 @@ def pg_text(text: str) -> str:
 
 
 def _without_password(url: str) -> str:
-    """The URL as it may be shown: `postgresql://user:***@host/db`."""
+    """The URL as it may be shown: `postgresql://user:***@host/db`, and a password in its
+    query (`?sslpassword=…`) hidden too (runner.text.credentials)."""
     from urllib.parse import urlsplit, urlunsplit
+
+    from runner.text.credentials import hide_credentials
 
     parts = urlsplit(url)
     if parts.password is None:
-        return url
+        return hide_credentials(url)
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    return hide_credentials(urlunsplit(parts._replace(netloc=netloc)))

@@ -61,7 +61,7 @@ _CREDENTIALS = (
     # a URL's password: `postgresql://runner:PW@db`, `http://svc:PW@tickets`
     (
         re.compile(
-            r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s/@:\"'<>]*:)(?!\[redacted\])[^\s/@\"'<>]+(?=@)"
+            r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s/@:\"'<>]*:)(?!\[redacted\]|\*+@)[^\s/@\"'<>]+(?=@)"
         ),
         ("://",),
     ),
