@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("runner.serve")
 MCP_PATH = "/mcp"
+GRACE_S = 0.05  # past the deadline, how long one last read may wait for what has arrived
 
 
 class BodyDeadline:
@@ -38,14 +39,21 @@ class BodyDeadline:
             return
         deadline = time.monotonic() + self.timeout_s
         body_done = False
-        started = answered = False
+        started = answered = late = False
 
         async def receive_in_time() -> Message:
-            nonlocal body_done, answered
+            nonlocal body_done, answered, late
             if body_done or answered:
                 return await receive() if not answered else {"type": "http.disconnect"}
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                # a route that starts reading late still gets what has arrived, once: uvicorn
+                # hands over the whole buffered body in one message
+                remaining, late = (GRACE_S, True) if not late else (0.0, late)
             try:
-                message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
+                if remaining <= 0:
+                    raise asyncio.TimeoutError
+                message = await asyncio.wait_for(receive(), remaining)
             except asyncio.TimeoutError:
                 log.info("runner serve: a request body to %s was too slow; closed", scope["path"])
                 if not started:

@@ -192,3 +192,25 @@ def test_f9_the_key_is_the_stores_the_same_for_every_worker_and_restart(folder: 
         opened.close()
     assert keys[0] == keys[1] and len(keys[0]) == 32
     assert Client.for_token(A, keys[0]).scope != Client.for_token(A, b"another store").scope
+
+
+def test_f4_a_body_that_arrived_in_time_is_read_though_the_route_reads_it_late() -> None:
+    import asyncio
+
+    from starlette.middleware import Middleware
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from runner.serve.connections import BodyDeadline
+
+    async def late_reader(request: Request) -> PlainTextResponse:
+        await asyncio.sleep(0.3)  # past the deadline: the body is all there already
+        return PlainTextResponse((await request.body()).decode())
+
+    slow_start = Starlette(
+        routes=[Route("/", late_reader, methods=["POST"])],
+        middleware=[Middleware(BodyDeadline, timeout_s=0.1)],
+    )
+    response = TestClient(slow_start).post("/", content=b"all of it")
+    assert (response.status_code, response.text) == (200, "all of it")
