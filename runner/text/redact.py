@@ -79,9 +79,13 @@ def _is_folder_here(path: str) -> bool:
 ERRORS = Redactor()
 
 
+_TRACEBACKS = logging.Formatter()
+
+
 def redact_logs(redactor: Redactor = ERRORS) -> None:
     """Every log record made from now on, of any logger, carries its message redacted (its
-    arguments merged into it first, so that a credential in an argument is caught too)."""
+    arguments merged into it first, so that a credential in an argument is caught too), and
+    its traceback, when it has one."""
     current = logging.getLogRecordFactory()
     if getattr(current, "redacting", False):
         return
@@ -95,7 +99,9 @@ def _redacting_factory(make: Any, redactor: Redactor) -> Any:
             message = record.getMessage()
         except Exception:  # a record whose arguments do not fit its format: left to logging
             return record
-        record.msg, record.args = redactor.error(message), ()
+        record.msg, record.args = redactor.text(message), ()
+        if record.exc_info and record.exc_info[1] is not None:  # its traceback, as told
+            record.exc_text = redactor.text(_TRACEBACKS.formatException(record.exc_info))
         return record
 
     factory.redacting = True  # type: ignore[attr-defined]

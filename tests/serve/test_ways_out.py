@@ -143,3 +143,16 @@ def test_a_trace_file_carries_no_credential(folder: Path) -> None:
     assert any(event["event"] == "tool.error" for event in events)
     shown = [s for s in SECRETS if s in trace.read_text(encoding="utf-8")]
     assert not shown
+
+
+def test_a_logged_tracebacks_message_carries_no_credential(
+    service: Service, folder: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    try:
+        raise RuntimeError(f"upstream refused X-Api-Token: {ENV['TICKETS_ENV']}")
+    except RuntimeError:
+        logging.getLogger("runner.serve").exception("a round failed")
+    (record,) = [r for r in caplog.records if r.getMessage() == "a round failed"]
+    text = logging.Formatter().format(record)
+    assert "RuntimeError" in text and "[redacted]" in text
+    assert_clean(text, folder)
