@@ -214,3 +214,69 @@ def test_f4_a_body_that_arrived_in_time_is_read_though_the_route_reads_it_late()
     )
     response = TestClient(slow_start).post("/", content=b"all of it")
     assert (response.status_code, response.text) == (200, "all of it")
+
+
+# --- finding 18, in process: the rule the browser tests drive --------------------------------
+
+
+def playground_csrf(http: TestClient, path: str = "/playground/shop/") -> str:
+    import re
+
+    found = re.search(r'name="csrf" value="([^"]+)"', http.get(path).text)
+    assert found is not None
+    return found[1]
+
+
+@pytest.mark.parametrize(
+    ("headers", "right_token", "status"),
+    [
+        ({"Origin": "null"}, True, 303),  # a plain form under no-referrer: its token decides
+        ({"Origin": "null"}, False, 403),
+        ({"Origin": "null", "Sec-Fetch-Site": "cross-site"}, True, 403),
+        ({"Origin": "http://evil.example"}, True, 403),
+    ],
+)
+def test_f18_a_form_with_origin_null_is_taken_only_with_its_csrf_token(
+    app: Starlette, headers: dict[str, str], right_token: bool, status: int
+) -> None:
+    http = client(app, A)
+    token = playground_csrf(http) if right_token else "guess"
+    response = http.post(
+        "/playground/shop/say",
+        data={"message": "What does it cost?", "csrf": token},
+        headers=headers,
+    )
+    assert response.status_code == status, response.text[:300]
+
+
+def test_f18_the_login_form_carries_a_csrf_token_and_needs_it_under_origin_null(
+    app: Starlette,
+) -> None:
+    anonymous = client(app, None)
+    token = playground_csrf(anonymous, "/playground/login")
+    signed = anonymous.post(
+        "/playground/login", data={"token": A, "csrf": token}, headers={"Origin": "null"}
+    )
+    assert signed.status_code == 303 and "runner_token" in signed.headers["set-cookie"]
+    forged = client(app, None).post(
+        "/playground/login", data={"token": A, "csrf": "guess"}, headers={"Origin": "null"}
+    )
+    assert forged.status_code == 403
+
+
+# --- finding 16, through the page ---------------------------------------------------------------
+
+
+def test_f16_an_edited_case_of_1500_turns_is_refused_by_the_save_form(
+    app: Starlette, folder: Path
+) -> None:
+    http = client(app, A)
+    session = http.post("/v1/pipelines/shop/rounds", json={"message": "What does it cost?"})
+    keep_page = f"/playground/shop/sessions/{session.json()['session']}/keep"
+    turns = "".join("    - message: hi\n" for _ in range(1_500))
+    response = http.post(
+        keep_page,
+        data={"case": f"- name: long\n  turns:\n{turns}", "csrf": playground_csrf(http)},
+    )
+    assert response.status_code == 400 and "more than a kept case may (50)" in response.text
+    assert not (folder / "shop" / "tests" / "playground.yaml").exists()
