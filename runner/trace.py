@@ -180,7 +180,13 @@ class Trace:
         return "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in self.events)
 
     def write_jsonl(self, path: Path | str) -> None:
-        Path(path).write_text(self.to_jsonl(), encoding="utf-8")
+        """The trace file (`runner run --trace`): credentials in it redacted, as everywhere a
+        trace leaves runner (runner.text.redact)."""
+        from runner.text.credentials import hide_in_json
+
+        shown = (hide_in_json(event) for event in self.events)
+        text = "".join(json.dumps(event, ensure_ascii=False) + "\n" for event in shown)
+        Path(path).write_text(text, encoding="utf-8")
 
     def validate(self) -> list[str]:
         """Every event checked against schemas/trace.schema.json; an empty list when all pass."""

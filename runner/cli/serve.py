@@ -101,6 +101,12 @@ from runner.cli.sessions import Duration
     help="Rounds a worker runs at once; more get 503 with Retry-After.",
 )
 @click.option(
+    "--max-rounds-per-client",
+    type=click.IntRange(min=1),
+    help="Rounds one client (token) runs at once on a worker; more get 503 with Retry-After. "
+    "Default: a quarter of --max-rounds-in-flight.",
+)
+@click.option(
     "--max-connections",
     default=1000,
     show_default=True,
@@ -140,6 +146,7 @@ def command(
     allowed_host: tuple[str, ...],
     session_ttl: float | None,
     max_rounds_in_flight: int,
+    max_rounds_per_client: int | None,
     max_connections: int,
     body_timeout: float,
     mcp: bool,
@@ -179,6 +186,7 @@ def command(
             host=host,
             allowed_hosts=list(allowed_host),
             max_rounds_in_flight=max_rounds_in_flight,
+            max_rounds_per_client=max_rounds_per_client,
             body_timeout_s=body_timeout,
             session_ttl_s=session_ttl,
             secret=secrets.token_hex(32),  # the same in every worker: forms post to any

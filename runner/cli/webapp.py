@@ -40,6 +40,7 @@ def build_app(settings: ServeSettings) -> Starlette:
             max_message_chars=settings.max_message_chars,
             lock_wait_s=settings.lock_wait_s,
             max_rounds_in_flight=settings.max_rounds_in_flight,
+            max_rounds_per_client=settings.max_rounds_per_client,
         ),
         llm_override=settings.llm,
         allow_python=settings.allow_python,

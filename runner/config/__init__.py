@@ -99,7 +99,9 @@ def _validate_file(path: Path) -> FileReport:
     from runner.config.checks import check
     from runner.config.humanize import humanize
     from runner.config.schema import schema_errors
+    from runner.config.secrets import declared_secrets
     from runner.documents.loader import LoadError, read_document
+    from runner.text.credentials import remember_secrets
 
     try:
         document = read_document(path)
@@ -111,7 +113,9 @@ def _validate_file(path: Path) -> FileReport:
     ordered = tuple(sort_diagnostics(check(document)))
     if any(d.is_error for d in ordered):
         return FileReport(path, ordered)
-    return FileReport(path, ordered, build_pipeline(document))
+    pipeline = build_pipeline(document)
+    remember_secrets(declared_secrets(pipeline))  # hidden in whatever leaves runner from now on
+    return FileReport(path, ordered, pipeline)
 
 
 def check_files(files: Sequence[Path]) -> list[FileReport]:

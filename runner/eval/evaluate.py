@@ -67,7 +67,7 @@ def evaluate(spec: EvalSpec, questions_path: Path, options: EvalOptions) -> Eval
     question_set = load_questions(questions_path)
     baseline = read_run(options.baseline) if options.baseline is not None else None
     folder = options.out or default_folder(_state_folder(spec), questions_path)
-    writer = RunWriter(folder, resume=options.resume)
+    writer = RunWriter(folder, resume=options.resume, pipeline=Path(spec.pipeline))
     started = utc_now()
     todo = [q for q in question_set.questions if q.id not in writer.done]
     progress = Progress(
@@ -113,7 +113,7 @@ def evaluate(spec: EvalSpec, questions_path: Path, options: EvalOptions) -> Eval
         "timing": {**timing, "asked": len(todo), "questions_per_s": _rate(len(todo), timing)},
         **summarize(records),
     }
-    writer.finish(summary)
+    summary = writer.finish(summary)  # redacted: the report shows what the files hold
     outcome = EvalOutcome(folder, records, summary)
     if baseline is not None:
         outcome.comparison = compare(

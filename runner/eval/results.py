@@ -61,10 +61,15 @@ def trace_name(question_id: str) -> str:
 
 class RunWriter:
     """Writes a run as it goes: a record a line, flushed, so an interrupted run loses at most
-    the questions that were running (`--resume` asks only those again)."""
+    the questions that were running (`--resume` asks only those again). What it writes passes
+    the redactor first (no credential, the pipeline's folder named relative: runner.text.redact),
+    so the report drawn from the records, the traces and the summary carry none either."""
 
-    def __init__(self, folder: Path, *, resume: bool) -> None:
+    def __init__(self, folder: Path, *, resume: bool, pipeline: Path | None = None) -> None:
+        from runner.text.redact import Redactor
+
         self.folder = folder
+        self._redactor = Redactor([pipeline.resolve().parent] if pipeline is not None else [])
         folder.mkdir(parents=True, exist_ok=True)
         (folder / TRACES).mkdir(exist_ok=True)
         self.done = read_records(folder / RECORDS) if resume else {}
@@ -75,12 +80,15 @@ class RunWriter:
         self._handle: IO[str] = (folder / RECORDS).open("a", encoding="utf-8")
 
     def add(self, record: Mapping[str, Any]) -> None:
-        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._handle.write(json.dumps(self._redactor.json(dict(record)), ensure_ascii=False) + "\n")
         self._handle.flush()
 
     def write_trace(self, question_id: str, events: Iterable[Mapping[str, Any]]) -> str:
         name = trace_name(question_id)
-        lines = "".join(json.dumps(event, ensure_ascii=False) + "\n" for event in events)
+        lines = "".join(
+            json.dumps(self._redactor.json(dict(event)), ensure_ascii=False) + "\n"
+            for event in events
+        )
         (self.folder / name).write_text(lines, encoding="utf-8")
         return name
 
@@ -93,9 +101,12 @@ class RunWriter:
         self._write_all(ordered)
         return ordered
 
-    def finish(self, summary: Mapping[str, Any]) -> None:
-        """The summary, written last: a folder with one is a finished run."""
-        write_json(self.folder / SUMMARY, {"format": FORMAT, **summary})
+    def finish(self, summary: Mapping[str, Any]) -> dict[str, Any]:
+        """The summary, written last: a folder with one is a finished run. Returns it as
+        written (redacted), for the report."""
+        shown: dict[str, Any] = self._redactor.json(dict(summary))
+        write_json(self.folder / SUMMARY, {"format": FORMAT, **shown})
+        return shown
 
     def close(self) -> None:
         self._handle.close()

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from runner.config.model import ENV_REFERENCE
+from runner.text.credentials import remember_secrets
 
 if TYPE_CHECKING:
     from runner.config.model import McpServer
@@ -39,6 +40,7 @@ def expand(value: str, where: str, environ: Mapping[str, str] | None = None) -> 
         name = match.group(1)
         if name not in environ:
             raise McpError(f"{where} reads the environment variable {name}, which is not set")
+        remember_secrets([environ[name]])  # hidden in whatever leaves runner
         return environ[name]
 
     return ENV_REFERENCE.sub(variable, value)

@@ -184,10 +184,11 @@ def _corpus_page(pipeline: Pipeline, document: str, number: int) -> tuple[str, s
 def corpus_document(pipeline: Pipeline, corpus: Corpus, document: str) -> Path | None:
     """The file of a cited document, only when it is one of the corpus's own documents: a
     path inside its folder that its `include` takes and its `exclude` leaves, of a format
-    runner reads, not hidden, and (unless the corpus follows symlinks) not a link out of the
-    folder its documents must stay in. A citation comes from a URL: nothing else is read."""
+    runner reads, not hidden, and (unless the corpus follows symlinks) whose real path is
+    inside the corpus's own folder: a link to another file of the pipeline's folder is not
+    served either. A citation comes from a URL: nothing else is read."""
     from runner.config.paths import PathRefused, contained
-    from runner.retrieval.pages import corpus_folder, document_format, document_root, excluded
+    from runner.retrieval.pages import corpus_folder, document_format, excluded
 
     pure = PurePosixPath(document)
     if (
@@ -201,10 +202,11 @@ def corpus_document(pipeline: Pipeline, corpus: Corpus, document: str) -> Path |
         or excluded(document, corpus.exclude)
     ):
         return None
-    path = corpus_folder(corpus, pipeline.folder) / document
+    folder = corpus_folder(corpus, pipeline.folder)
+    path = folder / document
     try:
         if not corpus.follow_symlinks:
-            contained(path, document_root(corpus, pipeline.folder))
+            contained(path, folder)
         return path if path.is_file() else None
     except (PathRefused, OSError):
         return None

@@ -38,6 +38,12 @@ cases:
 """
 
 
+# A kept case is bounded, so that the page that runs it (and every reload of it) is bounded too:
+# at most as many turns as a session's page of rounds, and at most this much YAML
+MAX_TURNS = 50
+MAX_CASE_CHARS = 200_000
+
+
 class KeepError(ValueError):
     """The conversation cannot be kept as it is; the message says why and what to do."""
 
@@ -297,6 +303,8 @@ def edited(kept: KeptCase, text: str) -> KeptCase:
     checked against the test-case schema before anything is written."""
     from runner.trace import schema_problems
 
+    if len(text) > MAX_CASE_CHARS:
+        raise KeepError(f"the edited case is longer than a kept case may be ({MAX_CASE_CHARS:,})")
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -309,6 +317,7 @@ def edited(kept: KeptCase, text: str) -> KeptCase:
     if problems:
         raise KeepError("\n".join(problems))
     _refuse_foreign_llm(data.get("llm"))
+    _check_bounds(data)
     return KeptCase(str(data.get("name")), data, kept.path, kept.notes)
 
 
@@ -335,6 +344,7 @@ def save(
 ) -> tuple[Path, str]:
     """Write the case: a new test file, or appended to the playground's file; a case name the
     file already has gets a number. The file and the name the case was written under."""
+    _check_bounds(kept.case)
     path = kept.path
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -356,6 +366,22 @@ def save(
     joined = text if text.endswith("\n") else text + "\n"
     path.write_text(joined + case_yaml(case), encoding="utf-8")
     return path, str(case["name"])
+
+
+def _check_bounds(case: Mapping[str, Any]) -> None:
+    turns = case.get("turns")
+    count = len(turns) if isinstance(turns, list) else 0
+    if count > MAX_TURNS:
+        raise KeepError(
+            f"the case has {count} turns, more than a kept case may ({MAX_TURNS}): keep a "
+            "shorter conversation, or split it into several cases"
+        )
+    size = len(case_yaml(case))
+    if size > MAX_CASE_CHARS:
+        raise KeepError(
+            f"the case is {size:,} characters of YAML, more than a kept case may "
+            f"({MAX_CASE_CHARS:,}): keep a shorter conversation"
+        )
 
 
 def written_case(path: Path, name: str) -> dict[str, Any] | None:

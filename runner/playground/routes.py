@@ -46,8 +46,8 @@ from runner.playground.recording import ReplyLog, install, provider_name
 from runner.playground.streaming import recorded_round, round_location, streamed_say
 from runner.playground.why import round_view
 from runner.service.errors import ServiceError
-from runner.service.principals import COOKIE, Client, client_of
-from runner.service.redact import ERRORS
+from runner.service.principals import COOKIE, NOBODY, Client, client_of
+from runner.text.redact import ERRORS
 
 if TYPE_CHECKING:
     from runner.service.pipelines import Service
@@ -336,16 +336,22 @@ class Playground:
     async def login_page(self, request: Request) -> Response:
         if self.login_check is None:  # no tokens: nothing to sign in to
             return RedirectResponse(url(""), 303)
-        return page("login.html")
+        return page("login.html", csrf=self.csrf(NOBODY))
 
     async def login(self, request: Request) -> Response:
         form = await read_form(request)
-        refused = cross_site(request)
+        # the login form's CSRF token is the one of the client nobody is yet
+        refused = cross_site(request, csrf_ok=self.csrf_ok(form, NOBODY))
         if refused is not None or self.login_check is None:
             return refused or RedirectResponse(url(""), 303)
         token = form.get("token", "").strip()
         if not token or self.login_check(token) is None:
-            return page("login.html", status=401, error="That is not a token of this service.")
+            return page(
+                "login.html",
+                status=401,
+                error="That is not a token of this service.",
+                csrf=self.csrf(NOBODY),
+            )
         response = RedirectResponse(url(""), 303)
         response.set_cookie(
             COOKIE, token, httponly=True, samesite="strict", path="/", secure=_https(request)
@@ -359,13 +365,19 @@ class Playground:
         """A state-changing form: its fields, or the refusal of one sent from another site or
         without this client's CSRF token."""
         form = await read_form(request)
-        refused = cross_site(request) or self.forged(form, client_of(request))
+        client = client_of(request)
+        refused = cross_site(request, csrf_ok=self.csrf_ok(form, client)) or self.forged(
+            form, client
+        )
         return form if refused is None else refused
+
+    def csrf_ok(self, form: dict[str, str], client: Client) -> bool:
+        return hmac.compare_digest(form.get("csrf", "").encode(), self.csrf(client).encode())
 
     def forged(self, form: dict[str, str], client: Client) -> Response | None:
         """A refusal for a form without this client's CSRF token (a page elsewhere cannot
         read it, so cannot send it)."""
-        if hmac.compare_digest(form.get("csrf", "").encode(), self.csrf(client).encode()):
+        if self.csrf_ok(form, client):
             return None
         return problem(
             "this form was not sent from a page of this playground (its CSRF token is missing "
@@ -382,15 +394,19 @@ def routes(service: Service, *, secret: bytes, login: TokenCheck | None = None) 
 MAX_FORM_BYTES = 64 * 1024
 
 
-def cross_site(request: Request) -> Response | None:
+def cross_site(request: Request, *, csrf_ok: bool) -> Response | None:
     """A refusal for a form posted from another site's page (a page elsewhere must not run
     rounds, or write tests, through a browser on this machine); the CSRF token is the other
-    half."""
+    half. Under the playground's `Referrer-Policy: no-referrer` a browser sends a plain form's
+    POST with `Origin: null`: that one is taken only with the form's right CSRF token (which a
+    page elsewhere cannot read), and never when the browser says it came from another site."""
     origin = request.headers.get("origin")
-    fetched_from = request.headers.get("sec-fetch-site")
-    foreign = fetched_from == "cross-site" or (
-        origin is not None and urlsplit(origin).netloc != request.headers.get("host")
-    )
+    if request.headers.get("sec-fetch-site") == "cross-site":
+        foreign = True
+    elif origin == "null":
+        foreign = not csrf_ok
+    else:
+        foreign = origin is not None and urlsplit(origin).netloc != request.headers.get("host")
     if not foreign:
         return None
     return problem(

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 # the playground's own store file, beside each pipeline's production one (state.sqlite)
 PLAYGROUND_STORE = "playground.sqlite"
+# the playground's own folders: a pipeline of such a domain would have its pages behind them
+RESERVED = frozenset({"static"})
 
 
 class ServeError(Exception):
@@ -43,10 +45,17 @@ def playground_routes(service: Service, tokens: Sequence[str] = (), *, secret: b
     from runner.playground.routes import routes
     from runner.service.principals import TokenBackend
 
-    login = TokenBackend(tokens).client_for if tokens else None
+    for domain, runtime in service.runtimes.items():
+        if domain in RESERVED:
+            raise ServeError(
+                f"{runtime.pipeline.path}: domain {domain!r} names the playground's own pages "
+                f"({PREFIX}/{domain}); give the pipeline another `domain` to serve it there"
+            )
+    login = TokenBackend(tokens, key=service.client_key()).client_for if tokens else None
     return Mounted(
         routes(service, secret=secret, login=login),
-        public=[f"{PREFIX}/login", f"{PREFIX}/static"],
+        # matched whole (the login page) or as a folder (the static files), never as prefixes
+        public=[f"{PREFIX}/login", f"{PREFIX}/static/"],
         cookie_prefixes=[PREFIX],
         login_path=f"{PREFIX}/login",
     )

@@ -50,7 +50,9 @@ def round_location(domain: str, result: dict[str, Any]) -> str:
 def streamed_say(
     service: Service, log: ReplyLog | None, domain: str, form: dict[str, str], client: Client
 ) -> Response:
-    stream = RoundStream(lambda: recorded_round(service, log, domain, form, client))
+    stream = RoundStream(
+        lambda: recorded_round(service, log, domain, form, client), service.redactor
+    )
     return sse_response(_events(stream, domain))
 
 

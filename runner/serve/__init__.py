@@ -5,6 +5,6 @@ locks and idempotency).
 - `runner.serve.app`: the Starlette application (native API, OpenAI-compatible API, health,
   metrics), `create_app(service, ...)`;
 - `runner.service.principals` (a token is a client, and what is its own), `runner.serve.hosts`
-  (the Host names answered, the security headers) and `runner.service.redact` (no credential or
+  (the Host names answered, the security headers) and `runner.text.redact` (no credential or
   path goes out): what docs/security.md promises.
 """

@@ -6,7 +6,8 @@ the health checks (and the `public` paths of extra routes) needs a bearer token 
 service has any; a token is a client, and a client reaches only what it made
 (runner.service.principals). Only the `allowed_hosts` are answered, and every response carries
 the security headers (runner.serve.hosts). Errors are JSON: `{"error": {"message", "type",
-"code"}}`, the message being what the CLI says, without credentials or paths (serve.redact).
+"param", "code"}}` (`code` a string), the message being what the CLI says, without credentials
+or paths (runner.text.redact).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from runner.serve.connections import BodyDeadline, McpGuard
 from runner.serve.hosts import LOOPBACK_NAMES, SecurityHeaders, TrustedHosts, check_host_names
 from runner.serve.http import (
     DEFAULT_BODY_TIMEOUT_S,
@@ -121,7 +123,10 @@ def create_app(
         },
     )
     backend = TokenBackend(
-        list(tokens), public=(*PUBLIC_PATHS, *public_prefixes), cookie_prefixes=cookie_prefixes
+        list(tokens),
+        public=(*PUBLIC_PATHS, *public_prefixes),
+        cookie_prefixes=cookie_prefixes,
+        key=service.client_key() if tokens else b"",
     )
 
     def refused(conn: HTTPConnection, exc: Exception) -> Response:
@@ -133,7 +138,9 @@ def create_app(
     # then the caller's trace context around the route
     app.add_middleware(TraceContext)
     app.add_middleware(AuthenticationMiddleware, backend=backend, on_error=refused)
+    app.add_middleware(McpGuard)  # /mcp, mounted later by runner.cli.webapp
     app.add_middleware(TrustedHosts, allowed_hosts=list(allowed_hosts))
+    app.add_middleware(BodyDeadline, timeout_s=body_timeout_s)  # every route's body
     app.add_middleware(SecurityHeaders)
     app.state.service = service
     app.state.body_timeout_s = body_timeout_s
@@ -162,6 +169,9 @@ async def _http_error(_request: Request, exc: Exception) -> Response:
     error = ServiceError(str(exc.detail))
     error.status = exc.status_code
     error.kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
+    error.code = {404: "not_found", 405: "method_not_allowed"}.get(
+        exc.status_code, "invalid_request"
+    )
     return error_response(error)
 
 

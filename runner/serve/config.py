@@ -29,6 +29,7 @@ class ServeSettings:
     host: str = "127.0.0.1"  # the bound address, a name the service answers to
     allowed_hosts: list[str] = field(default_factory=list)  # more names (--allowed-host)
     max_rounds_in_flight: int = 256
+    max_rounds_per_client: int | None = None  # None: a quarter of max_rounds_in_flight
     body_timeout_s: float = 10.0
     session_ttl_s: float | None = None  # sessions idle longer are deleted (--session-ttl)
     secret: str = ""  # signs the playground's CSRF tokens; the same in every worker

@@ -21,7 +21,7 @@ from runner.service.errors import (
     TooSlow,
     UnsupportedMediaType,
 )
-from runner.service.redact import ERRORS
+from runner.text.redact import ERRORS
 
 TOKENS_ENV = "RUNNER_SERVE_TOKENS"  # comma-separated bearer tokens
 DEFAULT_MAX_BODY_BYTES = 1 << 20
@@ -75,7 +75,20 @@ async def read_json(request: Request, limit: int, timeout_s: float | None = None
         raise BadRequest(f"the request body is not JSON ({exc})") from None
     if not isinstance(data, dict):
         raise BadRequest("the request body must be a JSON object")
+    _check_text(data)
     return data
+
+
+def _check_text(data: dict[str, Any]) -> None:
+    """A 400 for a string that is no text: a lone surrogate (`"\\ud800"`) is valid JSON, but
+    no UTF-8 can hold it, so it could be neither stored nor sent back."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BadRequest(
+            f"the request body holds a character that is not text (a lone surrogate, "
+            f"{exc.object[exc.start : exc.end]!a}): send UTF-8 text, each surrogate in a pair"
+        ) from None
 
 
 async def _read_body(request: Request, limit: int) -> bytes:

@@ -10,7 +10,10 @@ included).
 The reply's content is the answer with its sources listed at the end (or the clarifying
 question, or what failed); the extra `runner` field is the whole `runner run --json` result,
 sources and outcome included. `stream: true` sends the answer as the model writes it, as
-server-sent `chat.completion.chunk`s, and the `runner` result in the last chunk.
+server-sent `chat.completion.chunk`s, and the `runner` result in the finishing chunk
+(`stream_options.include_usage` adds the usage chunk). Fields runner cannot honour (`n` > 1,
+`tools`, `response_format`, …) are refused, never ignored (openai_fields.py). `GET
+/v1/models/{id}` is a model (a domain); the Responses API is a 404 that says what is served.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from starlette.routing import BaseRoute, Route
 
 from runner.render import rest_of
 from runner.serve.http import optional_text, read_json, request_id_of
-from runner.service.errors import BadRequest
+from runner.serve.openai_fields import checked_fields
+from runner.service.errors import BadRequest, NotFound
 from runner.service.principals import client_of
 from runner.service.streams import RoundStream, sse, sse_response
 
@@ -41,6 +45,7 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
     async def chat_completions(request: Request) -> Response:
         data = await read_json(request, max_body_bytes)
         domain = _model(data, service)
+        streaming = checked_fields(data)
         message = _last_user_message(data)
         client = client_of(request)
         header = request.headers.get(SESSION_HEADER)
@@ -60,8 +65,9 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
                 create=header is None,
             )
 
-        if data.get("stream"):
-            return sse_response(_chunks(RoundStream(round_), domain))
+        if streaming.stream:
+            stream = RoundStream(round_, service.redactor)
+            return sse_response(_chunks(stream, domain, streaming.include_usage), None)
         result = await round_()
         return JSONResponse(
             completion(result, domain), headers={SESSION_HEADER: str(result["session"])}
@@ -69,19 +75,40 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
 
     async def models(_request: Request) -> Response:
         return JSONResponse(
-            {
-                "object": "list",
-                "data": [
-                    {"id": domain, "object": "model", "created": 0, "owned_by": "runner"}
-                    for domain in service.runtimes
-                ],
-            }
+            {"object": "list", "data": [_model_object(domain) for domain in service.runtimes]}
+        )
+
+    async def model(request: Request) -> Response:
+        domain = request.path_params["model"]
+        if domain not in service.runtimes:
+            known = ", ".join(sorted(service.runtimes)) or "none"
+            raise NotFound(
+                f"no pipeline {domain!r} is served here (domains: {known}): a model is a "
+                "served pipeline's domain",
+                param="model",
+                code="model_not_found",
+            )
+        return JSONResponse(_model_object(domain))
+
+    async def responses(_request: Request) -> Response:
+        raise NotFound(
+            "the Responses API (/v1/responses) is not served here: this service speaks the Chat "
+            "Completions API (POST /v1/chat/completions, GET /v1/models) and runner's own "
+            "(POST /v1/pipelines/{domain}/rounds)",
+            code="unknown_url",
         )
 
     return [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/models", models),
+        Route("/v1/models/{model:path}", model),
+        Route("/v1/responses", responses, methods=["GET", "POST"]),
+        Route("/v1/responses/{rest:path}", responses, methods=["GET", "POST", "DELETE"]),
     ]
+
+
+def _model_object(domain: str) -> dict[str, Any]:
+    return {"id": domain, "object": "model", "created": 0, "owned_by": "runner"}
 
 
 def completion(result: dict[str, Any], model: str) -> dict[str, Any]:
@@ -119,20 +146,22 @@ def message_text(result: dict[str, Any]) -> str:
     return text
 
 
-async def _chunks(stream: RoundStream, model: str) -> AsyncIterator[str]:
+async def _chunks(
+    stream: RoundStream, model: str, include_usage: bool = False
+) -> AsyncIterator[str]:
     """The round as `chat.completion.chunk`s: the answer's pieces as the model writes them,
     then what they did not carry of the message (the sources listed, or the whole question
-    or error), and a last chunk with the usage and the `runner` result (its sources)."""
+    or error), and a finishing chunk with the `runner` result (its sources). With
+    `include_usage`, as the API defines it: every chunk has `"usage": null`, and one more,
+    last, has `choices: []` and the round's usage."""
     created = int(time.time())
     ident = f"chatcmpl-{uuid.uuid4().hex[:24]}"
 
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
         body = {
-            "id": ident,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
+            **_head(ident, created, model),
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            **({"usage": None} if include_usage else {}),
             **extra,
         }
         return sse(body)
@@ -152,8 +181,14 @@ async def _chunks(stream: RoundStream, model: str) -> AsyncIterator[str]:
         rest = rest_of(shown, message_text(result))
         for start in range(0, len(rest), CHUNK_CHARS):
             yield chunk({"content": rest[start : start + CHUNK_CHARS]})
-        yield chunk({}, "stop", usage=_usage(result), runner=result)
+        yield chunk({}, "stop", runner=result)
+        if include_usage:
+            yield sse({**_head(ident, created, model), "choices": [], "usage": _usage(result)})
     yield "data: [DONE]\n\n"
+
+
+def _head(ident: str, created: int, model: str) -> dict[str, Any]:
+    return {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model}
 
 
 def _model(data: dict[str, Any], service: Service) -> str:
@@ -161,7 +196,14 @@ def _model(data: dict[str, Any], service: Service) -> str:
     if not isinstance(model, str) or not model:
         known = ", ".join(sorted(service.runtimes))
         raise BadRequest(f"`model` must name a served pipeline's domain ({known})")
-    service.runtime(model)  # NotFound for an unknown one, with the known domains
+    if model not in service.runtimes:
+        known = ", ".join(sorted(service.runtimes))
+        raise NotFound(
+            f"no pipeline {model!r} is served here (domains: {known}): a model is a served "
+            "pipeline's domain",
+            param="model",
+            code="model_not_found",
+        )
     return model
 
 

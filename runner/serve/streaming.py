@@ -42,7 +42,8 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
                 request_id=request_id,
                 client=client,
                 create=False,
-            )
+            ),
+            service.redactor,
         )
         return sse_response(_native_events(stream))
 

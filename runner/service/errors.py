@@ -10,30 +10,45 @@ class ServiceError(Exception):
 
     status = 500
     kind = "internal_error"
+    code = "internal_error"  # a string, as the OpenAI API's error codes are
 
-    def __init__(self, message: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        headers: dict[str, str] | None = None,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.headers = headers or {}  # sent with the error (Retry-After)
+        self.param = param  # the request's field at fault, when one is
+        if code is not None:
+            self.code = code
 
     def to_json(self) -> dict[str, Any]:
         # the shape OpenAI clients read; the native API uses it too
-        return {"error": {"message": self.message, "type": self.kind, "code": self.status}}
+        error = {"message": self.message, "type": self.kind, "param": self.param}
+        return {"error": {**error, "code": self.code}}
 
 
 class BadRequest(ServiceError):
     status = 400
     kind = "invalid_request_error"
+    code = "invalid_request"
 
 
 class Unauthorized(ServiceError):
     status = 401
     kind = "authentication_error"
+    code = "invalid_api_key"
 
 
 class NotFound(ServiceError):
     status = 404
     kind = "not_found_error"
+    code = "not_found"
 
 
 class Busy(ServiceError):
@@ -41,6 +56,7 @@ class Busy(ServiceError):
 
     status = 409
     kind = "conflict_error"
+    code = "session_busy"
 
 
 class TooSlow(ServiceError):
@@ -48,6 +64,7 @@ class TooSlow(ServiceError):
 
     status = 408
     kind = "invalid_request_error"
+    code = "request_timeout"
 
 
 class ClientGone(ServiceError):
@@ -55,16 +72,19 @@ class ClientGone(ServiceError):
 
     status = 400
     kind = "invalid_request_error"
+    code = "client_gone"
 
 
 class UnsupportedMediaType(ServiceError):
     status = 415
     kind = "invalid_request_error"
+    code = "unsupported_media_type"
 
 
 class TooLarge(ServiceError):
     status = 413
     kind = "invalid_request_error"
+    code = "request_too_large"
 
 
 class Unavailable(ServiceError):
@@ -72,6 +92,7 @@ class Unavailable(ServiceError):
 
     status = 503
     kind = "unavailable_error"
+    code = "unavailable"
 
 
 def as_service_error(exc: BaseException) -> ServiceError:

@@ -3,7 +3,7 @@
 A client reads one line (the round's `error`, or the CLI's message in a 500); the operator needs
 the traceback. A round an unexpected exception ended, and an exception that escaped the service
 itself, are logged (logger `runner.service`) with their traceback, redacted as everything that
-leaves the service is (runner.service.redact: no credential, the service's folders by name). An
+leaves the service is (runner.text.redact: no credential, the service's folders by name). An
 error runner expects (a provider that cannot be reached, a scripted LLM with no rule: its message
 says what to do) is one warning line, without a traceback.
 """
@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from runner.service.redact import ERRORS, Redactor
+from runner.text.redact import ERRORS, Redactor
 
 log = logging.getLogger("runner.service")
 

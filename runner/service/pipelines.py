@@ -12,7 +12,7 @@ returns the stored result without running anything (`runner.app.replay`).
 
 Every call names its `client` (runner.service.principals): it reaches only its own sessions and
 idempotency keys (LOCAL, the one client of a service without tokens, owns all). What goes out
-is redacted (runner.service.redact); sessions are read a window of rounds at a time; at most
+is redacted (runner.text.redact); sessions are read a window of rounds at a time; at most
 `Limits.max_rounds_in_flight` rounds run at once (a 503 with Retry-After past it).
 """
 
@@ -31,13 +31,14 @@ from runner.service.errors import BadRequest, NotFound, Unavailable, as_service_
 from runner.service.failures import log_round_error, log_unexpected
 from runner.service.locks import KeyLocks
 from runner.service.principals import LOCAL, Client, check_session_id, not_found_message
-from runner.service.redact import Redactor
+from runner.text.redact import Redactor, redact_logs
 
 if TYPE_CHECKING:
     from runner.app import Runtime
     from runner.sessions import Store
     from runner.sessions.base import SessionState  # the state a store keeps
 
+CLIENT_KEY = "client-key"  # the store's secret the clients' scopes are keyed with
 # a round's result, its trace events and its time in seconds, told to each observer (metrics)
 RoundObserver = Callable[[str, dict[str, Any], list[dict[str, Any]], float], None]
 
@@ -51,7 +52,17 @@ class Limits:
     # rounds running at once in this worker (a stream's client that left still counts: its
     # round finishes and is stored); past it a round is refused with 503 and Retry-After
     max_rounds_in_flight: int = 256
+    # rounds one client (a token) runs at once; None: a quarter of max_rounds_in_flight (at
+    # least 1). The one client of a service without tokens has the whole worker
+    max_rounds_per_client: int | None = None
     retry_after_s: int = 2
+
+    @property
+    def per_client(self) -> int:
+        if self.max_rounds_per_client is not None:
+            return self.max_rounds_per_client
+        return max(1, self.max_rounds_in_flight // 4)
+
     rounds_shown: int = 50  # the rounds of a session read at once (the newest, or a page)
 
 
@@ -68,10 +79,13 @@ class Service:
         )
         self._locks = KeyLocks(self.limits.lock_wait_s, self._off_loop)
         self._in_flight = 0
+        self._by_client: dict[str, int] = {}  # rounds in flight by client scope
         self._idle = asyncio.Event()
         self._idle.set()
         self.closing = False
+        self._client_key: bytes | None = None
         self.redactor = Redactor(rt.pipeline.folder for rt in self.runtimes.values())
+        redact_logs(self.redactor)  # the service's log lines too: a way out like any other
 
     @classmethod
     def open(
@@ -157,7 +171,7 @@ class Service:
         stored_key = client.request_key(domain, request_id)
         try:
             key, what = _lock_key(session_id, stored_key, request_id)
-            async with self._round_slot(), self._hold(store, key, what):
+            async with self._round_slot(client), self._hold(store, key, what):
                 # under the lock: a send of this request still running is waited for, not run
                 # a second time beside it
                 stored = await self._off_loop(
@@ -249,19 +263,31 @@ class Service:
             yield
 
     @asynccontextmanager
-    async def _round_slot(self) -> AsyncIterator[None]:
+    async def _round_slot(self, client: Client) -> AsyncIterator[None]:
+        retry = {"Retry-After": str(self.limits.retry_after_s)}
         if self._in_flight >= self.limits.max_rounds_in_flight:
             raise Unavailable(
                 f"this worker runs {self._in_flight} rounds already, its limit; send the "
                 "request again in a moment (with the same request id to be safe)",
-                headers={"Retry-After": str(self.limits.retry_after_s)},
+                headers=retry,
+            )
+        mine = self._by_client.get(client.scope, 0)
+        if client.scope and mine >= self.limits.per_client:
+            raise Unavailable(
+                f"this client runs {mine} rounds already, its limit on this worker; send the "
+                "request again once one has ended (with the same request id to be safe)",
+                headers=retry,
             )
         self._in_flight += 1
+        self._by_client[client.scope] = mine + 1
         self._idle.clear()
         try:
             yield
         finally:
             self._in_flight -= 1
+            left = self._by_client.pop(client.scope, 1) - 1
+            if left:
+                self._by_client[client.scope] = left
             if not self._in_flight:
                 self._idle.set()
 
@@ -343,6 +369,14 @@ class Service:
             if stored.resolve() == path.resolve() or stored.name == path.name:
                 return domain
         return None
+
+    def client_key(self) -> bytes:
+        """The secret the clients' scopes are keyed with: the first store's, the same for every
+        worker that opens it (so a session is its token's on any of them, after restarts too)."""
+        if self._client_key is None:
+            store = _distinct(self.stores.values())[0]
+            self._client_key = bytes.fromhex(store.secret(CLIENT_KEY))
+        return self._client_key
 
     # --- health and shutdown -------------------------------------------------------------
 

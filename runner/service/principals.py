@@ -9,7 +9,9 @@ that nothing needs a table of owners and nothing of one client is reachable by a
 - its idempotency keys are stored as `<scope>/<domain>/<key>`: the same key sent by another
   client, or to another pipeline, is another request.
 
-A client's scope is the start of the SHA-256 of its token (the token is never stored). A
+A client's scope is the start of an HMAC-SHA-256 of its token keyed with the store's own random
+secret (`Store.secret`): the token is never stored, and a session id, which is seen in URLs,
+logs and spans, gives nothing to guess the token from offline. A
 service without tokens has one client, `local` (scope ""), which owns every session: it serves
 this machine only (`runner serve` refuses another address without tokens).
 
@@ -52,8 +54,9 @@ class Client:
     scope: str
 
     @classmethod
-    def for_token(cls, token: str) -> Client:
-        digest = hashlib.sha256(token.encode("utf-8")).hexdigest()[:SCOPE_CHARS]
+    def for_token(cls, token: str, key: bytes) -> Client:
+        """The client of `token`, its scope keyed with the service's secret `key`."""
+        digest = hmac.new(key, token.encode("utf-8"), hashlib.sha256).hexdigest()[:SCOPE_CHARS]
         return cls(f"client-{digest}", digest)
 
     def owns(self, session_id: str) -> bool:
@@ -137,17 +140,20 @@ class ClientUser(BaseUser):
 
 class TokenBackend(AuthenticationBackend):
     """Starlette's authentication over bearer tokens. Without tokens every request is the
-    `local` client. With them, paths under `public` need none (health checks, the playground's
-    login and its static files); a path under `cookie_prefixes` may carry the token in the
-    login cookie instead of the header."""
+    `local` client. With them, the `public` paths need none (health checks, the playground's
+    login and its static files: `matched`, whole paths or folders); a path under
+    `cookie_prefixes` may carry the token in the login cookie instead of the header."""
 
     def __init__(
         self,
         tokens: Sequence[str],
         public: Sequence[str] = (),
         cookie_prefixes: Sequence[str] = (),
+        *,
+        key: bytes,
     ) -> None:
         self._tokens = [token.encode("utf-8") for token in tokens]
+        self._key = key  # names the clients (Client.for_token)
         self._public = tuple(public)
         self._cookie_prefixes = tuple(cookie_prefixes)
 
@@ -159,14 +165,14 @@ class TokenBackend(AuthenticationBackend):
         if given is None and under(path, self._cookie_prefixes):
             given = conn.cookies.get(COOKIE) or None
         if given is None:
-            if under(path, self._public):
+            if matched(path, self._public):
                 return None
             raise AuthenticationError(
                 "this service needs a bearer token: send the header `Authorization: Bearer <token>`"
             )
         client = self.client_for(given)
         if client is None:
-            if under(path, self._public):  # the login page, whatever an old cookie holds
+            if matched(path, self._public):  # the login page, whatever an old cookie holds
                 return None
             raise AuthenticationError("the bearer token is not one this service accepts")
         return AuthCredentials(["client"]), ClientUser(client)
@@ -176,7 +182,7 @@ class TokenBackend(AuthenticationBackend):
         # compared as UTF-8 bytes: a token with non-ASCII characters is refused, not a 500
         given = token.strip().encode("utf-8", "surrogateescape")
         if any(hmac.compare_digest(given, known) for known in self._tokens):
-            return Client.for_token(token.strip())
+            return Client.for_token(token.strip(), self._key)
         return None
 
 
@@ -187,6 +193,14 @@ def bearer(header: str) -> str | None:
 
 def under(path: str, prefixes: Sequence[str]) -> bool:
     return any(path == p or path.startswith(p.rstrip("/") + "/") for p in prefixes)
+
+
+def matched(path: str, public: Sequence[str]) -> bool:
+    """Whether `path` is one of the `public` ones: each is a path matched whole
+    (`/playground/login`), or a folder written with its closing slash (`/playground/static/`)
+    whose files it matches. Matched, not prefixed: a pipeline named `login` does not make
+    `/playground/login/…` public."""
+    return any(path.startswith(p) if p.endswith("/") else path == p for p in public)
 
 
 def client_of(request: Request) -> Client:

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.responses import Response, StreamingResponse
 
 from runner.service.errors import as_service_error
+from runner.text.redact import ERRORS, Redactor
 
-if TYPE_CHECKING:
-    pass
-
+log = logging.getLogger("runner.serve")
 KEEPALIVE_S = 10.0  # an SSE comment while a round is quiet, so that proxies keep the stream open
 # The trace events sent as progress, and the fields of each that are sent (no page lists: a
 # retrieval says how many pages it found).
@@ -42,9 +42,12 @@ Item = tuple[str, Any]  # ("progress", {...}) | ("delta", text) | ("keepalive", 
 class RoundStream:
     """One round running in its own task, and what it told while it ran, in order."""
 
-    def __init__(self, start: Callable[[], Awaitable[dict[str, Any]]]) -> None:
+    def __init__(
+        self, start: Callable[[], Awaitable[dict[str, Any]]], redactor: Redactor = ERRORS
+    ) -> None:
         from runner.app import RoundWatch, watching
 
+        self._redactor = redactor  # every event goes out through it, as the result does
         self._queue: asyncio.Queue[Item | None] = asyncio.Queue()
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
@@ -69,7 +72,7 @@ class RoundStream:
         try:
             return await self.task, None
         except Exception as exc:
-            return None, as_service_error(exc).to_json()
+            return None, self._redactor.json(as_service_error(exc).to_json())
 
     def _event(self, event: str, task: str | None, fields: Mapping[str, Any]) -> None:
         shown = PROGRESS.get(event)
@@ -77,10 +80,11 @@ class RoundStream:
             detail = {name: fields[name] for name in shown if name in fields}
             if event == "retrieval":
                 detail["pages"] = len(fields.get("pages") or ())
-            self._put(("progress", {"event": event, "task": task, **detail}))
+            progress = {"event": event, "task": task, **detail}
+            self._put(("progress", self._redactor.json(progress)))
 
     def _delta(self, text: str) -> None:
-        self._put(("delta", text))
+        self._put(("delta", self._redactor.text(text)))
 
     def _put(self, item: Item | None) -> None:
         """Queued for the response; from a thread a tool started, through the event loop."""
@@ -96,14 +100,30 @@ class RoundStream:
 
 
 def sse(data: Any, event: str | None = None) -> str:
-    """One server-sent event."""
+    """One server-sent event (a string that UTF-8 cannot hold, a lone surrogate, escaped)."""
     head = f"event: {event}\n" if event else ""
-    return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n"
+    text = json.dumps(data, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(data)
+    return f"{head}data: {text}\n\n"
 
 
-def sse_response(events: AsyncIterator[str]) -> Response:
+def sse_response(events: AsyncIterator[str], error_event: str | None = "error") -> Response:
+    """The events as a `text/event-stream`; a stream that fails on the way ends with an error
+    event (named `error_event`), never cut off without one."""
     return StreamingResponse(
-        events,
+        _ending_with_error(events, error_event),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+async def _ending_with_error(events: AsyncIterator[str], event: str | None) -> AsyncIterator[str]:
+    try:
+        async for item in events:
+            yield item
+    except Exception as exc:
+        log.exception("runner serve: a stream failed")
+        yield sse(ERRORS.json(as_service_error(exc).to_json()), event)

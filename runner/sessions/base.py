@@ -116,6 +116,12 @@ class Store(ABC):
     # --- the storage primitives of a concrete store ----------------------------------------
 
     @abstractmethod
+    def secret(self, name: str) -> str:
+        """A random secret of this store, made at its first use and the same for every process
+        that opens the store after (the key the service names its clients with: a session id
+        is never derived from a token alone)."""
+
+    @abstractmethod
     def _row(self, session_id: str) -> tuple[Any, int] | None:
         """(stored state, as JSON text or an already decoded object; version), or None."""
 

@@ -15,6 +15,7 @@ Tables are prefixed `runner_`, so the store can share a database with other appl
 from __future__ import annotations
 
 import hashlib
+import secrets
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -133,6 +134,24 @@ class PostgresStore(Store):
                 conn.execute("SELECT 1 FROM runner_schema LIMIT 1").fetchall()
         except Exception as exc:
             raise self._translate("reach the session store", exc) from exc
+
+    def secret(self, name: str) -> str:
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS runner_secrets "
+                    "(name text PRIMARY KEY, value text NOT NULL)"
+                )
+                conn.execute(  # the first writer's secret wins
+                    "INSERT INTO runner_secrets VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
+                    (name, secrets.token_hex(32)),
+                )
+                row = conn.execute(
+                    "SELECT value FROM runner_secrets WHERE name = %s", (name,)
+                ).fetchone()
+                return str(row[0])
+        except Exception as exc:
+            raise self._translate("read the store's secret", exc) from exc
 
     # --- storage primitives ------------------------------------------------------------------
 
@@ -321,11 +340,14 @@ def pg_text(text: str) -> str:
 
 
 def _without_password(url: str) -> str:
-    """The URL as it may be shown: `postgresql://user:***@host/db`."""
+    """The URL as it may be shown: `postgresql://user:***@host/db`, and a password in its
+    query (`?sslpassword=…`) hidden too (runner.text.credentials)."""
     from urllib.parse import urlsplit, urlunsplit
+
+    from runner.text.credentials import hide_credentials
 
     parts = urlsplit(url)
     if parts.password is None:
-        return url
+        return hide_credentials(url)
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    return hide_credentials(urlunsplit(parts._replace(netloc=netloc)))

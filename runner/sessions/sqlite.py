@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 import sqlite3
 import struct
 import threading
@@ -192,6 +193,12 @@ class SQLiteStore(Store):
                 return db.execute("DELETE FROM sessions WHERE updated < ?", (older_than,)).rowcount
         except sqlite3.OperationalError as exc:
             raise self._unavailable_error("delete old sessions", exc) from exc
+
+    def secret(self, name: str) -> str:
+        key = f"secret:{name}"
+        with self._guard, self._transaction() as db:  # the first writer's secret wins
+            db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (key, secrets.token_hex(32)))
+            return str(db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()[0])
 
     def try_lock(self, key: str) -> SessionLock | None:
         return _RangeLock.try_acquire(self.path.with_name(self.path.name + ".locks"), key)

@@ -97,6 +97,14 @@ def running_playground(support: Path, **environment: str) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     """Headless chromium (Debian's, installed by `make browser`), one per module."""
+    with chromium() as driver:
+        yield driver
+
+
+@contextlib.contextmanager
+def chromium(*, javascript: bool = True) -> Iterator[Any]:
+    """A headless chromium until the block ends; `javascript=False`: with script switched off,
+    as a reader who turned it off has it."""
     if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
         pytest.fail(
             f"the browser tests need {CHROMIUM} and {CHROMEDRIVER}: run `make browser` "
@@ -123,6 +131,10 @@ def browser() -> Iterator[object]:
     ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    if not javascript:
+        options.add_experimental_option(
+            "prefs", {"profile.managed_default_content_settings.javascript": 2}
+        )
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
     driver.implicitly_wait(0)
     try:

@@ -65,6 +65,18 @@ def test_a_document_of_the_corpus_is_shown(inside: Path) -> None:
     assert "git reset --soft" in shown(load_pipeline(inside), "guide.md")
 
 
+def test_issue_31_f17_a_link_to_a_file_of_the_pipeline_outside_the_corpus_is_not_shown(
+    tmp_path: Path,
+) -> None:
+    desk = tmp_path / "desk"
+    documents(desk / "docs")
+    (desk / "private.md").write_text("# Private\n\nthe operator's notes\n", encoding="utf-8")
+    (desk / "docs" / "notes.md").symlink_to(desk / "private.md")
+    pipeline = load_pipeline(pipeline_file(desk, "docs"))
+    with pytest.raises(SourceNotFoundError):
+        source_page(pipeline, "notes.md", 1, None)
+
+
 def test_issue_22_a_corpus_of_symbolic_links_shows_its_sources(tmp_path: Path) -> None:
     elsewhere = documents(tmp_path / "git-doc")
     desk = tmp_path / "desk"

@@ -199,3 +199,23 @@ def test_the_tool_that_asked_the_clarifying_question_is_kept_among_those_that_ra
     first = case["turns"][0]["expect"]
     assert first["outcome"] == "clarification"
     assert "1:warranty_check" in first["ran"]
+
+
+def test_issue_31_f16_an_edited_case_of_too_many_turns_is_refused_before_it_is_written(
+    warranty: list[keep.KeptRound], support: Path
+) -> None:
+    kept = keep.keep(warranty, pipeline_path=support, provider="offline")
+    turns = "".join("    - message: hi\n" for _ in range(1_500))
+    with pytest.raises(keep.KeepError, match=r"1500 turns, more than a kept case may \(50\)"):
+        keep.edited(kept, f"- name: long\n  turns:\n{turns}")
+    assert not kept.path.exists() or "name: long" not in kept.path.read_text(encoding="utf-8")
+
+
+def test_issue_31_f16_a_case_past_the_size_bound_is_not_saved(
+    warranty: list[keep.KeptRound], tmp_path: Path
+) -> None:
+    kept = keep.keep(warranty, pipeline_path=tmp_path / "p.yaml", provider="offline")
+    huge = {**kept.case, "turns": [{"message": "x" * (keep.MAX_CASE_CHARS + 1)}]}
+    with pytest.raises(keep.KeepError, match="characters of YAML"):
+        keep.save(keep.KeptCase(kept.name, huge, kept.path))
+    assert not kept.path.exists()

@@ -4,7 +4,6 @@ One server (shop and desk pipelines, SQLite sessions, a bearer token) serves the
 
 from __future__ import annotations
 
-import hashlib
 import socket
 import threading
 import time
@@ -219,7 +218,10 @@ def test_issue_19_m5_a_stream_left_by_its_client_finishes_and_is_stored(http, se
         time.sleep(0.2)
         # its round goes on, and counts against --max-rounds-in-flight until it ends
         assert httpx.get(f"{server.url}/readyz").json()["rounds_in_flight"] == 1
-    scope = hashlib.sha256(TOKEN.encode()).hexdigest()[:12]
+    # the client's scope, keyed with the store's secret (issue 31, finding 9): from its own
+    # session of another user name
+    probe = http.post("/v1/chat/completions", json={**body, "stream": False, "user": "probe"})
+    scope = probe.headers["X-Runner-Session"].removesuffix("-u-probe")
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         stored = http.get(f"/v1/sessions/{scope}-u-leaver")

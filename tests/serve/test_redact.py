@@ -1,5 +1,5 @@
 """What the service sends out carries no credential and no path of the machine (issue 19, L2
-and L3): runner/service/redact.py."""
+and L3): runner/text/redact.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.service.redact import Redactor
+from runner.text.redact import Redactor
 
 
 @pytest.mark.parametrize(
@@ -19,6 +19,17 @@ from runner.service.redact import Redactor
         ("x-api-key=Q29kZTEyMzQ1Ng==", "x-api-key=[redacted]"),
         ("AUTHORIZATION: BEARER ABCD-1234-EFGH", "AUTHORIZATION: BEARER [redacted]"),
         ("PASSWORD=Hunter2Hunter2", "PASSWORD=[redacted]"),
+        # issue 31, findings 7, 11 and 12: the shapes the first redactor missed
+        ("X-Api-Token: abcdefgh", "X-Api-Token: [redacted]"),
+        ('{"X-Tickets-Key": "plainletters"}', '{"X-Tickets-Key": "[redacted]"}'),
+        ("Authorization: Basic c3ZjOnB3ZA==", "Authorization: Basic [redacted]"),
+        ("http://svc:PW@tickets/api", "http://svc:[redacted]@tickets/api"),
+        (
+            "postgresql://db/r?sslmode=require&sslpassword=letters",
+            "postgresql://db/r?sslmode=require&sslpassword=[redacted]",
+        ),
+        ("GET /feed?token=abc&page=2", "GET /feed?token=[redacted]&page=2"),
+        ("host=db password=abc123x", "host=db password=[redacted]"),
     ],
 )
 def test_what_looks_like_a_credential_is_redacted(text: str, shown: str) -> None:
@@ -32,6 +43,8 @@ def test_what_looks_like_a_credential_is_redacted(text: str, shown: str) -> None
         "The password: required on first start.",
         "The basic program runs for 2 hours.",
         "The desk-lamp-123456 has a warranty.",
+        "Use X-Request-Id: 42 to trace a call.",
+        "See https://example.com/path for the manual.",
     ],
 )
 def test_an_answer_that_only_talks_about_credentials_is_left_as_it_is(text: str) -> None:
@@ -48,3 +61,23 @@ def test_the_service_folders_are_shown_by_name_and_other_paths_by_file_name(
     assert redactor.error("cannot read /etc/runner/tokens") == "cannot read …/tokens"
     url_path = "POST /v1/chat/completions failed at http://llm:8080/v1/chat"
     assert redactor.error(url_path) == url_path
+
+
+def test_a_secret_the_pipeline_declares_is_hidden_whatever_its_shape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runner.config import load_pipeline
+
+    monkeypatch.setenv("DECLARED_HEADER_SECRET", "plainwordsecret")
+    monkeypatch.setenv("DECLARED_URL_SECRET", "anotherplainone")
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text(
+        "version: 1\ndomain: p\nllm: {provider: offline}\nmcp_servers:\n  t:\n"
+        "    url: http://t/${DECLARED_URL_SECRET}/mcp\n"
+        '    headers: {X-Plain: "${DECLARED_HEADER_SECRET}"}\n'
+        "tools:\n  - {name: t, kind: mcp, server: t, activation: always}\n",
+        encoding="utf-8",
+    )
+    load_pipeline(pipeline)
+    shown = Redactor().text("echo plainwordsecret and anotherplainone")
+    assert shown == "echo [redacted] and [redacted]"

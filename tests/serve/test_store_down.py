@@ -23,7 +23,8 @@ def own_server():
 
 def test_a_store_that_went_away_is_reported_and_refused(shop, own_server, monkeypatch):
     monkeypatch.delenv("RUNNER_STATE", raising=False)
-    url = own_server.fresh_database("down")
+    # issue 31, finding 11: a password in the URL's query is no more shown than its userinfo
+    url = own_server.fresh_database("down") + "?sslpassword=pw-ssl-3131"
     service = Service.open([shop], state=url)
     try:
         asked = asyncio.run(service.run_round("shop", ASK))
@@ -32,9 +33,11 @@ def test_a_store_that_went_away_is_reported_and_refused(shop, own_server, monkey
         report = service.readiness()
         assert report["ready"] is False
         [(where, message)] = report["store"].items()
-        assert where.endswith(f"127.0.0.1:{own_server.port}/down")
+        assert f"127.0.0.1:{own_server.port}/down" in where
         assert "Nothing stored was lost" in message
-        with pytest.raises(Unavailable, match="Check that the database server is up"):
+        assert "pw-ssl-3131" not in str(report)
+        with pytest.raises(Unavailable, match="Check that the database server is up") as refused:
             asyncio.run(service.run_round("shop", "kw-620", session_id=asked["session"]))
+        assert "pw-ssl-3131" not in refused.value.message
     finally:
         service.close()

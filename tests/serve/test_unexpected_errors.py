@@ -1,7 +1,7 @@
 """What the service does with a round an unexpected exception ended (issue 29): the client reads
 one line, the service's log (`runner.service`) gets the traceback, and neither the log nor the
 round's trace a client reads back carries a credential or a path of this machine
-(runner.service.redact)."""
+(runner.text.redact)."""
 
 from __future__ import annotations
 

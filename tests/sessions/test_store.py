@@ -500,3 +500,11 @@ def test_runner_sessions_prune_deletes_old_sessions_from_the_named_store(tmp_pat
     assert gone.exit_code == 0 and "deleted 1 session(s)" in gone.output
     wrong = CliRunner().invoke(main, ["sessions", "prune", "--older-than", "soon", "--state", "x"])
     assert wrong.exit_code == 2 and "not a duration" in wrong.output
+
+
+def test_a_stores_secret_is_random_made_once_and_the_same_for_every_opener(another_store):
+    # issue 31, finding 9: the service keys its clients' scopes with it
+    first, second = another_store(), another_store()
+    key = first.secret("client-key")
+    assert len(bytes.fromhex(key)) == 32
+    assert second.secret("client-key") == key and first.secret("other") != key

@@ -1,15 +1,19 @@
-"""Nothing the service answers carries a credential or a path of the machine.
+"""The one redactor: nothing that leaves runner carries a credential or a path of the machine.
 
-An LLM server's error body can echo the request's `Authorization` header or its API key, and
-runner passes such errors on (a round's `error`, its warnings, its trace); an error message can
-name a file (`…/.runner/state.sqlite`). `Redactor` removes both from what goes out: what looks
-like a credential becomes `[redacted]` (runner.text.credentials), the service's own folders
-become relative names, and in error messages any other absolute path of this machine is cut to
-its file name.
+An LLM or MCP server's error body can echo the request's `Authorization` header, its API key or
+its environment, and runner passes such errors on (a round's `error`, its warnings, its trace,
+its stream's progress events); an error message can name a file (`…/.runner/state.sqlite`).
+`Redactor` removes both from what goes out: a credential becomes `[redacted]`
+(runner.text.credentials: the pipeline's declared secrets and the common shapes), the
+pipelines' folders become relative names (`support/.runner/…`), and in error messages any other
+absolute path of this machine is cut to its file name. Every way out uses it: the service's
+answers and streams (runner.service), the playground, an eval run's files (runner.eval.results),
+trace files (runner.trace) and the service's log lines (`redact_logs`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
@@ -81,3 +85,32 @@ def _is_folder_here(path: str) -> bool:
 
 
 ERRORS = Redactor()
+
+
+_TRACEBACKS = logging.Formatter()
+
+
+def redact_logs(redactor: Redactor = ERRORS) -> None:
+    """Every log record made from now on, of any logger, carries its message redacted (its
+    arguments merged into it first, so that a credential in an argument is caught too), and
+    its traceback, when it has one."""
+    current = logging.getLogRecordFactory()
+    if getattr(current, "redacting", False):
+        return
+    logging.setLogRecordFactory(_redacting_factory(current, redactor))
+
+
+def _redacting_factory(make: Any, redactor: Redactor) -> Any:
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # a record whose arguments do not fit its format: left to logging
+            return record
+        record.msg, record.args = redactor.text(message), ()
+        if record.exc_info and record.exc_info[1] is not None:  # its traceback, as told
+            record.exc_text = redactor.text(_TRACEBACKS.formatException(record.exc_info))
+        return record
+
+    factory.redacting = True  # type: ignore[attr-defined]
+    return factory
