@@ -2,7 +2,9 @@
 command serving it on 127.0.0.1, and a headless Debian chromium driven through selenium.
 
 The browser and the server are opened once per module (they cost a few seconds each). The
-screenshots the browser tests take are the ones docs/playground.md shows (docs/img/)."""
+screenshots the browser tests take are the ones docs/playground.md shows: they are written to
+docs/img/ only when RUNNER_UPDATE_SCREENSHOTS=1 (the suite leaves the work tree as it found
+it), otherwise to a folder of the temporary directory."""
 
 from __future__ import annotations
 
@@ -23,6 +25,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = ROOT / "pipelines" / "support"
 IMAGES = ROOT / "docs" / "img"
+# where the browser tests' screenshots go: the docs' own images only when asked for
+SHOTS = (
+    IMAGES
+    if os.environ.get("RUNNER_UPDATE_SCREENSHOTS") == "1"
+    else Path(tempfile.gettempdir()) / "runner-playground-screenshots"
+)
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 STARTED = "the playground is at "

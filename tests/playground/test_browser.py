@@ -15,7 +15,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.playground.conftest import IMAGES
+from tests.playground.conftest import SHOTS
 
 MAX_HEIGHT = 2400  # px: a screenshot taller than this is cut
 
@@ -26,15 +26,15 @@ def wait(driver: Any, condition: Any, seconds: float = 30) -> Any:
 
 def shoot(driver: Any, name: str) -> Path:
     """A screenshot of the whole page, beyond the window (Chrome's DevTools protocol), for the
-    docs."""
+    docs (conftest.SHOTS)."""
     size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
     clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], MAX_HEIGHT)}
     shot = driver.execute_cdp_cmd(
         "Page.captureScreenshot",
         {"format": "png", "captureBeyondViewport": True, "clip": {**clip, "scale": 1}},
     )
-    IMAGES.mkdir(parents=True, exist_ok=True)
-    path = IMAGES / f"playground-{name}.png"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"playground-{name}.png"
     path.write_bytes(base64.b64decode(shot["data"]))
     return path
 
