@@ -199,3 +199,20 @@ def test_the_tool_that_asked_the_clarifying_question_is_kept_among_those_that_ra
     first = case["turns"][0]["expect"]
     assert first["outcome"] == "clarification"
     assert "1:warranty_check" in first["ran"]
+
+
+@pytest.mark.parametrize(
+    ("question", "kept"),
+    [
+        (
+            "Which Linux distribution does the server run (for example Ubuntu, Debian, Fedora or "
+            "Arch), and which release of it? I need both.",
+            "Which Linux distribution does the server run (for example Ubuntu, Debian, Fedora or "
+            "Arch), and which release of it?",
+        ),
+        ("Which one, e.g. Ubuntu or Debian? And its version.", "Which one, e.g. Ubuntu or Debian?"),
+    ],
+)
+def test_a_kept_clarifying_question_is_never_cut_mid_sentence(question: str, kept: str) -> None:
+    expect = keep.expectations({"outcome": "clarification", "question": question})
+    assert expect["question"] == {"contains": [kept]}

@@ -24,7 +24,7 @@ from runner.engine.protocols import (
     is_context_consumer,
     is_coordinator,
 )
-from runner.engine.results import PromptAndContext, SubtaskDecision
+from runner.engine.results import PromptAndContext, ReasonedDecision, SubtaskDecision
 from runner.llm.types import Purpose
 from runner.tools.base import ToolRunError
 
@@ -189,8 +189,10 @@ def neighbour_then_search() -> ToolConfig:
 
 
 def decide(h, parent, subtask_no, completed):
+    """The decision alone (a ReasonedDecision's value)."""
     sub = parent.find(subtask_no)
-    return run(h.tools["compare"].decide_conditional(parent, sub, completed, h.env(parent)))
+    reply = run(h.tools["compare"].decide_conditional(parent, sub, completed, h.env(parent)))
+    return reply.value if isinstance(reply, ReasonedDecision) else reply
 
 
 def made_by_compare(parent):
