@@ -245,6 +245,24 @@ def test_c16_run_if_sees_loop_variables_the_subtask_and_found(harness):
     assert decide(h, parent, "1.4", something) is SubtaskDecision.SKIP
 
 
+def test_a_decision_says_its_rule_in_the_blocks_own_terms(harness):
+    """What the Why page shows for a skipped subtask (issue 32.6): the rule, not a method."""
+    rule = "item != 'A'"
+    h = harness(
+        coordinator(
+            per_product(name="near"),
+            per_product(
+                name="full", condition=Condition(ConditionKind.EXPRESSION, expression=rule)
+            ),
+        )
+    )
+    h.prompts.extract_replies["compare"] = {"products": ["A", "B"]}
+    parent = made_by_compare(decompose(h, task("q")))
+    sub = parent.find("1.3")
+    reply = run(h.tools["compare"].decide_conditional(parent, sub, {}, h.env(parent)))
+    assert reply == ReasonedDecision(SubtaskDecision.SKIP, f"`run_if: {rule}` is false")
+
+
 def test_c3_a_subtask_without_a_rule_runs(harness):
     h = harness(coordinator(per_product()))
     h.prompts.extract_replies["compare"] = {"products": ["A"]}
