@@ -53,9 +53,7 @@ class Asker:
         latency_ms = (time.perf_counter() - started) * 1000
         final = rounds[-1]
         answer = str(final.get("answer") or "") if final.get("outcome") == "answer" else ""
-        on_topic = on_topic_check(
-            question_stems((question.question, question.follow_up)), self.page_heading
-        )
+        on_topic = on_topic_check(question_stems(self._asked(question)), self.page_heading)
         grounded = grounding(answer, self.page_text, on_topic).to_json() if answer else None
         if grounded is not None:
             share = grounded["supported"] / grounded["sentences"] if grounded["sentences"] else None
@@ -116,6 +114,18 @@ class Asker:
 
                 grades[name] = {"error": describe_error(error)}
         return grades
+
+    def _asked(self, question: Question) -> list[str]:
+        """The question and its follow-up, with the documents' words the corpora's `synonyms:`
+        say their users' words stand for (as retrieval expands them)."""
+        asked = [text for text in (question.question, question.follow_up) if text]
+        if self.runtime.corpus is None:
+            return asked
+        expanded = []
+        for name in self.runtime.pipeline.corpora:
+            corpus = self.runtime.corpus(name)
+            expanded += [corpus.expanded(text) for text in asked]
+        return asked + expanded
 
     def page_text(self, document: str, page: int) -> str | None:
         """A page's text from whichever of the pipeline's corpora has it."""

@@ -4,15 +4,17 @@ Groundedness asks whether an answer's sentences are in the pages they cite; an a
 question quoted word for word from the dryer page passes that test. What such an answer gets
 wrong is its subject, and a page's subject is what its author named it: the document's file
 name and the heading of the section the page is in. A cited page is *on the question's topic*
-when that name shares a content word (its stem) with the question or its follow-up. A sentence
+when that name shares a content word (its stem) with the question or its follow-up — or with
+the documents' words a corpus's `synonyms:` says the user's words stand for. A sentence
 *addresses* the question when a page it cites is on the topic; relevance is the share of the
 answer's counted sentences that do (counted as groundedness counts them: a sentence with a
 content word; after the last citation it cites nothing and addresses nothing; table rows alone
 are not counted). Groundedness reads only pages on the topic (runner.eval.groundedness).
 
 Its limit: it compares words, so a question in other words than the section's name ("holiday"
-for a section named "Carrying leave over") scores low though the answer is right; the judge
-(`--judge`) grades relevance by meaning.
+for a section named "Carrying leave over") scores low though the answer is right, unless the
+corpus's `synonyms:` maps the one to the other; the judge (`--judge`) grades relevance by
+meaning.
 """
 
 from __future__ import annotations

@@ -237,3 +237,30 @@ def test_the_report_defines_its_figures_and_lists_errors_by_tag() -> None:
     page = render_report({"metrics": {}, **summarize(found)}, found, None, plots_wanted=False)
     assert "What the figures mean" in page
     assert DEFINITIONS["errors"] in page
+
+
+CARRY = (
+    "- {id: carry, question: can I take my unused holiday days into next year,\n"
+    "   sources: annual-leave-policy.md#Carrying leave over}\n"
+)
+
+
+@pytest.mark.parametrize(("synonyms", "relevant"), [(False, False), (True, True)])
+def test_the_corpus_synonyms_tell_relevance_what_a_users_word_stands_for(
+    cli, tmp_path: Path, synonyms: bool, relevant: bool
+) -> None:
+    from tests.eval.conftest import copy_hr, records
+
+    pipeline = copy_hr(tmp_path / "hr")
+    if synonyms:
+        text = pipeline.read_text(encoding="utf-8")
+        marker = "    pages: {max_words: 180}\n"
+        pipeline.write_text(
+            text.replace(marker, marker + "    synonyms: {holiday: leave}\n", 1), "utf-8"
+        )
+    questions = write(tmp_path / "q.yaml", CARRY)
+    result = cli("eval", pipeline, questions, "--out", tmp_path / "run", "-q", "--no-report")
+    assert result.exit_code == 0, result.output
+    [record] = records(tmp_path / "run")
+    assert record["sourced"] is True  # the right section, either way
+    assert (record["relevance"] == 1.0) is relevant
