@@ -315,6 +315,9 @@ def format_github(printed: Printed) -> str:
         f"{name} {number(metrics.get(name), name)}" for name in ("hit@1", "hit@k", "mrr", "sourced")
     )
     lines.append(_annotation("notice", printed, f"runner eval: {shown}", 0))
+    meant = defined(("hit@1", "hit@k", "mrr", "sourced"))
+    said = "; ".join(f"{name}: {text}" for name, text in meant.items())
+    lines.append(_annotation("notice", printed, f"what the figures mean: {said}", 0))
     return "\n".join(lines)
 
 

@@ -215,6 +215,10 @@ def test_the_junit_format_carries_the_definitions_as_properties() -> None:
     assert DEFINITIONS["errors"] in values["errors"]
 
 
+def test_the_github_format_says_what_its_figures_mean() -> None:
+    assert f"hit@1: {DEFINITIONS['hit@1']}" in render(printed(), "github")
+
+
 def test_every_format_renders() -> None:
     assert all(render(printed(), fmt) for fmt in FORMATS)
 
