@@ -40,7 +40,7 @@ from bench.faq import TOP_K
 from bench.readme import table, write_results, write_section
 from bench.retrieval import machine
 from bench.users import MODEL, corpus_source, state_base
-from bench.wording import heading_key
+from bench.wording import gold_key
 
 QUESTIONS = Path(__file__).resolve().parent / "questions"
 SETS = {"pydocs": ("pydocs-users", "pydocs-faq-headings"), "pgdocs": ("pgdocs-users",)}
@@ -135,7 +135,7 @@ def is_gold_page(page: Any, gold: Gold) -> bool:
     for document, heading in gold.sections:
         if page.document != document:
             continue
-        if heading_key(page.heading) == heading_key(heading):
+        if gold_key(page.heading) == gold_key(heading):
             return True
         if re.search(rf"^{re.escape(heading)}$", page.text, re.MULTILINE) is not None:
             return True

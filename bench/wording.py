@@ -16,6 +16,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from runner.text.headings import heading_key as gold_key
+
 QUESTIONS = Path(__file__).resolve().parent / "questions"
 _SECTION_NUMBER = re.compile(r"^(?:(?:Chapter|Appendix|Part)\s+)?[0-9A-Z]+(?:\.[0-9A-Z]+)*\.\s+")
 # the sets, each with the corpus it is asked of
@@ -91,11 +93,9 @@ def html_headings(text: str) -> list[tuple[int, str]]:
 
 def gold_rows(pages: Sequence[Any], question: Question) -> set[int]:
     """The page rows (page-store order) of the question's gold sections."""
-    wanted = {(document, heading_key(heading)) for document, heading in question.golds}
+    wanted = {(document, gold_key(heading)) for document, heading in question.golds}
     return {
-        row
-        for row, page in enumerate(pages)
-        if (page.document, heading_key(page.heading)) in wanted
+        row for row, page in enumerate(pages) if (page.document, gold_key(page.heading)) in wanted
     }
 
 

@@ -300,6 +300,7 @@ class Conversation:
                     events=trace.events,
                     result=record.result,
                     exchanges=exchanges,
+                    provider=_provider_name(self.runtime),
                 )
             )
         return result
@@ -315,6 +316,13 @@ class Conversation:
             trace=list(trace.events),
             request_id=request_id,
         )
+
+
+def _provider_name(runtime: Runtime) -> str | None:
+    """The provider the round's LLM client calls (the pipeline's, or --llm's)."""
+    provider = getattr(runtime.client, "provider", None)
+    name = getattr(provider, "name", None)
+    return str(name) if name else None
 
 
 def replay(

@@ -52,8 +52,24 @@ def _module_exists(module: str) -> bool:
     return find_spec(f"runner.cli.{module}") is not None
 
 
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from runner.cli.extras import version_text
+
+    click.echo(version_text())
+    ctx.exit()
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="runner")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="Show the version and which extras are installed, and exit.",
+)
 def main() -> None:
     """runner: declarative, validated, testable LLM tool pipelines.
 

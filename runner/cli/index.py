@@ -156,7 +156,21 @@ def _index_corpus(model: Any, name: str, force: bool, progress: Any) -> None:
     progress.remove_task(bar)
     status = index.status
     what = f"rebuilt ({status.reason})" if status.rebuilt else "up to date"
-    click.echo(f"{name}: {what}, {status.pages} pages, {status.seconds:.2f} s -> {index.folder}")
+    click.echo(
+        f"{name}: {what}, {status.pages} pages, {_vectors(index)}, {status.seconds:.2f} s -> "
+        f"{index.folder}"
+    )
+
+
+def _vectors(index: Any) -> str:
+    """What the index holds besides BM25: whose vectors, and how many were embedded now."""
+    vectors = index.vectors
+    if vectors is None:
+        return "no vectors (BM25 only: no embedding model and no vector or hybrid search)"
+    embedded = index.status.embedded
+    reused = len(vectors) - embedded
+    done = f"{embedded} embedded now" + (f", {reused} kept" if reused else "")
+    return f"{len(vectors)} vectors of {vectors.model} ({done})"
 
 
 def _index_table(model: Any, name: str, options: Any, force: bool, progress: Any) -> None:

@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from runner.engine.results import Clarification, PromptAndContext, SubtaskDecision, ToolResult
+from runner.engine.results import (
+    Clarification,
+    PromptAndContext,
+    ReasonedDecision,
+    SubtaskDecision,
+    ToolResult,
+)
 
 if TYPE_CHECKING:
     from runner.config.model import Pipeline, ToolConfig
@@ -115,8 +121,9 @@ class Coordinator(Tool, Protocol):
 class ConditionalDecider(Protocol):
     def decide_conditional(
         self, parent: Task, next_subtask: Task, completed_so_far: PriorContext, env: ToolEnv
-    ) -> SubtaskDecision | Awaitable[SubtaskDecision]:
-        """C16: RUN or SKIP a conditional subtask this coordinator made. Default: RUN (C3)."""
+    ) -> SubtaskDecision | ReasonedDecision | Awaitable[SubtaskDecision | ReasonedDecision]:
+        """C16: RUN or SKIP a conditional subtask this coordinator made. Default: RUN (C3).
+        A ReasonedDecision also says why, in the coordinator's terms (shown by the Why page)."""
         ...
 
 

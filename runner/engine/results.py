@@ -109,3 +109,13 @@ class SubtaskDecision(str, Enum):
 
     RUN = "run"
     SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class ReasonedDecision:
+    """A decision with its reason in the author's terms ("`.n` found something", "`run_if:
+    params.x` is false"): what the trace, `runner explain` and the Why page say. A coordinator
+    may return one instead of a bare SubtaskDecision."""
+
+    value: SubtaskDecision
+    reason: str

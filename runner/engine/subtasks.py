@@ -197,7 +197,10 @@ class SubtaskWalk(Channels):
                     decide(parent, sub, completed, self._env(parent, parent.task_prompt))
                 )
                 decision = SubtaskDecision(getattr(reply, "value", reply))
-                why = f"{owner}.decide_conditional looked at {len(completed)} earlier result(s)"
+                # the coordinator's own reason when it gives one, else what is known of it
+                why = str(getattr(reply, "reason", "") or "") or (
+                    f"coordinator {owner} decided, having read {len(completed)} earlier result(s)"
+                )
             except Exception as exc:
                 decision = SubtaskDecision.RUN
                 error = described(exc)

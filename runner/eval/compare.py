@@ -17,7 +17,7 @@ from runner.eval.totals import LOWER_IS_BETTER, METRICS
 
 Record = Mapping[str, Any]
 GRADE_STEP = 0.25  # a judge's score must move this much to count as a change
-GROUNDED_STEP = 0.2  # groundedness likewise
+GROUNDED_STEP = 0.2  # groundedness and relevance likewise
 
 
 @dataclass(frozen=True)
@@ -176,16 +176,22 @@ def _checks(before: Record, after: Record) -> list[Reason]:
 
 def _scored(before: Record, after: Record) -> list[Reason]:
     reasons = []
-    pairs = [("groundedness", before.get("groundedness"), after.get("groundedness"), GROUNDED_STEP)]
-    for name in ("correctness", "faithfulness"):
+    pairs = [
+        (name, before.get(name), after.get(name), GROUNDED_STEP)
+        for name in ("groundedness", "relevance")
+    ]
+    for name in ("correctness", "faithfulness", "relevance"):
         was = ((before.get("judge") or {}).get(name) or {}).get("score")
         now_grade = (after.get("judge") or {}).get(name) or {}
-        pairs.append((name, was, now_grade.get("score"), GRADE_STEP))
+        pairs.append((f"judged {name}", was, now_grade.get("score"), GRADE_STEP))
     for name, was, now, step in pairs:
         if was is None or now is None or abs(now - was) < step:
             continue
         why = ""
-        if name != "groundedness":
-            why = f": {((after.get('judge') or {}).get(name) or {}).get('reason', '')}"
+        if name.startswith("judged "):
+            graded = name.removeprefix("judged ")
+            reason = ((after.get("judge") or {}).get(graded) or {}).get("reason", "")
+            why = f": {reason}"
+            name = graded if graded != "relevance" else name
         reasons.append(Reason(f"{name} {was:.2f} → {now:.2f}{why}", now > was))
     return reasons

@@ -18,6 +18,7 @@ from xml.etree import ElementTree
 
 from runner.config.formats import github_annotation, xml_safe
 from runner.eval.compare import Comparison
+from runner.eval.definitions import defined
 
 FORMATS = ("text", "markdown", "json", "junit", "github")
 SHOWN = (
@@ -28,8 +29,10 @@ SHOWN = (
     "sourced",
     "checks",
     "groundedness",
+    "relevance",
     "correctness",
     "faithfulness",
+    "judged_relevance",
     "degraded",
     "errors",
     "llm_calls",
@@ -37,7 +40,18 @@ SHOWN = (
     "latency_p50_ms",
     "latency_p95_ms",
 )
-TAG_SHOWN = ("questions", "hit@1", "hit@k", "mrr", "sourced", "checks", "groundedness")
+TAG_SHOWN = (
+    "questions",
+    "hit@1",
+    "hit@k",
+    "mrr",
+    "sourced",
+    "checks",
+    "groundedness",
+    "relevance",
+    "errors",
+)
+JUDGED = ("correctness", "faithfulness", "judged_relevance")  # shown only when graded
 LISTED_CHANGES = 20
 
 
@@ -112,7 +126,7 @@ def format_text(printed: Printed) -> str:
     metrics = printed.summary["metrics"]
     lines = [f"{printed.questions_file}: {metrics['questions']} questions"]
     for name in SHOWN:
-        if metrics.get(name) is None and name in ("correctness", "faithfulness"):
+        if metrics.get(name) is None and name in JUDGED:
             continue
         delta = _delta(printed, name)
         lines.append(f"  {name:<16}{number(metrics.get(name), name):>10}  {delta}".rstrip())
@@ -140,8 +154,23 @@ def format_text(printed: Printed) -> str:
         )
     lines += _changes_text(printed.comparison)
     lines += [f"FAIL: {gate}" for gate in printed.gates]
+    lines.append("what the figures mean:")
+    lines += [f"  {name:<16}{text}" for name, text in shown_definitions(printed).items()]
     lines.append(f"results: {printed.folder}")
     return "\n".join(lines)
+
+
+def shown_definitions(printed: Printed) -> dict[str, str]:
+    """The definitions of the metrics a format shows (a judge's only when it graded)."""
+    metrics = printed.summary["metrics"]
+    names = [name for name in SHOWN if not (name in JUDGED and metrics.get(name) is None)]
+    return defined(names)
+
+
+def errors_change(comparison: Comparison) -> str:
+    """The share of questions that ended in an error, in the baseline and now."""
+    change = comparison.metrics.get("errors") or {}
+    return f"errors {number(change.get('before'))} → {number(change.get('after'))}"
 
 
 def _changes_text(comparison: Comparison | None) -> list[str]:
@@ -149,7 +178,7 @@ def _changes_text(comparison: Comparison | None) -> list[str]:
         return []
     lines = [
         f"compared with {comparison.baseline}: {len(comparison.worse)} worse, "
-        f"{len(comparison.better)} better"
+        f"{len(comparison.better)} better; {errors_change(comparison)}"
     ]
     for title, changes in (("worse", comparison.worse), ("better", comparison.better)):
         for change in changes[:LISTED_CHANGES]:
@@ -170,7 +199,7 @@ def format_markdown(printed: Printed) -> str:
     out.append("| metric | value |" + (" change |" if with_baseline else ""))
     out.append("|---|---:|" + ("---:|" if with_baseline else ""))
     for name in SHOWN:
-        if metrics.get(name) is None and name in ("correctness", "faithfulness"):
+        if metrics.get(name) is None and name in JUDGED:
             continue
         row = f"| {name} | {number(metrics.get(name), name)} |"
         out.append(row + (f" {_delta(printed, name)} |" if with_baseline else ""))
@@ -188,7 +217,7 @@ def format_markdown(printed: Printed) -> str:
         out += [
             "",
             f"**{len(comparison.worse)} worse, {len(comparison.better)} better** "
-            f"than the baseline.",
+            f"than the baseline; {errors_change(comparison)}.",
         ]
         for title, changes in (("Worse", comparison.worse), ("Better", comparison.better)):
             if not changes:
@@ -201,6 +230,9 @@ def format_markdown(printed: Printed) -> str:
                 out.append(f"- … and {len(changes) - LISTED_CHANGES} more")
     if printed.gates:
         out += ["", "**Fails:** " + "; ".join(printed.gates)]
+    out += ["", "<details><summary>What the figures mean</summary>", ""]
+    out += [f"- `{name}`: {_md(text)}" for name, text in shown_definitions(printed).items()]
+    out += ["", "</details>"]
     return "\n".join(out) + "\n"
 
 
@@ -217,6 +249,7 @@ def format_json(printed: Printed) -> str:
         "summary": dict(printed.summary),
         "comparison": printed.comparison.to_json() if printed.comparison else None,
         "failed": list(printed.gates),
+        "definitions": shown_definitions(printed),
     }
     return json.dumps(document, ensure_ascii=False, indent=2)
 
@@ -227,6 +260,11 @@ def format_json(printed: Printed) -> str:
 def format_junit(printed: Printed) -> str:
     worse = {c.id: c for c in printed.comparison.worse} if printed.comparison else {}
     suite = ElementTree.Element("testsuite", name=f"runner eval {printed.questions_file}")
+    properties = ElementTree.SubElement(suite, "properties")
+    metrics = printed.summary["metrics"]
+    for name, text in shown_definitions(printed).items():
+        value = number(metrics.get(name), name)
+        ElementTree.SubElement(properties, "property", name=name, value=f"{value} ({text})")
     failures = 0
     for record in printed.records:
         case = ElementTree.SubElement(
@@ -277,6 +315,9 @@ def format_github(printed: Printed) -> str:
         f"{name} {number(metrics.get(name), name)}" for name in ("hit@1", "hit@k", "mrr", "sourced")
     )
     lines.append(_annotation("notice", printed, f"runner eval: {shown}", 0))
+    meant = defined(("hit@1", "hit@k", "mrr", "sourced"))
+    said = "; ".join(f"{name}: {text}" for name, text in meant.items())
+    lines.append(_annotation("notice", printed, f"what the figures mean: {said}", 0))
     return "\n".join(lines)
 
 

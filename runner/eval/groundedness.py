@@ -7,6 +7,10 @@ covers the paragraph). A sentence is *supported* when at least `SUPPORT_SHARE` o
 words (their stems: "batteries" is "battery") appear in the text of the pages it cites.
 Sentences after the last citation cite nothing and are unsupported; sentences whose citations
 are all table rows (no page to read) and sentences without a content word are not counted.
+
+Given `on_topic` (runner.eval.relevance), only the cited pages on the question's topic are read:
+a sentence quoted from a page about something else (a drain question answered from the dryer
+page) is not a grounded answer to the question, however faithfully it quotes.
 """
 
 from __future__ import annotations
@@ -37,13 +41,18 @@ class Grounding:
         return {"supported": self.supported, "sentences": self.sentences}
 
 
-def grounding(answer: str, page_text: PageText) -> Grounding:
+def grounding(
+    answer: str, page_text: PageText, on_topic: Callable[[str, int], bool] | None = None
+) -> Grounding:
     supported = counted = 0
-    for text, labels in _cited_pieces(answer):
-        passages = [page_text(*cited) for cited in _pages(labels)]
-        readable = " ".join(passage for passage in passages if passage)
-        if labels and not readable:
+    for text, labels in cited_pieces(answer):
+        cited = page_labels(labels)
+        passages = [page_text(*page) for page in cited]
+        if labels and not any(passages):
             continue  # table rows only: nothing to read the sentence against
+        if on_topic is not None:
+            passages = [p for page, p in zip(cited, passages, strict=True) if on_topic(*page)]
+        readable = " ".join(passage for passage in passages if passage)
         present = token_stems(readable) if readable else set()
         for sentence in sentences(text):
             wanted = {stem(word) for word in content_words(sentence)}
@@ -55,7 +64,7 @@ def grounding(answer: str, page_text: PageText) -> Grounding:
     return Grounding(supported, counted)
 
 
-def _cited_pieces(answer: str) -> list[tuple[str, tuple[str, ...]]]:
+def cited_pieces(answer: str) -> list[tuple[str, tuple[str, ...]]]:
     """The answer cut after each citation: each piece with the labels that close it; the text
     after the last citation, with none."""
     pieces: list[tuple[str, tuple[str, ...]]] = []
@@ -67,7 +76,7 @@ def _cited_pieces(answer: str) -> list[tuple[str, tuple[str, ...]]]:
     return pieces
 
 
-def _pages(labels: tuple[str, ...]) -> list[tuple[str, int]]:
+def page_labels(labels: tuple[str, ...]) -> list[tuple[str, int]]:
     cited = []
     for label in labels:
         document, mark, page = label.rpartition(_PAGE_MARK)

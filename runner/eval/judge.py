@@ -3,13 +3,14 @@
 Two grades, each a score from 0 to 1 and a reason:
 - correctness: does the answer say what the question's `reference` answer says (only for a
   question with a `reference`);
-- faithfulness: is everything the answer says backed by the pages it was written from.
+- faithfulness: is everything the answer says backed by the pages it was written from;
+- relevance: does the answer address the question asked (not a neighbouring one).
 
 Each is one LLM call whose reply must be `{"score": …, "reason": …}`. The calls go through
 runner's LLM client, as the pipeline's own do (retries, the concurrency limit, the cache), on a
 client of their own, so they are never counted among the pipeline's calls. Their `tool` is
-`eval_judge_correctness` or `eval_judge_faithfulness`, so that a test's scripted rules answer
-them (`--judge scripted --judge-script FILE`).
+`eval_judge_correctness`, `eval_judge_faithfulness` or `eval_judge_relevance`, so that a
+test's scripted rules answer them (`--judge scripted --judge-script FILE`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 CORRECTNESS = "eval_judge_correctness"
 FAITHFULNESS = "eval_judge_faithfulness"
+RELEVANCE = "eval_judge_relevance"
 MAX_PASSAGE_CHARS = 4000
 
 GRADE_SCHEMA: Mapping[str, Any] = {
@@ -53,6 +55,14 @@ Answer to check: {answer}
 Is every statement of the answer backed by the sources? Reply with JSON:
 {{"score": a number from 0 (nothing is backed) to 1 (everything is), "reason": one sentence}}"""
 
+_RELEVANCE_PROMPT = """\
+You check that an answer addresses the question it was given, not a neighbouring one.
+Question: {question}
+Answer to check: {answer}
+Does the answer address this question (its subject and what it asks), whether or not it is
+right? Reply with JSON:
+{{"score": a number from 0 (about something else) to 1 (this question), "reason": one sentence}}"""
+
 
 @dataclass(frozen=True)
 class Grade:
@@ -77,6 +87,10 @@ class Judge:
         shown = "\n---\n".join(passage[:MAX_PASSAGE_CHARS] for passage in passages) or "(none)"
         prompt = _FAITHFULNESS_PROMPT.format(question=question, passages=shown, answer=answer)
         return await self._grade(FAITHFULNESS, question, prompt)
+
+    async def relevance(self, question: str, answer: str) -> Grade:
+        prompt = _RELEVANCE_PROMPT.format(question=question, answer=answer)
+        return await self._grade(RELEVANCE, question, prompt)
 
     async def _grade(self, tool: str, question: str, prompt: str) -> Grade:
         request = LLMRequest(

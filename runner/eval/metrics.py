@@ -6,7 +6,8 @@
   `sources`;
 - answer: `sourced` (a gold source among the answer's sources), `checks` (each `answer` text
   in the answer, case aside) and `checks_passed` (all of them);
-- groundedness (runner.eval.groundedness), the judge's grades (runner.eval.judge);
+- groundedness (runner.eval.groundedness), relevance (runner.eval.relevance), the judge's grades
+  (runner.eval.judge);
 - the outcome, `degraded`, and the LLM calls, tokens and milliseconds by purpose of every round.
 
 A record is one line of the results file (runner.eval.results); what is not measured for a
@@ -96,6 +97,7 @@ def question_record(
     judge: Mapping[str, Any] | None,
     latency_ms: float,
     trace: str | None,
+    relevance: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The results file's line for one question; `rounds`: its rounds' `runner run --json`
     objects (with `retrieval`), the first turn and, after a clarifying question, the follow-up."""
@@ -109,6 +111,7 @@ def question_record(
         "gold": [str(gold) for gold in question.sources],
         "outcome": final.get("outcome"),
         "turns": len(rounds),
+        "conversation": conversation(question, rounds),
         "degraded": any(bool(data.get("degraded")) for data in rounds),
         "answer": final.get("answer"),
         "clarification": final.get("question"),
@@ -119,12 +122,25 @@ def question_record(
         **answer_metrics(question, final),
         "groundedness": None if groundedness is None else groundedness.get("share"),
         "grounding": groundedness,
+        "relevance": None if relevance is None else relevance.get("share"),
+        "addressing": relevance,
         "judge": judge,
         "llm": llm_usage(rounds),
         "latency_ms": round(latency_ms, 3),
         "session": final.get("session"),
         "trace": trace,
     }
+
+
+def conversation(question: Question, rounds: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """The turns as the user and the pipeline took them: the question, and after a clarifying
+    question the follow-up, each with the pipeline's reply."""
+    said = [question.question, question.follow_up]
+    turns = []
+    for asked, data in zip(said, rounds, strict=False):
+        reply = data.get("answer") or data.get("question") or data.get("error")
+        turns.append({"user": asked, "outcome": data.get("outcome"), "reply": reply})
+    return turns
 
 
 def failed_record(question: Question, error: str, latency_ms: float) -> dict[str, Any]:

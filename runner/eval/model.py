@@ -3,11 +3,12 @@ from: CSV, JSONL or YAML all become `Question`s, each with the line it was writt
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from runner.text.headings import same_heading
 
 
 @dataclass(frozen=True)
@@ -28,26 +29,16 @@ class Gold:
 
     def matches(self, source: Mapping[str, Any]) -> bool:
         """Whether a page or a source (`{document, heading, …}`) is this one: the same
-        document, or one whose path ends with this one's; and the same heading (case and
-        surrounding spaces aside) when a heading is given — any of a page's `headings`, for a
-        page that holds several sections."""
+        document, or one whose path ends with this one's; and the same heading (case,
+        spacing, punctuation and permalink marks aside: runner.text.headings) when a heading
+        is given — any of a page's `headings`, for a page that holds several sections."""
         document = str(source.get("document") or "")
         if document != self.document and not document.endswith("/" + self.document):
             return False
         if self.heading is None:
             return True
-        wanted = _folded(self.heading)
         held = [source.get("heading"), *(source.get("headings") or ())]
-        return any(heading is not None and _folded(str(heading)) == wanted for heading in held)
-
-
-# a section number before an HTML heading ("11.2. Index Types", "Chapter 26. Backup"): a gold
-# heading is written without it
-_SECTION_NUMBER = re.compile(r"^(?:(?:Chapter|Appendix|Part)\s+)?[0-9A-Z]+(?:\.[0-9A-Z]+)*\.\s+")
-
-
-def _folded(text: str) -> str:
-    return " ".join(_SECTION_NUMBER.sub("", text.strip()).split()).casefold()
+        return any(same_heading(self.heading, heading) for heading in held)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ reports a pipeline: every problem of the file at once, each at its `file:line:co
 
 The three formats share one schema (`schemas/questions.schema.json`): a YAML file is checked
 against it whole, a JSONL line and a CSV row each against its `question` definition. In a CSV
-file, a cell of `sources`, `answer` or `tags` holds several values separated by `|`.
+file, a cell of `sources`, `answer` or `tags` holds several values separated by `|`; a `|` that
+belongs to a value is written `\\|` (and a backslash before one `\\\\`).
 Codes `Q1xx` are docs/eval.md's.
 """
 
@@ -31,6 +32,7 @@ FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".yaml": "yaml", ".yml": "yaml"}
 COLUMNS = ("id", "question", "sources", "answer", "reference", "tags", "follow_up")
 LISTED = ("sources", "answer", "tags")  # several values, `|` between them in a CSV cell
 SEPARATOR = "|"
+ESCAPE = "\\"
 
 
 class QuestionSetError(Exception):
@@ -211,6 +213,23 @@ def _csv_rows(path: Path, diagnostics: list[Diagnostic]) -> tuple[list[_Row], st
             continue
         data = _csv_data(names, known, cells)
         starts = _cell_starts(lines[row_line - 1]) if row_line <= len(lines) else []
+        split = _split_heading(data.get("sources") or ())
+        if split is not None:
+            index = names.index("sources")
+            col = starts[index] + 1 if index < len(starts) else 1
+            diagnostics.append(
+                Diagnostic(
+                    "Q108",
+                    f"column `sources`: `{split[1]}` follows the heading of `{split[0]}` and "
+                    "names no document: the cell's `|` cut a heading in two",
+                    path,
+                    row_line,
+                    col,
+                    hint=f"a `|` inside a heading is written `\\|`: "
+                    f"{_escaped(split[0])}\\|{_escaped(split[1])}",
+                )
+            )
+            continue
         problems = list(validator.iter_errors(data))
         for error in problems:
             column = str(error.path[0]) if error.path else _missing_column(error)
@@ -278,12 +297,46 @@ def _csv_data(names: list[str], known: list[bool], cells: list[str]) -> dict[str
         if not is_known or not value:
             continue
         if name in LISTED:
-            data[name] = [part.strip() for part in value.split(SEPARATOR) if part.strip()]
+            data[name] = [part.strip() for part in split_cell(value) if part.strip()]
         else:
             data[name] = value
     if "question" not in data:
         data["question"] = ""  # an empty cell: reported as such, not as a missing key
     return data
+
+
+def split_cell(cell: str) -> list[str]:
+    """A CSV cell's values: cut at each `|` that is not written `\\|` (`\\\\` is a backslash)."""
+    values, current, chars = [], [], iter(cell)
+    for char in chars:
+        if char == ESCAPE:
+            following = next(chars, "")
+            if following in (SEPARATOR, ESCAPE):
+                current.append(following)
+            else:
+                current.append(char + following)
+        elif char == SEPARATOR:
+            values.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    values.append("".join(current))
+    return values
+
+
+def _escaped(value: str) -> str:
+    return value.replace(ESCAPE, ESCAPE * 2).replace(SEPARATOR, ESCAPE + SEPARATOR)
+
+
+def _split_heading(sources: Iterable[str]) -> tuple[str, str] | None:
+    """A gold heading a plain `|` cut in two (`flags.html#NC|nocase`): a value after a
+    `document#heading` that has no `#` and names no file (no `.`, no `/`)."""
+    previous = None
+    for value in sources:
+        if previous is not None and "#" in previous and not any(c in value for c in "#./"):
+            return previous, value
+        previous = value
+    return None
 
 
 def _missing_column(error: Any) -> str:
@@ -306,7 +359,7 @@ def _csv_hint(column: str) -> str:
     hints = {
         "question": "every row needs its question",
         "sources": "name a document by its path in the corpus, e.g. manuals/kw.md or "
-        "manuals/kw.md#Error codes; several separated by |",
+        "manuals/kw.md#Error codes; several separated by | (a | inside a heading is written \\|)",
         "id": "an id has no spaces or slashes",
     }
     return hints.get(column, "")

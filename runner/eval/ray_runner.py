@@ -11,7 +11,9 @@ worker, when it died for good) while the others are asked; the run then fails wi
 `KeyError: 'x'`), and `--resume` asks them again. `local` starts a Ray cluster on this machine
 for the run, and stops it after.
 
-Every node needs runner installed (the same version), as any Ray job needs its code.
+Every node needs runner installed (the same version), as any Ray job needs its code. A
+cluster with token authentication takes the token from Ray's standard variables
+(runner.eval.ray_auth).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ CLOSE_TIMEOUT_S = 30
 
 
 class RayUnavailable(ImportError):
-    """Ray is not installed."""
+    """Ray is not installed, or the cluster cannot be reached."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,9 @@ class EvalWorker:
 
 
 def _ray() -> Any:
+    from runner.eval import ray_auth
+
+    ray_auth.prepare()  # before Ray is imported: it reads RAY_AUTH_MODE then
     try:
         import ray
     except ImportError as error:
@@ -133,12 +138,7 @@ def run_on_ray(
     built = time.perf_counter()
     started_here = not ray.is_initialized()
     if started_here:
-        ray.init(
-            address=None if address == "local" else address,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level="ERROR",
-        )
+        _connect(ray, address)
     try:
         archive = ray.put(pack(spec))
         workers = _start_workers(ray, archive, spec, jobs, len(questions), batch)
@@ -152,6 +152,22 @@ def run_on_ray(
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _connect(ray: Any, address: str) -> None:
+    try:
+        ray.init(
+            address=None if address == "local" else address,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level="ERROR",
+        )
+    except (ConnectionError, ray.exceptions.AuthenticationError) as error:
+        import os
+
+        from runner.eval.ray_auth import refused_message
+
+        raise RayUnavailable(refused_message(address, error, os.environ)) from error
 
 
 def _ask_batches(

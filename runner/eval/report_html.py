@@ -17,6 +17,7 @@ from jinja2 import Environment, select_autoescape
 
 from runner.eval import plots
 from runner.eval.compare import Comparison
+from runner.eval.definitions import defined
 from runner.eval.formats import SHOWN, TAG_SHOWN, number, problems
 from runner.eval.plots import PlotsUnavailable
 
@@ -62,6 +63,7 @@ def render_report(
         note=note,
         fmt=number,
         problems=problems,
+        definitions=defined(name for name in SHOWN if summary["metrics"].get(name) is not None),
     )
 
 

@@ -27,8 +27,10 @@ _SHARES: dict[str, Callable[[Record], float | bool | None]] = {
     "sourced": lambda r: r.get("sourced"),
     "checks": lambda r: r.get("checks_passed"),
     "groundedness": lambda r: r.get("groundedness"),
+    "relevance": lambda r: r.get("relevance"),
     "correctness": lambda r: _grade(r, "correctness"),
     "faithfulness": lambda r: _grade(r, "faithfulness"),
+    "judged_relevance": lambda r: _grade(r, "relevance"),
 }
 # higher is better for every metric but these
 LOWER_IS_BETTER = frozenset(
@@ -39,7 +41,9 @@ METRICS = (*_SHARES, "llm_calls", "tokens", "latency_p50_ms", "latency_p95_ms")
 
 def _grade(record: Record, name: str) -> float | None:
     grade = (record.get("judge") or {}).get(name)
-    return float(grade["score"]) if isinstance(grade, Mapping) else None
+    if isinstance(grade, Mapping) and grade.get("score") is not None:
+        return float(grade["score"])
+    return None  # not graded, or the grade's call failed
 
 
 def mean(values: Iterable[float | bool | None]) -> float | None:

@@ -44,6 +44,15 @@ class CallRecord:
     task: str | None = field(default_factory=CHARGED_TASK.get)  # the task it was made for
     finish_reason: str | None = None  # why the model stopped, when the provider said
     first_token_ms: float | None = None  # a streamed reply: when its first text arrived
+    # what the request asked of a model server, and where it went (None: no server, as the
+    # offline and scripted providers): the GenAI conventions' request and server attributes
+    temperature: float | None = None
+    max_tokens: int | None = None
+    server_address: str | None = None
+    server_port: int | None = None
+    output_type: str | None = None  # json (a reply schema was sent) | text
+    response_model: str | None = None  # as the server named it
+    response_id: str | None = None
     # its prompt and reply, for an observer that asked for them (runner.llm.exchanges)
     exchange: Exchange | None = field(default=None, repr=False)
 

@@ -37,6 +37,7 @@ from runner.llm.accepted_modes import AcceptedModes, server_key
 from runner.llm.accounting import CallRecord, RoundAccounting
 from runner.llm.cache import CachedReply, ResponseCache, cache_key
 from runner.llm.cassette import Entry, Recorder
+from runner.llm.endpoint import model_server
 from runner.llm.errors import LLMCallError, LLMError, LLMReplyError
 from runner.llm.exchanges import exchange
 from runner.llm.providers.base import Provider, ProviderReply, StreamingProvider
@@ -45,6 +46,11 @@ from runner.llm.settings import DEFAULT_CONTEXT_WINDOW, model_settings
 from runner.llm.streaming import ANSWER_STREAM, Deltas
 from runner.llm.types import LLMReply, LLMRequest, Purpose
 from runner.text.words import estimate_tokens
+
+
+def _output_type(request: LLMRequest) -> str:
+    """The GenAI conventions' `gen_ai.output.type`: json when a reply schema was asked for."""
+    return "json" if request.schema is not None else "text"
 
 
 class EmptyReply(structured.InvalidReply):
@@ -60,6 +66,8 @@ class _Answer:
     estimated: bool = False  # the provider reported no usage; counts are estimates
     finish_reason: str | None = None
     first_token_ms: float | None = None  # streamed: when the first text arrived
+    response_model: str | None = None
+    response_id: str | None = None
 
 
 @dataclasses.dataclass
@@ -339,6 +347,8 @@ class Client:
             estimated=reply.prompt_tokens is None or reply.completion_tokens is None,
             finish_reason=reply.finish_reason,
             first_token_ms=timing.first_token_ms,
+            response_model=reply.response_model,
+            response_id=reply.response_id,
         )
 
     def _generate(
@@ -398,6 +408,10 @@ class Client:
                 finish_reason=answer.finish_reason,
                 first_token_ms=answer.first_token_ms,
                 exchange=exchange(request.prompt, answer.text),
+                response_model=answer.response_model,
+                response_id=answer.response_id,
+                output_type=_output_type(request),
+                **({} if answer.cached else self._sent(request, settings)),  # a cache hit: none
             )
         )
 
@@ -428,8 +442,23 @@ class Client:
                 notice=notice,
                 prompt_cut=request.cut,
                 exchange=exchange(request.prompt, None),
+                output_type=_output_type(request),
+                **self._sent(request, settings),
             )
         )
+
+    def _sent(self, request: LLMRequest, settings: ModelSettings) -> dict[str, Any]:
+        """What a call asked of a model server and where it went; nothing for a provider that
+        runs here (offline, scripted, replay: no server, no sampling)."""
+        where = model_server(self.provider.name, self.config.api_base)
+        if where is None:
+            return {}
+        return {
+            "temperature": settings.temperature,
+            "max_tokens": settings.max_tokens,
+            "server_address": where[0],
+            "server_port": where[1],
+        }
 
     def _mark_invalid(self, record: int, message: str) -> None:
         """That call's reply failed validation."""

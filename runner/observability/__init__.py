@@ -39,6 +39,7 @@ class FinishedRound:
     # the prompt and reply of each `llm.call` event of `events`, in the same order, when an
     # observer asked for content (None: that call's were not kept); else empty
     exchanges: Sequence[Exchange | None] = ()
+    provider: str | None = None  # the LLM provider the round's client calls (gen_ai.provider.name)
 
 
 RoundObserver = Callable[[FinishedRound], None]

@@ -1,15 +1,21 @@
 """OpenTelemetry switched on by the standard `OTEL_*` environment, as every OpenTelemetry SDK is.
 
 Rounds are reported when an exporter is named: `OTEL_EXPORTER_OTLP_ENDPOINT` (or the
-`…_TRACES_ENDPOINT`), or `OTEL_TRACES_EXPORTER` = `otlp` | `console`; never when
-`OTEL_SDK_DISABLED=true`. Spans and metrics go over OTLP/HTTP (protobuf) to the endpoint,
-with the service name `OTEL_SERVICE_NAME` (default `runner`), batched and sent when the process
-ends at the latest. A process that set up OpenTelemetry itself (`opentelemetry-instrument`, an
-application embedding runner) keeps its providers: runner reports through them.
+`…_TRACES_ENDPOINT` / `…_METRICS_ENDPOINT`), or `OTEL_TRACES_EXPORTER` = `otlp` | `console`;
+never when `OTEL_SDK_DISABLED=true`. Traces and metrics are switched apart, as the SDK's own
+variables say: `OTEL_TRACES_EXPORTER=none` exports metrics alone, `OTEL_METRICS_EXPORTER=none`
+traces alone. They go over OTLP/HTTP (protobuf) to the endpoint, with the service name
+`OTEL_SERVICE_NAME` (default `runner`), batched and sent when the process ends at the latest. A
+process that set up OpenTelemetry itself (`opentelemetry-instrument`, an application embedding
+runner) keeps its providers: runner reports through them.
+
+A receiver that refuses metrics (a trace viewer without `/v1/metrics`: HTTP 404, 405 or 501)
+is said once on stderr, and runner stops sending it metrics for the rest of the process.
 
 Prompts and replies (the round's message and answer, task prompts, retrieval queries, each LLM
 call's prompt and reply) are in the spans only with
-`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`.
+`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`. `RUNNER_OTEL_LEGACY_NAMES=true` adds
+the names the GenAI conventions have since replaced (runner.observability.otel).
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ from typing import Any
 from runner.observability import add_observer
 
 CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+LEGACY_NAMES = "RUNNER_OTEL_LEGACY_NAMES"
 _ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+_METRICS_ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
 _installed: list[Any] = []  # the observer installed from the environment, once per process
 
 
@@ -31,17 +39,44 @@ class ObservabilityError(RuntimeError):
 
 
 def wanted(environ: Mapping[str, str] = os.environ) -> bool:
-    """Whether the environment asks for OpenTelemetry."""
-    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+    """Whether the environment asks for OpenTelemetry: traces, metrics or both."""
+    return traces_wanted(environ) or metrics_wanted(environ)
+
+
+def traces_wanted(environ: Mapping[str, str] = os.environ) -> bool:
+    if _disabled(environ):
         return False
-    exporter = environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+    exporter = _setting(environ, "OTEL_TRACES_EXPORTER")
     if exporter == "none":
         return False
     return bool(exporter) or any(environ.get(name) for name in _ENDPOINTS)
 
 
+def metrics_wanted(environ: Mapping[str, str] = os.environ) -> bool:
+    """Metrics go over OTLP to an endpoint (`OTEL_METRICS_EXPORTER`, default `otlp`), or to the
+    console when it says `console`."""
+    if _disabled(environ):
+        return False
+    exporter = _setting(environ, "OTEL_METRICS_EXPORTER") or "otlp"
+    if exporter == "console":
+        return True
+    return exporter == "otlp" and any(environ.get(name) for name in _METRICS_ENDPOINTS)
+
+
+def _disabled(environ: Mapping[str, str]) -> bool:
+    return _setting(environ, "OTEL_SDK_DISABLED") == "true"
+
+
+def _setting(environ: Mapping[str, str], name: str) -> str:
+    return environ.get(name, "").strip().lower()
+
+
 def capture_content(environ: Mapping[str, str] = os.environ) -> bool:
-    return environ.get(CAPTURE_CONTENT, "").strip().lower() == "true"
+    return _setting(environ, CAPTURE_CONTENT) == "true"
+
+
+def legacy_names(environ: Mapping[str, str] = os.environ) -> bool:
+    return _setting(environ, LEGACY_NAMES) == "true"
 
 
 def install_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
@@ -59,7 +94,9 @@ def install_from_environment(environ: Mapping[str, str] = os.environ) -> bool:
         ) from None
     tracer_provider, meter_provider = _providers(environ)
     content = capture_content(environ)
-    observer = OtelObserver(tracer_provider, meter_provider, content=content)
+    observer = OtelObserver(
+        tracer_provider, meter_provider, content=content, legacy_names=legacy_names(environ)
+    )
     add_observer(observer, content=content)
     _installed.append(observer)
     return True
@@ -90,7 +127,8 @@ def _providers(environ: Mapping[str, str]) -> tuple[Any, Any]:
     name = {} if environ.get("OTEL_SERVICE_NAME") else {"service.name": "runner"}
     resource = Resource.create(name)
     tracer_provider = TracerProvider(resource=resource)
-    tracer_provider.add_span_processor(_span_processor(environ))
+    if traces_wanted(environ):  # else spans are made and dropped: metrics alone leave
+        tracer_provider.add_span_processor(_span_processor(environ))
     readers = _metric_readers(environ)
     meter_provider = MeterProvider(resource=resource, metric_readers=readers)
     atexit.register(meter_provider.shutdown)
@@ -109,11 +147,22 @@ def _span_processor(environ: Mapping[str, str]) -> Any:
 
 
 def _metric_readers(environ: Mapping[str, str]) -> list[Any]:
-    exporter = environ.get("OTEL_METRICS_EXPORTER", "otlp").strip().lower()
-    endpoints = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
-    if exporter != "otlp" or not any(environ.get(name) for name in endpoints):
+    if not metrics_wanted(environ):
         return []
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
-    return [PeriodicExportingMetricReader(OTLPMetricExporter())]
+    if _setting(environ, "OTEL_METRICS_EXPORTER") == "console":
+        from opentelemetry.sdk.metrics.export import ConsoleMetricExporter
+
+        return [PeriodicExportingMetricReader(ConsoleMetricExporter())]
+    from runner.observability.refusals import metric_exporter
+
+    return [PeriodicExportingMetricReader(metric_exporter(_metrics_url(environ)))]
+
+
+def _metrics_url(environ: Mapping[str, str]) -> str:
+    """Where metrics are posted, as the exporter reads the environment (for the warning)."""
+    specific = environ.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
+    if specific:
+        return specific
+    return environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").rstrip("/") + "/v1/metrics"

@@ -2,9 +2,13 @@
 
 `OtelObserver` turns each finished round's span plan (runner.observability.spans) into real
 spans, with their recorded start and end times, under the caller's trace when the request
-carried a `traceparent`; and records the GenAI client metrics of its LLM calls:
-`gen_ai.client.token.usage`, `gen_ai.client.operation.duration` and, for streamed replies,
-`gen_ai.client.operation.time_to_first_chunk`.
+carried a `traceparent`; and records the GenAI metrics: of its LLM calls
+`gen_ai.client.inference.tokens` (a counter, by `gen_ai.token.type`),
+`gen_ai.client.operation.duration` and, for streamed replies,
+`gen_ai.client.operation.time_to_first_chunk`; of the round `gen_ai.invoke_agent.duration`
+(operation `invoke_workflow`). With `legacy_names` (RUNNER_OTEL_LEGACY_NAMES, for receivers
+that still read the former conventions) the token histogram `gen_ai.client.token.usage` and
+the workflow span's `gen_ai.workflow.name` are reported as well.
 """
 
 from __future__ import annotations
@@ -52,15 +56,32 @@ class OtelObserver:
         meter_provider: MeterProvider | None = None,
         *,
         content: bool = False,
+        legacy_names: bool = False,
     ) -> None:
         tracers = tracer_provider or otel_trace.get_tracer_provider()
         self.tracer = tracers.get_tracer(SCOPE)
         meter = (meter_provider or get_meter_provider()).get_meter(SCOPE)
-        self.tokens = meter.create_histogram(
-            "gen_ai.client.token.usage",
+        self.legacy_names = legacy_names
+        self.token_count = meter.create_counter(
+            "gen_ai.client.inference.tokens",
             unit="{token}",
-            description="Number of input and output tokens used.",
-            explicit_bucket_boundaries_advisory=list(TOKEN_BUCKETS),
+            description="Number of input and output tokens used by inference calls.",
+        )
+        self.tokens = (
+            meter.create_histogram(
+                "gen_ai.client.token.usage",
+                unit="{token}",
+                description="Number of input and output tokens used.",
+                explicit_bucket_boundaries_advisory=list(TOKEN_BUCKETS),
+            )
+            if legacy_names
+            else None
+        )
+        self.workflow_duration = meter.create_histogram(
+            "gen_ai.invoke_agent.duration",
+            unit="s",
+            description="Duration of an agent invocation (here: a round of a pipeline).",
+            explicit_bucket_boundaries_advisory=list(SECONDS_BUCKETS),
         )
         self.duration = meter.create_histogram(
             "gen_ai.client.operation.duration",
@@ -78,7 +99,13 @@ class OtelObserver:
 
     def __call__(self, finished: FinishedRound) -> None:
         plan = plan_round(
-            finished.workflow, finished.events, finished.result, self.content, finished.exchanges
+            finished.workflow,
+            finished.events,
+            finished.result,
+            self.content,
+            finished.exchanges,
+            provider=finished.provider,
+            legacy_names=self.legacy_names,
         )
         carrier = trace_carrier()
         parent = propagate.extract(dict(carrier)) if carrier else None
@@ -86,6 +113,18 @@ class OtelObserver:
         for event in finished.events:
             if event.get("event") == "llm.call":
                 self._measure(event)
+        self._measure_round(plan)
+
+    def _measure_round(self, plan: SpanPlan) -> None:
+        attributes = {
+            name: plan.attributes[name]
+            for name in ("gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.provider.name")
+            if plan.attributes.get(name) is not None
+        }
+        if plan.error is not None:
+            attributes["error.type"] = str(plan.attributes.get("error.type") or "round_error")
+        seconds = max(plan.end_ms - plan.start_ms, 0.0) / 1000
+        self.workflow_duration.record(seconds, attributes)
 
     def _start(self, plan: SpanPlan, parent: Any, began_ns: int) -> None:
         span = self.tracer.start_span(
@@ -103,13 +142,24 @@ class OtelObserver:
         span.end(end_time=began_ns + int(max(plan.end_ms, plan.start_ms) * 1_000_000))
 
     def _measure(self, call: Mapping[str, Any]) -> None:
-        common = {
+        common: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": str(call.get("provider")),
             "gen_ai.request.model": str(call.get("model") or call.get("provider")),
         }
+        for name, field in (
+            ("gen_ai.response.model", "response_model"),
+            ("server.address", "server_address"),
+            ("server.port", "server_port"),
+        ):
+            if call.get(field) is not None:
+                common[name] = call[field]
         for kind, field in (("input", "prompt_tokens"), ("output", "completion_tokens")):
-            self.tokens.record(int(call.get(field) or 0), {**common, "gen_ai.token.type": kind})
+            count = int(call.get(field) or 0)
+            typed = {**common, "gen_ai.token.type": kind}
+            self.token_count.add(count, {**typed, "gen_ai.token.modality": "text"})
+            if self.tokens is not None:
+                self.tokens.record(count, typed)
         timed = dict(common)
         if call.get("outcome") == "error":
             timed["error.type"] = error_type(str(call.get("error") or ""))

@@ -17,6 +17,14 @@ queries are in the spans only with `content` (the user's opt-in): the round's me
 answer, task prompts and queries from the trace, each call's prompt and reply from the
 `exchanges` the round kept beside it (the trace holds no prompt text). Whatever looks like a
 credential in them, or in an error, is hidden (runner.text.credentials).
+
+An error's own text is no part of a span's status without `content` either: an LLM server's
+400 may echo the prompt, a tool's error the user's words. Its status then says what failed and
+its `error.type`, nothing the error quoted; with `content`, the error as it was written.
+
+Names follow the current GenAI conventions: the round's span carries its domain as
+`gen_ai.agent.name` (the conventions' workflow is an agent invocation whose operation is
+`invoke_workflow`); with `legacy_names` it also carries the former `gen_ai.workflow.name`.
 """
 
 from __future__ import annotations
@@ -57,10 +65,19 @@ def plan_round(
     result: Mapping[str, Any],
     content: bool,
     exchanges: Sequence[Exchange | None] = (),
+    *,
+    provider: str | None = None,
+    legacy_names: bool = False,
 ) -> SpanPlan:
     """The span tree of one round (its root: the workflow span). `exchanges`: the prompt and
-    reply of each `llm.call` event, in order (runner.observability.FinishedRound)."""
-    return _Planner(workflow, result, content, exchanges).plan(events)
+    reply of each `llm.call` event, in order (runner.observability.FinishedRound); `provider`:
+    the LLM provider the round's client calls (else the first call's)."""
+    if provider is None:
+        provider = next((str(e["provider"]) for e in events if e.get("provider")), None)
+    planner = _Planner(workflow, result, content, exchanges, provider)
+    if legacy_names:
+        planner.root.attributes["gen_ai.workflow.name"] = workflow
+    return planner.plan(events)
 
 
 class _Planner:
@@ -70,15 +87,21 @@ class _Planner:
         result: Mapping[str, Any],
         content: bool,
         exchanges: Sequence[Exchange | None],
+        provider: str | None = None,
     ) -> None:
         self.content = content
+        self.provider = provider
         self.exchanges = iter(exchanges if content else ())
         self.result = result
         self.root = SpanPlan(
             f"invoke_workflow {workflow}",
             0.0,
             0.0,
-            {"gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": workflow},
+            {
+                "gen_ai.operation.name": "invoke_workflow",
+                "gen_ai.agent.name": workflow,
+                "gen_ai.provider.name": provider,
+            },
         )
         self.tasks: dict[str, SpanPlan] = {}
         self.parents: dict[str, str | None] = {}
@@ -163,6 +186,7 @@ class _Planner:
             {
                 "gen_ai.operation.name": "invoke_agent",
                 "gen_ai.agent.name": name,
+                "gen_ai.provider.name": self.provider,  # required on invoke_agent
                 "runner.task": task,
                 "runner.subtasks": list(event.get("subtasks") or ()),
                 "runner.appended": event.get("appended"),
@@ -170,7 +194,7 @@ class _Planner:
         )
         if event["event"] == "coordinator.error":
             span.attributes["error.type"] = "coordinator_error"
-            span.error = said(event.get("error")) or "the coordinator failed"
+            span.error = self._status(event.get("error"), "the coordinator failed")
         self._span_of(task).children.append(span)
         self._advance(task, ms)
 
@@ -194,7 +218,7 @@ class _Planner:
         )
         if event["event"] == "tool.error":
             span.attributes["error.type"] = "tool_error"
-            span.error = said(event.get("error")) or "the tool failed"
+            span.error = self._status(event.get("error"), "the tool failed")
         span.children += [self._retrieval(found, span.start_ms) for found in retrievals]
         self._span_of(task).children.append(span)
         self._advance(task, ms)
@@ -233,7 +257,7 @@ class _Planner:
         end = float(event["ms"])
         parent = self._call_parent(event, end)
         start = max(end - float(event.get("latency_ms") or 0.0), parent.start_ms)
-        span = chat_span(event, start, end)
+        span = chat_span(event, start, end, content=self.content)
         if exchange is not None:
             span.attributes.update(exchanged_messages(exchange, event))
         parent.children.append(span)
@@ -256,6 +280,9 @@ class _Planner:
                 return step
         return task_span
 
+    def _status(self, error: Any, what_failed: str) -> str:
+        return status_message(error, what_failed, self.content)
+
     def _describe_round(self) -> None:
         result, attributes = self.result, self.root.attributes
         attributes["runner.outcome"] = result.get("outcome")
@@ -263,13 +290,15 @@ class _Planner:
         attributes["runner.sources"] = len(result.get("sources") or ())
         if result.get("outcome") == "error":
             attributes["error.type"] = "round_error"
-            self.root.error = said(result.get("error")) or "the round failed"
+            self.root.error = self._status(result.get("error"), "the round failed")
         if self.content:
             answer = result.get("answer") or result.get("question") or result.get("error")
             attributes["gen_ai.output.messages"] = output_messages(str(answer or ""), "stop")
 
 
-def chat_span(event: Mapping[str, Any], start: float, end: float) -> SpanPlan:
+def chat_span(
+    event: Mapping[str, Any], start: float, end: float, *, content: bool = False
+) -> SpanPlan:
     """One LLM call (an attempt, or a reply from the cache)."""
     model = str(event.get("model") or event.get("provider"))
     outcome = event.get("outcome", "ok")
@@ -277,6 +306,13 @@ def chat_span(event: Mapping[str, Any], start: float, end: float) -> SpanPlan:
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": event.get("provider"),
         "gen_ai.request.model": model,
+        "gen_ai.request.temperature": event.get("temperature"),
+        "gen_ai.request.max_tokens": event.get("max_tokens"),
+        "gen_ai.response.model": event.get("response_model"),
+        "gen_ai.response.id": event.get("response_id"),
+        "gen_ai.output.type": event.get("output_type"),
+        "server.address": event.get("server_address"),
+        "server.port": event.get("server_port"),
         "gen_ai.usage.input_tokens": event.get("prompt_tokens"),
         "gen_ai.usage.output_tokens": event.get("completion_tokens"),
         "runner.purpose": event.get("purpose"),
@@ -292,13 +328,22 @@ def chat_span(event: Mapping[str, Any], start: float, end: float) -> SpanPlan:
     span = SpanPlan(f"chat {model}", start, end, attributes, kind="client")
     if outcome == "error":
         attributes["error.type"] = error_type(str(event.get("error") or ""))
-        span.error = said(event.get("error")) or "the call failed"
+        span.error = status_message(event.get("error"), "the LLM call failed", content)
     else:
         attributes["gen_ai.response.finish_reasons"] = [finish_reason(event)]
     if event.get("first_token_ms") is not None:
         attributes["gen_ai.request.stream"] = True
         attributes["gen_ai.response.time_to_first_chunk"] = float(event["first_token_ms"]) / 1000
     return span
+
+
+def status_message(error: Any, what_failed: str, content: bool) -> str:
+    """A failed span's status: what failed and the error's kind; the error's own text (which
+    may quote the user, or the prompt an LLM server echoed) only when content is opted in."""
+    if content and error is not None:
+        return said(error) or what_failed
+    kind = error_type(str(error or ""))
+    return f"{what_failed} ({kind}); its message is in the trace, not in spans"
 
 
 def error_type(error: str) -> str:

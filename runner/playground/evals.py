@@ -105,15 +105,15 @@ def _row(name: str, folder: Path) -> dict[str, Any]:
 
 
 def _index_page(domain: str, rows: list[dict[str, Any]]) -> str:
-    shown = ("questions", "hit@1", "hit@k", "mrr", "sourced", "checks", "groundedness")
-    head = "".join(f"<th>{name}</th>" for name in shown)
+    shown = ("questions", "hit@1", "hit@k", "mrr", "sourced", "checks", "groundedness", "relevance")
+    head = "".join(f"<th>{name}</th>" for name in shown) + "<th>errors</th>"
     body = []
     for row in rows:
         name = html.escape(row["name"])
         link = f'<a href="{name}/">{name}</a>' if row["finished"] else f"{name} (unfinished)"
         cells = "".join(f"<td>{_cell(row['metrics'].get(key))}</td>" for key in shown)
-        body.append(f"<tr><td>{link}</td>{cells}</tr>")
-    table = "".join(body) or f'<tr><td colspan="{len(shown) + 1}">no run yet</td></tr>'
+        body.append(f"<tr><td>{link}</td>{cells}<td>{_errors(row['metrics'])}</td></tr>")
+    table = "".join(body) or f'<tr><td colspan="{len(shown) + 2}">no run yet</td></tr>'
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>Evaluations · {html.escape(domain)}</title>"
@@ -124,6 +124,16 @@ def _index_page(domain: str, rows: list[dict[str, Any]]) -> str:
         f'<a href="../">Back to the chat</a></p>'
         f"<table><tr><th>run</th>{head}</tr>{table}</table></body></html>"
     )
+
+
+def _errors(metrics: dict[str, Any]) -> str:
+    """How many questions ended in an error (a run with crashed questions must not look
+    ordinary): the share times the questions asked."""
+    share, questions = metrics.get("errors"), metrics.get("questions")
+    if not isinstance(share, (int, float)) or not isinstance(questions, int):
+        return "–"
+    count = round(share * questions)
+    return f'<b class="errors">{count}</b>' if count else "0"
 
 
 def _cell(value: Any) -> str:

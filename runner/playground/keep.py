@@ -218,12 +218,14 @@ def walk(task: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
         yield from walk(child)
 
 
-def first_sentence(text: str, limit: int = 80) -> str:
-    """The start of a text, up to its first sentence end: enough to recognise it, little that a
-    reworded template would break."""
-    match = re.match(r"(.+?[.?!])(\s|$)", text.strip(), re.DOTALL)
-    sentence = " ".join((match[1] if match else text).split())
-    return sentence if len(sentence) <= limit else sentence[:limit].rsplit(" ", 1)[0]
+def first_sentence(text: str) -> str:
+    """The text's first sentence, whole: enough to recognise it, little that a reworded template
+    would break, and never cut mid-sentence (an abbreviation or a parenthesis, "(e.g. Ubuntu,
+    Debian, …)", does not end it: runner.text.words.sentences)."""
+    from runner.text.words import sentences
+
+    found = sentences(text.strip())
+    return " ".join((found[0] if found else text).split())
 
 
 def _source(source: Mapping[str, Any]) -> Any:

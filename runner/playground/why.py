@@ -275,8 +275,7 @@ def _annotate(view: TaskView, event: Event, round_events: Sequence[Event]) -> No
     elif kind == "coordinator.error":
         view.problems.append(f"coordinator {event.get('coordinator')} failed: {event.get('error')}")
     elif kind == "subtask.decision":
-        who = event.get("decided_by") or "nobody (the default is to run it)"
-        view.decision = f"{event.get('decision')}, decided by {who}: {event.get('reason')}"
+        view.decision = _decision_note(event)
     elif kind == "activation":
         view.notes.append(_activation_note(event))
     elif kind == "gatekeeper":
@@ -302,6 +301,15 @@ def _coordinator_note(view: TaskView, event: Event) -> None:
     if event.get("appended"):
         what += " and appended to the task"
     view.notes.append(f"coordinator {name} {what}")
+
+
+def _decision_note(event: Event) -> str:
+    """Why a conditional subtask was skipped or run, by the rule that decided it (`run_if`,
+    `skip_if_found`, the deep search's neighbour search), then whose rule it is."""
+    done = {"skip": "skipped", "run": "run"}.get(str(event.get("decision")), event.get("decision"))
+    who = event.get("decided_by")
+    whose = f"the rule of coordinator {who}" if who else "no rule: a subtask runs by default"
+    return f"{done}: {event.get('reason')} ({whose})"
 
 
 def _activation_note(event: Event) -> str:

@@ -34,6 +34,7 @@ class IndexStatus:
     reason: str  # why it was rebuilt, or "up to date"
     pages: int
     seconds: float
+    embedded: int = 0  # pages whose vectors this call embedded (the others' were reused)
 
 
 class CorpusIndex:

@@ -133,9 +133,10 @@ def open_corpus(
                 )
             # vectors of another embedded text: its pages whose text is the same keep theirs
             previous = vectors if stale else None
-            vectors = _embed(
+            vectors, embedded = _embed(
                 corpus, model, target, PageStore(target / PAGES_FILE).all(), previous, progress
             )
+            return _load(corpus, target, vectors, started=started, pages=pages, embedded=embedded)
         return _load(corpus, target, vectors, started=started, pages=pages)
     if not build:
         raise IndexMissingError(
@@ -181,8 +182,9 @@ def _embed(
     pages: list[Page],
     previous: VectorIndex | None,
     progress: ProgressCallback | None,
-) -> VectorIndex:
-    """The pages' vectors written into `folder`, reusing `previous`'s unchanged ones."""
+) -> tuple[VectorIndex, int]:
+    """The pages' vectors written into `folder`, reusing `previous`'s unchanged ones; and how
+    many pages were embedded anew."""
     from runner.embedding import ModelUnavailable
     from runner.embedding.models import load_embedder
     from runner.retrieval.vectors import build_vectors
@@ -193,10 +195,9 @@ def _embed(
         raise CorpusError(f"corpus {corpus.name!r}: {error}") from None
     report = progress or (lambda stage, done, total: None)
     report("embed", 0, len(pages))
-    vectors, _ = build_vectors(
+    return build_vectors(
         pages, embedder, folder, previous, lambda done, total: report("embed", done, total)
     )
-    return vectors
 
 
 def _corpus(pipeline: Pipeline, name: str) -> Corpus:
@@ -295,10 +296,10 @@ def _build(
     )
     write_pages(building / PAGES_FILE, pages)
     report("index", 1, 1)
-    vectors = None
+    vectors, embedded = None, 0
     if model is not None:  # the previous index's vectors are reused for unchanged pages
         previous = _stored_vectors(target, model, None)
-        vectors = _embed(corpus, model, building, pages, previous, progress)
+        vectors, embedded = _embed(corpus, model, building, pages, previous, progress)
     report("save", 0, 1)
     content = snapshot.content_sha256(source)
     seconds = time.perf_counter() - started
@@ -314,7 +315,7 @@ def _build(
     _write_manifest(building, manifest)
     _swap_in(building, target)
     report("save", 1, 1)
-    status = IndexStatus(corpus.name, True, reason, len(pages), seconds)
+    status = IndexStatus(corpus.name, True, reason, len(pages), seconds, embedded)
     if vectors is not None:  # mapped again from where the swap put them
         vectors = _stored_vectors(target, vectors.model, None)
     return _index(corpus, target, keyword, vectors, status)
@@ -351,13 +352,19 @@ def _swap_in(building: Path, target: Path) -> None:
 
 
 def _load(
-    corpus: Corpus, target: Path, vectors: VectorIndex | None, *, started: float, pages: int
+    corpus: Corpus,
+    target: Path,
+    vectors: VectorIndex | None,
+    *,
+    started: float,
+    pages: int,
+    embedded: int = 0,
 ) -> CorpusIndex:
     from runner.retrieval.keyword import KeywordIndex
 
     keyword = KeywordIndex.load(target)  # memory-mapped: nothing read but the vocabulary
     seconds = time.perf_counter() - started
-    status = IndexStatus(corpus.name, False, "up to date", pages, seconds)
+    status = IndexStatus(corpus.name, False, "up to date", pages, seconds, embedded)
     return _index(corpus, target, keyword, vectors, status)
 
 

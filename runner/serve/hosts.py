@@ -97,8 +97,36 @@ class TrustedHosts(TrustedHostMiddleware):
             if host.startswith("[") and ipv6_literal(host) in self.addresses:
                 await self.app(scope, receive, send)
                 return
+            if scope["type"] == "http" and not self._answered(host):
+                await _refuse_host(scope, receive, send)
+                return
         # any other bracketed Host is refused there with its 400: no name it holds has a bracket
         await super().__call__(scope, receive, send)
+
+    def _answered(self, host: str) -> bool:
+        """Whether Starlette would answer this Host (or redirect it to its `www.` name): the
+        others get the service's JSON error instead of Starlette's plain text."""
+        name = host.split(":")[0]
+        return any(
+            name == pattern
+            or (pattern.startswith("*") and name.endswith(pattern[1:]))
+            or pattern == f"www.{name}"
+            for pattern in self.allowed_hosts
+        )
+
+
+async def _refuse_host(scope: Any, receive: Any, send: Any) -> None:
+    """A Host the service does not answer: a 400 in the service's error shape, as every other
+    refusal (docs/serve.md#errors)."""
+    from starlette.responses import JSONResponse
+
+    from runner.service.errors import BadRequest
+
+    error = BadRequest(
+        "the Host header names no host this service answers; call it by its own address "
+        "(or add the name with --allowed-host)"
+    )
+    await JSONResponse(error.to_json(), status_code=error.status)(scope, receive, send)
 
 
 def allowed_hosts(bound: str, extra: Sequence[str] = ()) -> list[str]:

@@ -8,7 +8,10 @@ request to the native API would run it (`Service.run_round`).
 
 The tool's text is the answer, or the clarifying question marked as one, with the session id
 to answer it with; its structured content is the outcome, the session id, the answer or the
-question, the sources and the warnings.
+question, the sources and the warnings. A refusal — an argument the tool does not take or that
+is missing or mistyped (runner.serve.mcp_arguments), a round refused or failed — is an error
+result whose structured content is the service's JSON error. Only tools are served and only
+tools are advertised: no prompts, no resources, no subscriptions.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import Field
 from starlette.requests import Request
 
-from runner.service.errors import as_service_error
+from runner.serve.mcp_arguments import argument_problem, closed_schema
+from runner.service.errors import BadRequest, ServiceError, as_service_error
 from runner.service.principals import LOCAL, Client, client_of
 
 if TYPE_CHECKING:
@@ -54,6 +58,7 @@ def pipelines_server(service: Service) -> MCPServer:
             "question, ask the user, then call the same tool with their answer as `question` "
             "and the result's `session_id`."
         ),
+        subscriptions=False,  # nothing changes under a client: no subscriptions/listen
     )
     for domain, runtime in service.runtimes.items():
         server.add_tool(
@@ -62,7 +67,49 @@ def pipelines_server(service: Service) -> MCPServer:
             title=f"Ask {domain}",
             description=_description(domain, runtime.pipeline.description),
         )
+        tool = server._tool_manager.get_tool(domain)
+        if tool is not None:  # advertised as it is checked: no argument but its own
+            tool.parameters = closed_schema(tool.parameters)
+    _serve_tools_only(server)
     return server
+
+
+# what the SDK serves besides tools, which runner has none of: left unserved, the server's
+# capabilities advertise neither prompts nor resources (nor `subscribe`), and a client that
+# asks anyway gets JSON-RPC's "method not found"
+_NOT_SERVED = (
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "subscriptions/listen",
+)
+
+
+def _serve_tools_only(server: MCPServer) -> None:
+    """Tools only, each call's arguments checked in the tool's words before the SDK's
+    validation (whose pydantic message names no fix, and which takes unknown arguments)."""
+    from mcp_types import CallToolRequestParams
+
+    lowlevel = server._lowlevel_server
+    for method in _NOT_SERVED:
+        lowlevel._request_handlers.pop(method, None)
+    sdk_call = lowlevel._request_handlers["tools/call"].handler
+
+    async def call_tool(ctx: Any, params: CallToolRequestParams) -> Any:
+        problem = argument_problem(params.arguments or {})
+        if problem is None:
+            return await sdk_call(ctx, params)
+        argument, message = problem
+        error = BadRequest(message)
+        data = error.to_json()
+        data["error"]["argument"] = argument
+        return _error(message, data)
+
+    lowlevel.add_request_handler("tools/call", CallToolRequestParams, call_tool)
 
 
 def mount(app: Starlette, service: Service, *, tokens: bool, max_body_bytes: int) -> None:
@@ -81,6 +128,10 @@ def mount(app: Starlette, service: Service, *, tokens: bool, max_body_bytes: int
         transport_security=security,
         max_request_body_size=max_body_bytes,
     )
+    from runner.serve.json_refusals import JsonRefusals
+
+    for route in mcp_app.routes:  # the SDK's own plain-text refusals leave as the service's JSON
+        route.app = JsonRefusals(route.app)  # type: ignore[attr-defined]
     app.router.routes.extend(mcp_app.routes)
     served = app.router.lifespan_context
 
@@ -112,7 +163,8 @@ def _ask(service: Service, domain: str) -> Any:
                 create=False,  # a session id comes from an earlier result, never the caller
             )
         except Exception as error:  # refused (busy, too long, unknown session…): said so
-            return _error(as_service_error(error).message)
+            refused = as_service_error(error)
+            return _error(refused.message, refused.to_json())
         return tool_result(result)
 
     ask.__name__ = domain
@@ -148,9 +200,13 @@ def tool_result(result: dict[str, Any]) -> CallToolResult:
         data["answer"] = result["answer"]
         text = result["answer"] or ""
     else:
-        data["error"] = result.get("error")
-        return _error(f"the round failed: {result.get('error')}", data)
+        data["error"] = _failed(f"the round failed: {result.get('error')}").to_json()["error"]
+        return _error(data["error"]["message"], data)
     return CallToolResult(content=[TextContent(text=text)], structured_content=data)
+
+
+def _failed(message: str) -> ServiceError:
+    return ServiceError(message)  # a round that ran and failed: the service's 500 shape
 
 
 def _error(message: str, data: dict[str, Any] | None = None) -> CallToolResult:

@@ -266,7 +266,7 @@ def case_llm(pipeline: Pipeline, spec: LLMSpec) -> LLMConfig:
     """A case's LLM settings: its rules (scripted), its cassette (replay) or offline; without
     any, the pipeline's own `llm` when that is one of those three."""
     own = pipeline.llm
-    provider = spec.provider or _implied_provider(spec)
+    provider = spec.provider or spec.implied_provider
     if provider is None:
         if own.provider not in TEST_PROVIDERS:
             raise CaseSetupError(
@@ -290,14 +290,6 @@ def case_llm(pipeline: Pipeline, spec: LLMSpec) -> LLMConfig:
             )
         return replace(own, provider="replay", cassette=cassette)
     return replace(own, provider=provider)
-
-
-def _implied_provider(spec: LLMSpec) -> str | None:
-    if spec.script or spec.fallback:
-        return "scripted"
-    if spec.cassette is not None:
-        return "replay"
-    return None
 
 
 def _describe(error: BaseException) -> str:

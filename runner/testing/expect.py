@@ -11,6 +11,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from runner.testing.model import Expect, RetrievedExpect, SourceExpect, TextExpect
+from runner.text.headings import same_heading
 
 
 def check(expect: Expect, result: Mapping[str, Any]) -> list[str]:
@@ -87,13 +88,8 @@ def _same_source(wanted: SourceExpect, source: Mapping[str, Any]) -> bool:
     same_document = document == wanted.document or document.endswith("/" + wanted.document)
     same_page = wanted.page is None or source.get("page") == wanted.page
     held = [source.get("heading"), *(source.get("headings") or ())]  # a page of several sections
-    same_section = wanted.heading is None or any(_same_heading(wanted.heading, h) for h in held)
+    same_section = wanted.heading is None or any(same_heading(wanted.heading, h) for h in held)
     return same_document and same_page and same_section
-
-
-def _same_heading(wanted: str, heading: object) -> bool:
-    """Headings compared as a reader would: case and spacing aside."""
-    return " ".join(wanted.split()).casefold() == " ".join(str(heading or "").split()).casefold()
 
 
 def source_label(source: Mapping[str, Any]) -> str:

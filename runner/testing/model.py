@@ -26,13 +26,28 @@ class LLMSpec:
 
     def then(self, later: LLMSpec) -> LLMSpec:
         """This spec (a case's) first, `later` (its file's) filling what it leaves open; rules
-        are tried in that order too."""
+        are tried in that order too. The case's own LLM wins: its rules make it scripted and
+        its cassette replayed even when the file names another provider (a file's `provider:
+        offline` then answers what the case's rules do not: docs/testing.md)."""
+        mine = self.provider or self.implied_provider
+        fallback = self.fallback or later.fallback
+        if mine == "scripted" and fallback is None and later.provider == "offline":
+            fallback = "offline"
         return LLMSpec(
-            provider=self.provider or later.provider,
+            provider=mine or later.provider,
             script=self.script + later.script,
-            fallback=self.fallback or later.fallback,
+            fallback=fallback,
             cassette=self.cassette or later.cassette,
         )
+
+    @property
+    def implied_provider(self) -> str | None:
+        """The provider the keys say without naming it: rules are scripted, a cassette replay."""
+        if self.script or self.fallback:
+            return "scripted"
+        if self.cassette is not None:
+            return "replay"
+        return None
 
     @property
     def is_empty(self) -> bool:

@@ -38,7 +38,12 @@ from runner.engine.protocols import (
     is_context_consumer,
     is_coordinator,
 )
-from runner.engine.results import Clarification, SubtaskDecision, ToolResult
+from runner.engine.results import (
+    Clarification,
+    ReasonedDecision,
+    SubtaskDecision,
+    ToolResult,
+)
 from runner.engine.task import Task
 from runner.llm.types import Purpose
 from runner.text.words import content_words
@@ -105,8 +110,9 @@ class DeclarativeCoordinator:
 
     async def decide_conditional(
         self, parent: Task, next_subtask: Task, completed_so_far: PriorContext, env: ToolEnv
-    ) -> SubtaskDecision:
-        """C16: the rule of the template that made `next_subtask`; RUN when it has none (C3)."""
+    ) -> SubtaskDecision | ReasonedDecision:
+        """C16: the rule of the template that made `next_subtask`; RUN when it has none (C3).
+        The reason says it in the block's own terms, for the trace and the Why page."""
         template = self.templates.get(next_subtask.template_name or "")
         condition = template.condition if template is not None else None
         if condition is None:
@@ -121,7 +127,15 @@ class DeclarativeCoordinator:
             both_loop = template.for_each is not None and sibling.for_each is not None
             paired = paired_siblings(parent, next_subtask, condition.sibling or "", both_loop)
             found = any(found_under(completed_so_far, earlier.task_no) for earlier in paired)
-            return SubtaskDecision.SKIP if found else SubtaskDecision.RUN
+            sibling_name = f"`{condition.sibling}` ({', '.join(t.task_no for t in paired)})"
+            if found:
+                return ReasonedDecision(
+                    SubtaskDecision.SKIP,
+                    f"{sibling_name} already found something (skip_if_found)",
+                )
+            return ReasonedDecision(
+                SubtaskDecision.RUN, f"{sibling_name} found nothing (skip_if_found)"
+            )
         variables = {
             **next_subtask.loop_vars,
             "parent": task_view(parent),
@@ -132,8 +146,11 @@ class DeclarativeCoordinator:
             },
             "found": lambda prefix: found_with_prefix(completed_so_far, str(prefix)),
         }
-        run = evaluate(self.config, "run_if", condition.expression or "true", variables)
-        return SubtaskDecision.RUN if run else SubtaskDecision.SKIP
+        expression = condition.expression or "true"
+        run = evaluate(self.config, "run_if", expression, variables)
+        if run:
+            return ReasonedDecision(SubtaskDecision.RUN, f"`run_if: {expression}` is true")
+        return ReasonedDecision(SubtaskDecision.SKIP, f"`run_if: {expression}` is false")
 
     # --- the wrapped tool's entry points ---------------------------------------------------
 

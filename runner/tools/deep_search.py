@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from runner.config.model import DeepSearchOptions, ToolConfig
 from runner.engine.protocols import PriorContext, ToolEnv
-from runner.engine.results import SubtaskDecision, ToolResult
+from runner.engine.results import ReasonedDecision, SubtaskDecision, ToolResult
 from runner.engine.task import Task, key_task_no
 from runner.llm.prompts import passages_from_buffer
 from runner.tools.base import (
@@ -108,14 +108,20 @@ class DeepSearchTool(BuiltinTool):
 
     def decide_conditional(
         self, parent: Task, next_subtask: Task, completed_so_far: PriorContext, env: ToolEnv
-    ) -> SubtaskDecision:
+    ) -> SubtaskDecision | ReasonedDecision:
         """C29: skip a `.s` when its `.n` found something; run everything else."""
         stem, _, suffix = next_subtask.task_no.rpartition(".")
         if suffix != SEARCH_SUFFIX:
             return SubtaskDecision.RUN
-        if found_under(completed_so_far, f"{stem}.{NEIGHBOR_SUFFIX}"):
-            return SubtaskDecision.SKIP
-        return SubtaskDecision.RUN
+        neighbour = f"{stem}.{NEIGHBOR_SUFFIX}"
+        if found_under(completed_so_far, neighbour):
+            return ReasonedDecision(
+                SubtaskDecision.SKIP,
+                f"the neighbour search {neighbour} already found something, so no full search",
+            )
+        return ReasonedDecision(
+            SubtaskDecision.RUN, f"the neighbour search {neighbour} found nothing: full search"
+        )
 
     # --- C20e, C28: the supplement --------------------------------------------------------
 

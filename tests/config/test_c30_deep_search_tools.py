@@ -43,6 +43,7 @@ tools:
     corpus: manual
   - name: deep
     kind: deep_search
+    activation: suitability  # an ordinary tool here, not the fallback (else R137)
     search_tool: manual_search
     neighbor_search_tool: shop.manual_neighbors
 """

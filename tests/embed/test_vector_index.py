@@ -36,6 +36,24 @@ def test_runner_index_stores_a_vector_per_page_beside_bm25(embedder, tmp_path: P
     assert np.load(stored).shape == (len(index), 384)
 
 
+def test_runner_index_says_how_many_vectors_it_embedded(embedder, tmp_path: Path) -> None:
+    path = write(tmp_path)
+    first = CliRunner().invoke(main, ["index", str(path)]).output
+    pages = len(open_corpus(load_pipeline(path), "manuals", build=False))
+    assert f"{pages} vectors of all-MiniLM-L6-v2 ({pages} embedded now)" in first
+    again = CliRunner().invoke(main, ["index", str(path), "--force"]).output
+    assert f"{pages} vectors of all-MiniLM-L6-v2 (0 embedded now, {pages} kept)" in again
+
+
+def test_an_up_to_date_index_that_gains_its_vectors_says_so(embedder, tmp_path: Path) -> None:
+    path = write(tmp_path, embedding=None, mode="keyword")
+    CliRunner().invoke(main, ["index", str(path)])
+    path.write_text(path.read_text().replace("mode: keyword", "mode: hybrid"))
+    output = CliRunner().invoke(main, ["index", str(path)]).output
+    assert "up to date" in output
+    assert "embedded now)" in output and " 0 embedded now" not in output
+
+
 def test_an_opened_index_maps_its_vectors_instead_of_reading_them(embedder, tmp_path) -> None:
     path = write(tmp_path)
     open_corpus(load_pipeline(path), "manuals")

@@ -150,7 +150,7 @@ def test_resume_asks_only_the_questions_without_a_result(
     assert [r["session"] for r in after[:5]] == [json.loads(line)["session"] for line in kept]
 
 
-def test_the_judge_grades_correctness_and_faithfulness(
+def test_the_judge_grades_correctness_faithfulness_and_relevance(
     cli: Cli, hr_module: Path, tmp_path: Path
 ) -> None:
     questions = write(
@@ -161,7 +161,8 @@ def test_the_judge_grades_correctness_and_faithfulness(
     script = write(
         tmp_path / "judge.yaml",
         "- {tool: eval_judge_correctness, reply: {score: 0.8, reason: Says five days.}}\n"
-        "- {tool: eval_judge_faithfulness, reply: {score: 1, reason: All from the policy.}}\n",
+        "- {tool: eval_judge_faithfulness, reply: {score: 1, reason: All from the policy.}}\n"
+        "- {tool: eval_judge_relevance, reply: {score: 0.5, reason: Half of it.}}\n",
     )
     result = cli(
         "eval",
@@ -180,6 +181,7 @@ def test_the_judge_grades_correctness_and_faithfulness(
     assert result.exit_code == 0, result.output
     metrics = json.loads(result.stdout)["summary"]["metrics"]
     assert (metrics["correctness"], metrics["faithfulness"]) == (0.8, 1.0)
+    assert metrics["judged_relevance"] == 0.5
     [record] = records(tmp_path / "run")
     assert record["judge"]["correctness"] == {"score": 0.8, "reason": "Says five days."}
     assert record["llm"]["by_purpose"].get("tool") is None  # the judge is not the pipeline's
@@ -193,3 +195,35 @@ def test_a_broken_question_set_is_reported_at_its_place(
     assert result.exit_code == 1
     assert "q.csv:1:13" in result.output
     assert "did you mean `tags`?" in result.output
+
+
+def test_a_judge_grade_that_fails_leaves_the_others(
+    cli: Cli, hr_module: Path, tmp_path: Path
+) -> None:
+    questions = write(
+        tmp_path / "q.yaml", "- id: carry\n  question: can I take unused holiday into next year\n"
+    )
+    script = write(
+        tmp_path / "judge.yaml",
+        "- {tool: eval_judge_faithfulness, reply: {score: 1, reason: All from the policy.}}\n",
+    )
+    result = cli(
+        "eval",
+        hr_module,
+        questions,
+        "--out",
+        tmp_path / "run",
+        "-q",
+        "--judge",
+        "scripted",
+        "--judge-script",
+        script,
+        "--format",
+        "json",
+    )
+    assert result.exit_code == 0, result.output
+    [record] = records(tmp_path / "run")
+    assert record["judge"]["faithfulness"]["score"] == 1
+    assert "error" in record["judge"]["relevance"]
+    metrics = json.loads(result.stdout)["summary"]["metrics"]
+    assert (metrics["faithfulness"], metrics["judged_relevance"]) == (1.0, None)

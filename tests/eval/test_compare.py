@@ -66,6 +66,14 @@ def test_a_small_change_of_groundedness_is_not_a_change() -> None:
     ]
 
 
+def test_an_answer_that_no_longer_addresses_the_question_is_worse() -> None:
+    assert reasons(rec(relevance=1.0), rec(relevance=0.0)) == [("relevance 1.00 → 0.00", False)]
+    judged = {"relevance": {"score": 0.2, "reason": "About the dryer."}}
+    assert reasons(
+        rec(judge={"relevance": {"score": 1, "reason": "On it."}}), rec(judge=judged)
+    ) == [("judged relevance 1.00 → 0.20: About the dryer.", False)]
+
+
 def test_a_question_with_a_loss_and_a_gain_counts_as_worse() -> None:
     comparison = compare([rec(rank=1, sourced=False)], {}, [rec(rank=3, sourced=True)], {}, "base")
     assert [change.id for change in comparison.worse] == ["q"]

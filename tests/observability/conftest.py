@@ -40,7 +40,15 @@ class Telemetry:
         tracer_provider.add_span_processor(SimpleSpanProcessor(self.spans_out))
         self.metrics_in = InMemoryMetricReader()
         meter_provider = MeterProvider(metric_readers=[self.metrics_in])
+        self.tracer_provider, self.meter_provider = tracer_provider, meter_provider
         self.observer = OtelObserver(tracer_provider, meter_provider, content=content)
+
+    def observer_tokens_histogram(self) -> Any:
+        """The former token histogram on this telemetry's meter (RUNNER_OTEL_LEGACY_NAMES)."""
+        observer = OtelObserver(
+            self.tracer_provider, self.meter_provider, content=False, legacy_names=True
+        )
+        return observer.tokens
 
     @property
     def spans(self) -> list[ReadableSpan]:

@@ -146,6 +146,19 @@ def test_a_credential_in_an_error_never_reaches_a_span_even_not_opted_in(support
     assert KEY in str(result.error)  # the task, as the scripted LLM's miss quotes it
     failed = [span for span in telemetry.spans if span.status.status_code.name == "ERROR"]
     assert len(failed) == 2  # the round and the call
+    for span in failed:  # not opted in: no error text at all (it quoted the user's message)
+        assert KEY not in str(span.status.description)
+        assert "My api key" not in str(span.status.description)
+
+
+def test_opted_in_an_errors_text_reaches_the_span_with_credentials_hidden(support, tmp_path):
+    script = tmp_path / "script.yaml"
+    script.write_text("- {purpose: suitability, reply: {troubleshooter: false}}\n", "utf-8")
+    telemetry = Telemetry(content=True)
+    message = f"My api key is {KEY}: is the KW-620 quiet?"
+    run_round(support, tmp_path, telemetry, message, llm_script=script)
+    failed = [span for span in telemetry.spans if span.status.status_code.name == "ERROR"]
+    assert len(failed) == 2
     for span in failed:
         assert KEY not in str(span.status.description)
         assert "[redacted]" in str(span.status.description)

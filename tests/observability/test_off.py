@@ -32,6 +32,7 @@ def test_only_the_observability_room_imports_opentelemetry() -> None:
     assert importers == [
         "runner/observability/environment.py",
         "runner/observability/otel.py",
+        "runner/observability/refusals.py",
     ]
 
 

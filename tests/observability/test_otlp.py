@@ -33,9 +33,10 @@ COMPARE = "Compare the KD-450 and the KW-620"
 class Receiver:
     """An OTLP/HTTP receiver: what was posted to /v1/traces and /v1/metrics, decoded."""
 
-    def __init__(self) -> None:
+    def __init__(self, refuse_metrics: int | None = None) -> None:
         self.traces: list[ExportTraceServiceRequest] = []
         self.metrics: list[ExportMetricsServiceRequest] = []
+        self.metric_posts = 0  # every POST to /v1/metrics, refused or not
         self.lock = threading.Lock()
         receiver = self
 
@@ -45,6 +46,13 @@ class Receiver:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.path == "/v1/metrics" and refuse_metrics is not None:
+                    with receiver.lock:  # a trace viewer that takes no metrics
+                        receiver.metric_posts += 1
+                    self.send_response(refuse_metrics)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 with receiver.lock:
                     if self.path == "/v1/traces":
                         receiver.traces.append(ExportTraceServiceRequest.FromString(body))
@@ -150,9 +158,44 @@ def test_runner_run_exports_its_round_over_otlp_before_it_exits(receiver, shop):
 
 def test_the_genai_client_metrics_are_exported_too(receiver, shop):
     runner_run(shop, otel_environment(receiver))
-    assert {"gen_ai.client.token.usage", "gen_ai.client.operation.duration"} <= (
-        receiver.metric_names()
-    )
+    names = receiver.metric_names()
+    assert {
+        "gen_ai.client.inference.tokens",
+        "gen_ai.client.operation.duration",
+        "gen_ai.invoke_agent.duration",
+    } <= names
+    assert "gen_ai.client.token.usage" not in names
+
+
+def test_the_legacy_setting_exports_the_former_names_too(receiver, shop):
+    runner_run(shop, otel_environment(receiver, RUNNER_OTEL_LEGACY_NAMES="true"))
+    assert "gen_ai.client.token.usage" in receiver.metric_names()
+    root = receiver.wait_for("invoke_workflow shop")
+    assert attributes_of(root)["gen_ai.workflow.name"] == "shop"
+
+
+def test_traces_alone_when_metrics_are_switched_off(receiver, shop):
+    done = runner_run(shop, otel_environment(receiver, OTEL_METRICS_EXPORTER="none"))
+    assert done.returncode == 0, done.stderr
+    assert "invoke_workflow shop" in [span.name for span in receiver.spans()]
+    assert receiver.metric_names() == set()
+
+
+def test_metrics_alone_when_traces_are_switched_off(receiver, shop):
+    done = runner_run(shop, otel_environment(receiver, OTEL_TRACES_EXPORTER="none"))
+    assert done.returncode == 0, done.stderr
+    assert "gen_ai.client.inference.tokens" in receiver.metric_names()
+    assert receiver.spans() == []
+
+
+def attributes_of(span: Any) -> dict[str, Any]:
+    """A received span's attributes as Python values (from the protobuf's AnyValue)."""
+    found = {}
+    for item in span.attributes:
+        value = item.value
+        kind = value.WhichOneof("value")
+        found[item.key] = getattr(value, kind) if kind else None
+    return found
 
 
 def chat_messages(receiver: Receiver) -> list[dict[str, str]]:
@@ -213,14 +256,117 @@ def test_the_service_continues_the_callers_trace_from_its_traceparent(receiver, 
     assert root.parent_span_id.hex() == span_id
 
 
+ECHO = """\
+domain: echo
+llm:
+  {provider: openai_like, model: test-model, api_base: "URL/v1", temperature: 0.2, max_tokens: 64}
+tools:
+  - name: echo
+    kind: prompt
+    instruction: Is it a message to answer?
+    prompt: "Answer {{ task }}"
+"""
+
+
+def test_a_chat_span_carries_the_conventions_request_response_and_server_attributes(
+    receiver, tmp_path
+):
+    """A real round against a model server on 127.0.0.1 (tests/llm/fake_servers, speaking
+    OpenAI's protocol), its spans decoded where they arrived."""
+    from tests.llm import fake_servers
+
+    server, httpd = fake_servers.start()
+    # the suitability call (a reply schema: json), then the tool's and the answer's (text)
+    server.script(fake_servers.reply('{"echo": true}'), fake_servers.reply("Hello."))
+    try:
+        pipeline = tmp_path / "echo.yaml"
+        pipeline.write_text(ECHO.replace("URL", server.url), "utf-8")
+        environment = otel_environment(receiver, NO_PROXY="127.0.0.1")
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from runner.cli import main; main()",
+                "run",
+                str(pipeline),
+                "hello there",
+            ],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        server.release.set()
+        httpd.shutdown()
+    assert done.returncode == 0, done.stdout + done.stderr
+    chats = [attributes_of(span) for span in receiver.spans() if span.name.startswith("chat ")]
+    assert chats, [span.name for span in receiver.spans()]
+    for chat in chats:
+        assert chat["gen_ai.provider.name"] == "openai_like"
+        assert chat["gen_ai.request.temperature"] == pytest.approx(0.2)
+        assert chat["gen_ai.request.max_tokens"] == 64
+        assert chat["gen_ai.response.model"] == "test-model"
+        assert chat["gen_ai.response.id"] == "chatcmpl-test"
+        assert chat["server.address"] == "127.0.0.1"
+        assert chat["server.port"] == int(server.url.rsplit(":", 1)[1])
+        assert chat["gen_ai.output.type"] in ("json", "text")
+    assert {chat["gen_ai.output.type"] for chat in chats} == {"json", "text"}
+
+
+def test_a_receiver_that_refuses_metrics_is_said_once_and_sent_no_more(capfd):
+    """The exporter runner installs, against a receiver answering 405 on /v1/metrics, exporting
+    every 50 ms: one warning, one refused request, then nothing."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+
+    from runner.observability.refusals import metric_exporter
+
+    refusing = Receiver(refuse_metrics=405)
+    try:
+        url = f"{refusing.url}/v1/metrics"
+        reader = PeriodicExportingMetricReader(
+            metric_exporter_at(url, metric_exporter), export_interval_millis=50
+        )
+        provider = MeterProvider(metric_readers=[reader])
+        counter = provider.get_meter("test").create_counter("gen_ai.client.inference.tokens")
+        for _ in range(8):
+            counter.add(1)
+            time.sleep(0.06)
+        provider.shutdown()
+    finally:
+        refusing.httpd.shutdown()
+    said = capfd.readouterr().err
+    assert said.count("refuses metrics (HTTP 405)") == 1, said
+    assert "Failed to export metrics batch" not in said
+    assert refusing.metric_posts == 1
+
+
+def metric_exporter_at(url: str, make: Any) -> Any:
+    os.environ["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"] = url
+    try:
+        return make(url)
+    finally:
+        del os.environ["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"]
+
+
 @pytest.mark.parametrize(
     ("environment", "expected"),
     [
         ({}, False),
+        ({"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://127.0.0.1:4318/v1/metrics"}, True),
+        (
+            {
+                "OTEL_TRACES_EXPORTER": "none",
+                "OTEL_METRICS_EXPORTER": "none",
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x",
+            },
+            False,
+        ),
         ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, True),
         ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}, True),
         ({"OTEL_TRACES_EXPORTER": "console"}, True),
-        ({"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, False),
+        ({"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, True),
         ({"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x"}, False),
         ({"OTEL_SERVICE_NAME": "runner"}, False),
     ],

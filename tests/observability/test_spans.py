@@ -31,7 +31,7 @@ def test_the_round_is_one_invoke_workflow_span_at_the_root(told):
     roots = [span for span in told.spans if span.parent is None]
     assert [span.name for span in roots] == ["invoke_workflow support"]
     assert roots[0].attributes["gen_ai.operation.name"] == "invoke_workflow"
-    assert roots[0].attributes["gen_ai.workflow.name"] == "support"
+    assert roots[0].attributes["gen_ai.agent.name"] == "support"
     assert roots[0].attributes["runner.outcome"] == "answer"
     assert roots[0].attributes["runner.round"] == 1
 
@@ -132,9 +132,11 @@ def test_opted_in_the_round_carries_its_message_and_answer(support, tmp_path):
 
 
 def test_token_usage_and_call_duration_are_recorded_as_genai_metrics(told):
-    usage = told.metric_points("gen_ai.client.token.usage")
+    usage = told.metric_points("gen_ai.client.inference.tokens")  # the current conventions'
     assert {point.attributes["gen_ai.token.type"] for point in usage} == {"input", "output"}
     assert all(point.attributes["gen_ai.request.model"] == "offline" for point in usage)
+    assert {point.attributes["gen_ai.token.modality"] for point in usage} == {"text"}
+    assert told.metric_points("gen_ai.client.token.usage") == []  # the former, unless asked
     durations = told.metric_points("gen_ai.client.operation.duration")
     assert sum(point.count for point in durations) == len(told.named("chat "))
 
@@ -164,3 +166,54 @@ def test_a_propagated_traceparent_makes_the_round_a_child_of_the_callers_span(su
     [root] = telemetry.named("invoke_workflow")
     assert format(root.context.trace_id, "032x") == trace_id
     assert format(root.parent.span_id, "016x") == span_id
+
+
+# --- the current GenAI conventions (issue 32.2) -----------------------------------------------
+
+
+def test_the_round_names_its_domain_as_the_conventions_now_say(told):
+    [root] = told.named("invoke_workflow")
+    assert root.attributes["gen_ai.operation.name"] == "invoke_workflow"
+    assert root.attributes["gen_ai.agent.name"] == "support"
+    assert "gen_ai.workflow.name" not in root.attributes
+    rounds = told.metric_points("gen_ai.invoke_agent.duration")
+    assert [point.attributes["gen_ai.agent.name"] for point in rounds] == ["support"]
+
+
+def test_every_invoke_agent_span_names_its_provider(told):
+    agents = told.named("invoke_agent ")
+    assert agents
+    assert {span.attributes["gen_ai.provider.name"] for span in agents} == {"offline"}
+
+
+def test_a_call_asking_for_a_schema_says_json_and_the_answer_text(told):
+    types = {
+        span.attributes["runner.purpose"]: span.attributes["gen_ai.output.type"]
+        for span in told.named("chat ")
+    }
+    assert types["suitability"] == "json"
+    assert types["answer"] == "text"
+
+
+def test_legacy_names_add_the_former_workflow_name_and_token_histogram(support, tmp_path):
+    telemetry = Telemetry(content=False)
+    telemetry.observer.legacy_names = True
+    telemetry.observer.tokens = telemetry.observer_tokens_histogram()
+    run_round(support, tmp_path, telemetry)
+    [root] = telemetry.named("invoke_workflow")
+    assert root.attributes["gen_ai.workflow.name"] == "support"
+    assert telemetry.metric_points("gen_ai.client.token.usage")
+
+
+def test_a_failed_span_carries_no_error_text_unless_content_is_opted_in(support, tmp_path):
+    script = tmp_path / "script.yaml"  # the gatekeeper's call finds no rule: the miss quotes
+    script.write_text("- {purpose: suitability, reply: {troubleshooter: false}}\n", "utf-8")
+    for content in (False, True):
+        telemetry = Telemetry(content=content)
+        run_round(support, tmp_path, telemetry, "Is the KW-620 quiet?", llm_script=script)
+        failed = [span for span in telemetry.spans if span.status.status_code.name == "ERROR"]
+        assert len(failed) == 2
+        for span in failed:
+            described = str(span.status.description)
+            assert ("KW-620" in described) is content, described
+            assert "ScriptMissError" in described

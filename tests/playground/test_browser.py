@@ -130,7 +130,7 @@ def test_the_task_tree_shows_the_forced_lookups_and_the_skipped_conditionals(
     for task_no in ("1.3", "1.4"):
         task = browser.find_element(By.ID, f"task-{task_no}")
         assert "skipped" in task.get_attribute("class")
-        assert "skip, decided by compare_products" in task.text
+        assert "already found something (skip_if_found) (the rule of coordinator" in task.text
     purposes = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, ".timeline .purpose")]
     assert purposes == ["decompose", "tool"]
     shoot(browser, "why")

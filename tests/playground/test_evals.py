@@ -34,6 +34,23 @@ def test_the_runs_of_a_served_pipeline_are_listed_with_their_metrics(
     assert "hit@k" in page.text
 
 
+def test_the_runs_list_says_how_many_questions_ended_in_an_error(
+    playground: str, run: str, support: Path
+) -> None:
+    page = httpx.get(f"{playground}support/evals/")
+    assert "<th>errors</th>" in page.text
+    assert "<th>relevance</th>" in page.text
+
+
+def test_a_run_with_crashed_questions_shows_them(tmp_path: Path) -> None:
+    from runner.playground.evals import _index_page
+
+    page = _index_page(
+        "d", [{"name": "r", "finished": True, "metrics": {"questions": 60, "errors": 1 / 3}}]
+    )
+    assert '<b class="errors">20</b>' in page
+
+
 def test_a_runs_report_is_served_and_may_load_nothing(playground: str, run: str) -> None:
     page = httpx.get(f"{playground}support/evals/{run}/")
     assert page.status_code == 200

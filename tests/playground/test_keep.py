@@ -219,3 +219,20 @@ def test_issue_31_f16_a_case_past_the_size_bound_is_not_saved(
     with pytest.raises(keep.KeepError, match="characters of YAML"):
         keep.save(keep.KeptCase(kept.name, huge, kept.path))
     assert not kept.path.exists()
+
+
+@pytest.mark.parametrize(
+    ("question", "kept"),
+    [
+        (
+            "Which Linux distribution does the server run (for example Ubuntu, Debian, Fedora or "
+            "Arch), and which release of it? I need both.",
+            "Which Linux distribution does the server run (for example Ubuntu, Debian, Fedora or "
+            "Arch), and which release of it?",
+        ),
+        ("Which one, e.g. Ubuntu or Debian? And its version.", "Which one, e.g. Ubuntu or Debian?"),
+    ],
+)
+def test_a_kept_clarifying_question_is_never_cut_mid_sentence(question: str, kept: str) -> None:
+    expect = keep.expectations({"outcome": "clarification", "question": question})
+    assert expect["question"] == {"contains": [kept]}

@@ -67,7 +67,7 @@ def test_a_pending_question_turns_the_form_into_its_answer(client: TestClient) -
 def test_the_why_page_is_the_task_tree_and_the_timeline(client: TestClient) -> None:
     session = session_of(send(client, "Compare the KD-450 and the KD-600X"))
     page = client.get(f"/playground/support/sessions/{session}/rounds/1").text
-    assert 'id="task-1.3"' in page and "skip, decided by compare_products" in page
+    assert 'id="task-1.3"' in page and "(the rule of coordinator compare_products)" in page
     assert 'class="reason reason-forced"' in page
     assert '<span class="purpose">decompose</span>' in page
     assert "<code>products.csv</code></span>" in page  # a table row has no page number

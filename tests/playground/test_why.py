@@ -24,7 +24,12 @@ def test_a_comparison_shows_its_forced_lookups_and_who_skipped_the_conditionals(
     assert by_no["1.1"].owner == "compare_products"
     assert by_no["1.3"].skipped and by_no["1.3"].conditional
     assert by_no["1.3"].decision is not None
-    assert by_no["1.3"].decision.startswith("skip, decided by compare_products")
+    # the reason is the block's rule, not an internal name (issue 32.6)
+    assert by_no["1.3"].decision == (
+        "skipped: `specs` (1.1) already found something (skip_if_found) "
+        "(the rule of coordinator compare_products)"
+    )
+    assert "decide_conditional" not in by_no["1.3"].decision
     assert "coordinator compare_products made subtasks 1.1, 1.2, 1.3, 1.4" in view.tree.notes
     (coordinator,) = view.tree.tools
     assert coordinator.reason == "after_subtasks" and coordinator.gave_answer

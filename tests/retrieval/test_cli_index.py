@@ -28,6 +28,11 @@ def test_index_builds_then_reports_up_to_date(tmp_path: Path) -> None:
     assert "manuals: up to date, 11 pages" in second.output
 
 
+def test_index_says_a_corpus_without_a_model_has_no_vectors(tmp_path: Path) -> None:
+    output = invoke("index", str(write_pipeline(tmp_path, SCRIPT))).output
+    assert "11 pages, no vectors (BM25 only" in output
+
+
 def test_index_force_rebuilds(tmp_path: Path) -> None:
     path = write_pipeline(tmp_path, SCRIPT)
     invoke("index", str(path))

@@ -12,7 +12,7 @@ import pytest
 
 from runner.config.model import Corpus, LLMConfig, NeighborSearchOptions, Output, ScriptRule
 from runner.engine.protocols import ContextRequiredError
-from runner.engine.results import PromptAndContext, ResultKind, SubtaskDecision
+from runner.engine.results import PromptAndContext, ReasonedDecision, ResultKind, SubtaskDecision
 from runner.engine.task import Task
 from runner.llm import build_client
 from runner.llm.client import Client
@@ -319,9 +319,11 @@ def test_deep_search_max_missing_bounds_the_pairs(harness) -> None:
 
 
 def decide(h, parent: Task, task_no: str, completed: dict) -> SubtaskDecision:
+    """The decision alone (a ReasonedDecision's value)."""
     nxt = parent.find(task_no)
     assert nxt is not None
-    return h.tools["deep_search"].decide_conditional(parent, nxt, completed, h.env(parent))
+    reply = h.tools["deep_search"].decide_conditional(parent, nxt, completed, h.env(parent))
+    return reply.value if isinstance(reply, ReasonedDecision) else reply
 
 
 def test_c29_search_skipped_when_its_neighbour_search_found_something(harness) -> None:
@@ -335,6 +337,12 @@ def test_c29_search_skipped_when_its_neighbour_search_found_something(harness) -
     assert decide(h, parent, "1.1.s", completed) is SubtaskDecision.SKIP
     assert decide(h, parent, "1.2.s", completed) is SubtaskDecision.RUN
     assert decide(h, parent, "1.1.n", completed) is SubtaskDecision.RUN
+    skipped = h.tools["deep_search"].decide_conditional(
+        parent, parent.find("1.1.s"), completed, h.env(parent)
+    )
+    assert skipped.reason == (
+        "the neighbour search 1.1.n already found something, so no full search"
+    )
 
 
 def test_c28_supplement_is_composed_from_its_own_subtasks_as_guaranteed_context(harness) -> None:

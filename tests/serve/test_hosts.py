@@ -83,6 +83,16 @@ def test_every_other_host_is_refused(host: str) -> None:
     assert status(SERVED, host) == 400
 
 
+def test_a_refused_host_gets_the_services_json_error() -> None:
+    app = Starlette(
+        routes=[Route("/", hello)], middleware=[Middleware(TrustedHosts, allowed_hosts=SERVED)]
+    )
+    refused = TestClient(app).get("/", headers={"Host": "evil.example"})
+    assert refused.status_code == 400
+    assert refused.json()["error"]["type"] == "invalid_request_error"
+    assert "--allowed-host" in refused.json()["error"]["message"]
+
+
 def test_without_an_ipv6_address_allowed_no_bracketed_host_is_answered() -> None:
     assert status(["localhost"], "[::1]:8000") == 400
 

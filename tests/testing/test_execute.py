@@ -174,6 +174,40 @@ cases:
     assert [case.passed for case in report.cases] == [True, True]
 
 
+def test_a_case_s_own_script_wins_over_its_file_s_offline_provider(write: Write) -> None:
+    path = write(
+        """
+llm: {provider: offline}
+cases:
+  - name: scripted answer
+    llm:
+      script:
+        - {purpose: answer, reply: "The case's own answer."}
+    turns:
+      - message: What does the KW-620 cost?
+        expect: {answer: "case's own answer"}
+  - name: offline answer
+    turns:
+      - message: What is the price of the KW-620?
+        expect: {outcome: answer, sources: [products.csv]}
+"""
+    )
+    [report] = run_files([path])
+    assert [case.passed for case in report.cases] == [True, True], [
+        turn.differences for case in report.cases for turn in case.turns
+    ]
+
+
+def test_the_file_s_offline_provider_answers_what_the_case_s_rules_do_not() -> None:
+    from runner.testing.model import LLMSpec
+
+    case = LLMSpec(script=("rule",))  # type: ignore[arg-type]
+    merged = case.then(LLMSpec(provider="offline"))
+    assert (merged.provider, merged.fallback) == ("scripted", "offline")
+    assert LLMSpec().then(LLMSpec(provider="offline")).provider == "offline"
+    assert LLMSpec(provider="offline").then(LLMSpec(script=("r",))).provider == "offline"  # type: ignore[arg-type]
+
+
 def test_a_rule_s_times_count_per_case(write: Write) -> None:
     path = write(
         """

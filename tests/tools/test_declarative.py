@@ -24,7 +24,7 @@ from runner.engine.protocols import (
     is_context_consumer,
     is_coordinator,
 )
-from runner.engine.results import PromptAndContext, SubtaskDecision
+from runner.engine.results import PromptAndContext, ReasonedDecision, SubtaskDecision
 from runner.llm.types import Purpose
 from runner.tools.base import ToolRunError
 
@@ -189,8 +189,10 @@ def neighbour_then_search() -> ToolConfig:
 
 
 def decide(h, parent, subtask_no, completed):
+    """The decision alone (a ReasonedDecision's value)."""
     sub = parent.find(subtask_no)
-    return run(h.tools["compare"].decide_conditional(parent, sub, completed, h.env(parent)))
+    reply = run(h.tools["compare"].decide_conditional(parent, sub, completed, h.env(parent)))
+    return reply.value if isinstance(reply, ReasonedDecision) else reply
 
 
 def made_by_compare(parent):
@@ -241,6 +243,24 @@ def test_c16_run_if_sees_loop_variables_the_subtask_and_found(harness):
     assert decide(h, parent, "1.4", nothing) is SubtaskDecision.RUN
     something = {"1.1:x": (PromptAndContext("p", "hit"),)}
     assert decide(h, parent, "1.4", something) is SubtaskDecision.SKIP
+
+
+def test_a_decision_says_its_rule_in_the_blocks_own_terms(harness):
+    """What the Why page shows for a skipped subtask (issue 32.6): the rule, not a method."""
+    rule = "item != 'A'"
+    h = harness(
+        coordinator(
+            per_product(name="near"),
+            per_product(
+                name="full", condition=Condition(ConditionKind.EXPRESSION, expression=rule)
+            ),
+        )
+    )
+    h.prompts.extract_replies["compare"] = {"products": ["A", "B"]}
+    parent = made_by_compare(decompose(h, task("q")))
+    sub = parent.find("1.3")
+    reply = run(h.tools["compare"].decide_conditional(parent, sub, {}, h.env(parent)))
+    assert reply == ReasonedDecision(SubtaskDecision.SKIP, f"`run_if: {rule}` is false")
 
 
 def test_c3_a_subtask_without_a_rule_runs(harness):

@@ -16,7 +16,7 @@ from runner.config.model import (
     ToolConfig,
     ToolKind,
 )
-from runner.engine.results import PromptAndContext, SubtaskDecision
+from runner.engine.results import PromptAndContext, ReasonedDecision, SubtaskDecision
 from runner.tools import ToolServices, build_tools
 
 from .conftest import Harness, RecordingPrompts, make_pipeline, run, task
@@ -112,5 +112,6 @@ def test_c16_skip_if_found_skips_exactly_the_pairs_whose_cheap_step_found(tmp_pa
     }
     for i, hit in enumerate(found, start=1):
         sub = parent.find(f"1.{i}.s")
-        decision = run(h.tools["plan"].decide_conditional(parent, sub, completed, h.env(parent)))
+        reply = run(h.tools["plan"].decide_conditional(parent, sub, completed, h.env(parent)))
+        decision = reply.value if isinstance(reply, ReasonedDecision) else reply
         assert decision is (SubtaskDecision.SKIP if hit else SubtaskDecision.RUN)

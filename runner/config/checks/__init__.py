@@ -47,6 +47,7 @@ FAMILIES: tuple[Callable[[Checks], None], ...] = (
     names.tool_references,
     activation.coordinator_only_tools,
     activation.search_tools_hidden,
+    activation.deep_search_unnamed,
     names.prompt_type_names,
     corpora.corpora,
     mcp.mcp_servers,

@@ -1,5 +1,7 @@
 """Activation that cannot work as written: a `coordinator_only` tool that nothing requires
-(R104, C15a), and a deep-search tool written to activate on the normal branch (R118, C30)."""
+(R104, C15a), a deep-search tool written to activate on the normal branch (R118, C30), and a
+`deep_search` tool that no `deep_fallback` names and whose activation is left to the default
+(R137: it then runs wherever the suitability test picks it, not as the fallback)."""
 
 from __future__ import annotations
 
@@ -77,3 +79,24 @@ def search_tools_hidden(checks: Checks) -> None:
                 hint=f"remove `activation` from `{target['name']}` (a deep-search tool is "
                 "coordinator_only by default) or write `activation: coordinator_only`",
             )
+
+
+def deep_search_unnamed(checks: Checks) -> None:
+    """A deep_search tool is the fallback only when `deep_fallback.coordinator` names it;
+    otherwise it is an ordinary tool, a candidate of the suitability test on every task. Left
+    without an `activation`, that is surely not what was meant."""
+    fallback = checks.data.get("deep_fallback", {}).get("coordinator")
+    named = checks.simple_name(fallback) if isinstance(fallback, str) else None
+    for path, tool in checks.tool_items():
+        if tool["kind"] != "deep_search" or tool["name"] == named or "activation" in tool:
+            continue
+        checks.emit(
+            "R137",
+            f"no `deep_fallback` names the deep_search tool `{tool['name']}`: it is not the "
+            "fallback of short context but an ordinary tool that the suitability test may "
+            "pick on every task (and each time it asks what is missing and searches)",
+            (*path, "name"),
+            hint=f"add `deep_fallback: {{coordinator: {tool['name']}}}`, or write its "
+            "`activation` (and `instruction`) if it is meant to run as a tool, or remove it",
+            warning=True,
+        )

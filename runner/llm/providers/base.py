@@ -17,6 +17,8 @@ class ProviderReply:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     finish_reason: str | None = None  # why the model stopped (stop, length …), as it said
+    response_model: str | None = None  # the model that answered, as the server named it
+    response_id: str | None = None  # the server's id of the completion
 
 
 class Provider(Protocol):

@@ -215,7 +215,16 @@ def reply_of(response: Any, text: str) -> ProviderReply:
         prompt_tokens=usage.get("prompt_tokens"),
         completion_tokens=usage.get("completion_tokens"),
         finish_reason=finish_reason_of(response),
+        response_model=_raw_field(response, "model"),
+        response_id=_raw_field(response, "id"),
     )
+
+
+def _raw_field(response: Any, name: str) -> str | None:
+    """A field of the server's own response (OpenAI's `id` and `model`, Ollama's `model`)."""
+    raw = getattr(response, "raw", None)
+    value = raw.get(name) if isinstance(raw, Mapping) else getattr(raw, name, None)
+    return str(value) if isinstance(value, (str, int)) and str(value) else None
 
 
 async def streamed_reply(chunks: AsyncIterator[Any], on_delta: Deltas) -> ProviderReply:

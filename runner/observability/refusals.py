@@ -1,0 +1,75 @@
+"""A receiver that refuses metrics, said once: many trace viewers take OTLP traces but have
+no `/v1/metrics` (they answer 404 or 405). The SDK's exporter would log "Failed to export
+metrics batch code: 405" at every export, every minute, for as long as the process runs; this
+exporter says it once, in runner's words, and sends no more metrics for the rest of the process.
+A failure that may pass (a timeout, a 503) is the SDK's to log and retry, as always.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+from opentelemetry.sdk.metrics.export import MetricExportResult
+
+# a receiver that serves no metrics at that address: retrying changes nothing
+REFUSING = frozenset({404, 405, 501})
+# where the SDK logs a failed export (the exporter's module, or the HTTP client it shares)
+_LOGGERS = (
+    "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+    "opentelemetry.exporter.otlp.common.http",
+)
+
+
+class OnceRefusedMetricExporter(OTLPMetricExporter):
+    """OTLP/HTTP metrics that stop, said once, when the receiver refuses them."""
+
+    def __init__(self, url: str, **options: Any) -> None:
+        super().__init__(**options)
+        self.url = url
+        self.refused: int | None = None  # the status the receiver refused metrics with
+
+    def export(self, metrics_data: Any, timeout_millis: float | None = 10000, **kw: Any) -> Any:
+        if self.refused is not None:
+            return MetricExportResult.SUCCESS  # dropped: the receiver takes none (said once)
+        return super().export(metrics_data, timeout_millis, **kw)
+
+    def refuse(self, status: int) -> None:
+        if self.refused is not None:
+            return
+        self.refused = status
+        print(
+            f"warning: the OpenTelemetry receiver at {self.url} refuses metrics (HTTP {status}): "
+            "runner sends it no more metrics (traces go on); set OTEL_METRICS_EXPORTER=none to "
+            "not send any, or point OTEL_EXPORTER_OTLP_METRICS_ENDPOINT at a receiver that "
+            "takes them",
+            file=sys.stderr,
+        )
+
+
+class _RefusalFilter(logging.Filter):
+    """Turns the SDK's log line of a refused metrics export into the exporter's one warning."""
+
+    def __init__(self, exporter: OnceRefusedMetricExporter) -> None:
+        super().__init__()
+        self.exporter = exporter
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        if "metrics" not in args and "metrics" not in str(record.msg):
+            return True
+        status = next((a for a in args if isinstance(a, int) and 400 <= a < 600), None)
+        if status not in REFUSING:
+            return True
+        self.exporter.refuse(status)
+        return False
+
+
+def metric_exporter(url: str) -> OnceRefusedMetricExporter:
+    exporter = OnceRefusedMetricExporter(url)
+    refusal_filter = _RefusalFilter(exporter)
+    for name in _LOGGERS:
+        logging.getLogger(name).addFilter(refusal_filter)
+    return exporter
