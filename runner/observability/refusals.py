@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 from typing import Any
 
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
@@ -16,6 +17,10 @@ from opentelemetry.sdk.metrics.export import MetricExportResult
 
 # a receiver that serves no metrics at that address: retrying changes nothing
 REFUSING = frozenset({404, 405, 501})
+# the exporter whose export is under way on this thread: the SDK logs a refusal from inside
+# `export`, and the log record does not say which exporter it came from (a process that made
+# several exporters, one after another, must not have an older one take the newer's refusal)
+_EXPORTING = threading.local()
 # where the SDK logs a failed export (the exporter's module, or the HTTP client it shares)
 _LOGGERS = (
     "opentelemetry.exporter.otlp.proto.http.metric_exporter",
@@ -34,7 +39,11 @@ class OnceRefusedMetricExporter(OTLPMetricExporter):
     def export(self, metrics_data: Any, timeout_millis: float | None = 10000, **kw: Any) -> Any:
         if self.refused is not None:
             return MetricExportResult.SUCCESS  # dropped: the receiver takes none (said once)
-        return super().export(metrics_data, timeout_millis, **kw)
+        _EXPORTING.exporter = self
+        try:
+            return super().export(metrics_data, timeout_millis, **kw)
+        finally:
+            _EXPORTING.exporter = None
 
     def refuse(self, status: int) -> None:
         if self.refused is not None:
@@ -50,26 +59,29 @@ class OnceRefusedMetricExporter(OTLPMetricExporter):
 
 
 class _RefusalFilter(logging.Filter):
-    """Turns the SDK's log line of a refused metrics export into the exporter's one warning."""
-
-    def __init__(self, exporter: OnceRefusedMetricExporter) -> None:
-        super().__init__()
-        self.exporter = exporter
+    """Turns the SDK's log line of a refused metrics export into the exporting exporter's one
+    warning."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        exporter = getattr(_EXPORTING, "exporter", None)
+        if exporter is None:
+            return True
         args = record.args if isinstance(record.args, tuple) else ()
         if "metrics" not in args and "metrics" not in str(record.msg):
             return True
         status = next((a for a in args if isinstance(a, int) and 400 <= a < 600), None)
         if status not in REFUSING:
             return True
-        self.exporter.refuse(status)
+        exporter.refuse(status)
         return False
 
 
+_FILTER = _RefusalFilter()  # one for the process, on each of the SDK's loggers
+
+
 def metric_exporter(url: str) -> OnceRefusedMetricExporter:
-    exporter = OnceRefusedMetricExporter(url)
-    refusal_filter = _RefusalFilter(exporter)
     for name in _LOGGERS:
-        logging.getLogger(name).addFilter(refusal_filter)
-    return exporter
+        logger = logging.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
+    return OnceRefusedMetricExporter(url)

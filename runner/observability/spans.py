@@ -30,6 +30,7 @@ Names follow the current GenAI conventions: the round's span carries its domain 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -348,9 +349,17 @@ def status_message(error: Any, what_failed: str, content: bool) -> str:
 
 def error_type(error: str) -> str:
     """A low-cardinality name for an LLM call's error: its exception class, as the client
-    wrote it first (`APITimeoutError: …`), else `llm_error`."""
+    wrote it first (`APITimeoutError: …`) or after the step a round's error names (`answer
+    (LLM purpose) failed: ScriptMissError: …`), else `llm_error`."""
     head = error.split(":", 1)[0].strip()
-    return head if head.isidentifier() else "llm_error"
+    if head.isidentifier():
+        return head
+    named = _EXCEPTION_NAME.search(error)
+    return named[1] if named else "llm_error"
+
+
+# an exception's class as a message writes it before its text: `… failed: TimeoutError: …`
+_EXCEPTION_NAME = re.compile(r"(?:^|[\s:])([A-Za-z_]\w*(?:Error|Exception|Timeout|Miss)):")
 
 
 def exchanged_messages(exchange: Exchange, event: Mapping[str, Any]) -> dict[str, str]:

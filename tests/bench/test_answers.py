@@ -22,7 +22,7 @@ A list's append and pop work at its end, last in first out.
 """
 QUESTIONS = """id,question,sources,answer,tags
 t-1,fast way to take items off the front of a collection,manual.rst.txt#Queues,popleft,queues
-t-2,how do I add to the end and take back the newest item,manual.rst.txt#Stacks,last in first out,lists
+t-2,add to the end and take back the newest item,manual.rst.txt#Stacks,last in first out,lists
 """
 
 

@@ -373,3 +373,27 @@ def metric_exporter_at(url: str, make: Any) -> Any:
 )
 def test_only_an_exporter_named_in_the_environment_switches_it_on(environment, expected):
     assert wanted(environment) is expected
+
+
+def test_a_refusal_is_said_by_the_exporter_that_met_it_though_another_was_made_before(capfd):
+    """A process that made an exporter earlier (an earlier round's telemetry) still hears the
+    newer exporter's refusal once: the SDK's log record names no exporter."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+
+    from runner.observability.refusals import metric_exporter
+
+    for _ in range(2):
+        refusing = Receiver(refuse_metrics=405)
+        try:
+            url = f"{refusing.url}/v1/metrics"
+            reader = PeriodicExportingMetricReader(
+                metric_exporter_at(url, metric_exporter), export_interval_millis=50
+            )
+            provider = MeterProvider(metric_readers=[reader])
+            provider.get_meter("test").create_counter("tokens").add(1)
+            time.sleep(0.2)
+            provider.shutdown()
+        finally:
+            refusing.httpd.shutdown()
+        assert capfd.readouterr().err.count(f"{url} refuses metrics (HTTP 405)") == 1
