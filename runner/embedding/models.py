@@ -55,12 +55,9 @@ class Embedder:
             ) from error
         self.name = name
         self.runtime = _known(runtime, repr(runtime)) if runtime else default_runtime()
-        weights = files.read("model.safetensors") or b""
+        weights = LazyWeights(files, load_weights)
         self.encoder = _encoder(
-            self.runtime,
-            BertShape.from_config(files.json("config.json")),
-            load_weights(weights),
-            lambda: hashlib.sha256(weights).hexdigest(),
+            self.runtime, BertShape.from_config(files.json("config.json")), weights
         )
         pooling = files.json("1_Pooling/config.json")
         self.cls_pooling = bool(pooling.get("pooling_mode_cls_token", False))
@@ -215,14 +212,45 @@ def _known(runtime: str, named: str) -> str:
     return runtime
 
 
-def _encoder(
-    runtime: str,
-    shape: BertShape,
-    weights: Mapping[str, np.ndarray],
-    weights_digest: Callable[[], str],
-) -> Encoder:
+class LazyWeights:
+    """A model's weights, read only when something needs them: the numpy pass, or a first
+    build of the ONNX graph. A process that finds its graph built (onnx_runtime.py) never reads
+    them, which saves about a second and 180 MB a process."""
+
+    FILE = "model.safetensors"
+
+    def __init__(self, files: ModelFiles, load: Callable[[bytes], dict[str, np.ndarray]]) -> None:
+        self.files = files
+        self._load = load
+        self._raw: bytes | None = None
+
+    @functools.cached_property
+    def identity(self) -> str:
+        """Tells this version of the weights from another without reading them."""
+        return self.files.identity(self.FILE)
+
+    def _bytes(self) -> bytes:
+        if self._raw is None:
+            self._raw = self.files.read(self.FILE) or b""
+        return self._raw
+
+    @functools.cached_property
+    def digest(self) -> str:
+        return hashlib.sha256(self._bytes()).hexdigest()
+
+    @functools.cached_property
+    def arrays(self) -> Mapping[str, np.ndarray]:
+        return self._load(self._bytes())
+
+    def forget(self) -> None:
+        """Drops the bytes and arrays read: the ONNX session holds its own copy."""
+        self._raw = None
+        self.__dict__.pop("arrays", None)
+
+
+def _encoder(runtime: str, shape: BertShape, weights: LazyWeights) -> Encoder:
     if runtime == "numpy":
-        return BertEncoder(shape, weights)
+        return BertEncoder(shape, weights.arrays)
     if not onnx_installed():
         raise ModelUnavailable(
             f"the embedding runtime {runtime!r} needs onnxruntime and onnx: {INSTALL_HINT}"
@@ -230,7 +258,7 @@ def _encoder(
     from runner.embedding.onnx_runtime import OnnxEncoder
 
     variant = "int8" if runtime == "onnx-int8" else "fp32"
-    return OnnxEncoder(shape, weights, weights_digest(), variant)
+    return OnnxEncoder(shape, weights, variant)
 
 
 def _workers() -> int:
