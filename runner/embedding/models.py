@@ -84,18 +84,48 @@ class Embedder:
         onnxruntime thread): both release the GIL while they compute, and their own thread
         pools, which fight each other and any other process for the cores, made a loaded
         machine slower than one thread a batch."""
+        return self._embed(texts, progress, tokens=None)
+
+    def embed_pages(
+        self, texts: Sequence[str], progress: EmbedProgress | None = None
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """`embed`'s vectors, and per text the unit-length vector of each of its word pieces
+        (what `token_vectors` gives, from the same forward pass): an index keeps them so that
+        reranking a search reads its candidates' pieces instead of running the model again."""
+        tokens: list[np.ndarray] = [np.zeros((0, self.dimensions), np.float32)] * len(texts)
+        return self._embed(texts, progress, tokens=tokens), tokens
+
+    def _embed(
+        self,
+        texts: Sequence[str],
+        progress: EmbedProgress | None,
+        tokens: list[np.ndarray] | None,
+    ) -> np.ndarray:
         vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         batches = [order[start : start + _BATCH] for start in range(0, len(order), _BATCH)]
         done = 0
+        keep = tokens is not None
         with self._batch_pool(len(batches)) as pool:
-            embedded = pool.map(lambda rows: self._batch([texts[i] for i in rows]), batches)
-            for rows, batch in zip(batches, embedded, strict=True):
+            embedded = pool.map(lambda rows: self._batch([texts[i] for i in rows], keep), batches)
+            for rows, (batch, pieces) in zip(batches, embedded, strict=True):
                 vectors[rows] = batch
+                if tokens is not None:
+                    for row, found in zip(rows, pieces, strict=True):
+                        tokens[row] = found
                 done += len(rows)
                 if progress is not None:
                     progress(done, len(order))
         return vectors
+
+    def question(self, text: str) -> tuple[np.ndarray, TokenVectors]:
+        """A search's question: its vector and its word pieces, from one forward pass run on
+        this thread (a pool's threads cost more than one short text takes)."""
+        one_thread = _one_blas_thread() if self.runtime == "numpy" else nullcontext()
+        with one_thread:
+            encoded, states, mask = self._forward([text])
+        [pieces] = self._token_rows([text], encoded, states)
+        return self._pooled(states, mask)[0], pieces
 
     def token_vectors(self, texts: Sequence[str]) -> list[TokenVectors]:
         """Per text, the model's unit-length vector of each of its word pieces (the special
@@ -117,12 +147,15 @@ class Embedder:
 
     def _token_batch(self, texts: list[str]) -> list[TokenVectors]:
         encoded, states, _ = self._forward(texts)
+        return self._token_rows(texts, encoded, states)
+
+    def _token_rows(
+        self, texts: list[str], encoded: list[Any], states: np.ndarray
+    ) -> list[TokenVectors]:
         found = []
         for text, item, state in zip(texts, encoded, states, strict=True):
-            pieces = [row for row, special in enumerate(item.special_tokens_mask) if not special]
-            vectors = state[pieces]
-            vectors = vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
-            found.append(TokenVectors(vectors, _piece_words(text, item, pieces)))
+            pieces = _pieces(item)
+            found.append(TokenVectors(_unit_rows(state[pieces]), _piece_words(text, item, pieces)))
         return found
 
     def _forward(self, texts: list[str]) -> tuple[list[Any], np.ndarray, np.ndarray]:
@@ -132,16 +165,34 @@ class Embedder:
         mask = np.array([item.attention_mask for item in encoded], dtype=np.float32)
         return encoded, self.encoder.hidden_states(ids, mask), mask
 
-    def _batch(self, texts: list[str]) -> np.ndarray:
-        _, states, mask = self._forward(texts)
+    def _batch(self, texts: list[str], tokens: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The texts' vectors, and (with `tokens`) each one's unit-length piece vectors."""
+        encoded, states, mask = self._forward(texts)
+        pieces = (
+            [_unit_rows(state[_pieces(item)]) for item, state in zip(encoded, states, strict=True)]
+            if tokens
+            else []
+        )
+        return self._pooled(states, mask), pieces
+
+    def _pooled(self, states: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The texts' unit-length vectors from their hidden states: the model's pooling."""
         if self.cls_pooling:
             pooled = states[:, 0]
         else:
             pooled = (states * mask[:, :, None]).sum(1) / np.clip(
                 mask.sum(1, keepdims=True), 1e-9, None
             )
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return pooled / np.clip(norms, 1e-12, None)
+        return _unit_rows(pooled)
+
+
+def _pieces(encoding: Any) -> list[int]:
+    """The rows of a text's word pieces: its special tokens (and padding) left out."""
+    return [row for row, special in enumerate(encoding.special_tokens_mask) if not special]
+
+
+def _unit_rows(rows: np.ndarray) -> np.ndarray:
+    return rows / np.clip(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12, None)
 
 
 @dataclass(frozen=True)

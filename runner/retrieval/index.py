@@ -166,6 +166,8 @@ def _stored_vectors(target: Path, model: str | None, pages: int | None) -> Vecto
     vectors = VectorIndex.load(target, model)
     if vectors is None or (pages is not None and len(vectors) != pages):
         return None
+    if vectors.tokens is None:  # built before the word pieces were kept: embedded again
+        return None
     return vectors
 
 

@@ -1,10 +1,11 @@
 """Embedding search: a corpus's page vectors, beside its BM25 index, memory-mapped.
 
 `vectors/<model>/` in the index folder holds `vectors.npy` (float32, one unit-length row per
-page, in page-store order), `keys.npy` (per row, a digest of the model and the embedded text)
-and `model.json`. Opening maps the two arrays (`numpy.load(mmap_mode="r")`): nothing is read
-until a search, whose cost is one matrix-vector product over the rows (exact search; 100k pages
-of 384 dimensions is 150 MB and tens of milliseconds: bench/README.md).
+page, in page-store order), `keys.npy` (per row, a digest of the model and the embedded text),
+`model.json`, and each page's word-piece vectors for reranking (page_tokens.py). Opening maps
+the two arrays (`numpy.load(mmap_mode="r")`): nothing is read until a search, whose cost is one
+matrix-vector product over the rows (exact search; 100k pages of 384 dimensions is 150 MB and
+tens of milliseconds: bench/README.md).
 
 A rebuild embeds only what changed: a row whose key the previous vectors hold is copied from
 them, so editing one document re-embeds its pages alone, and the pages of a document that did
@@ -24,6 +25,7 @@ from typing import BinaryIO, Protocol
 
 import numpy as np
 
+from runner.retrieval.page_tokens import FILES, PageTokens, joined, quantized
 from runner.retrieval.pages import Page
 
 VECTORS_FOLDER = "vectors"
@@ -44,9 +46,9 @@ class PageEmbedder(Protocol):
     @property
     def precision(self) -> str: ...  # the weights it computes with: "float32", "int8"
 
-    def embed(
+    def embed_pages(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
-    ) -> np.ndarray: ...
+    ) -> tuple[np.ndarray, list[np.ndarray]]: ...  # vectors, and each text's piece vectors
 
 
 def embedded_text(page: Page) -> str:
@@ -73,12 +75,18 @@ class VectorIndex:
     """A corpus's page vectors for one model; searched exactly."""
 
     def __init__(
-        self, model: str, vectors: np.ndarray, keys: np.ndarray, precision: str = "float32"
+        self,
+        model: str,
+        vectors: np.ndarray,
+        keys: np.ndarray,
+        precision: str = "float32",
+        tokens: PageTokens | None = None,
     ) -> None:
         self.model = model
         self.vectors = vectors
         self.keys = keys
         self.precision = precision  # of the weights that made them; queries must match it
+        self.tokens = tokens  # each page's word-piece vectors, for reranking (page_tokens.py)
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
@@ -97,8 +105,9 @@ class VectorIndex:
             return None
         if vectors.ndim != 2 or len(keys) != len(vectors):
             return None
+        tokens = PageTokens.load(folder, len(vectors))
         # vectors from before the runtimes were recorded were all made with float32 weights
-        return cls(model, vectors, keys, str(stored.get("precision", "float32")))
+        return cls(model, vectors, keys, str(stored.get("precision", "float32")), tokens)
 
     def matches(self, pages: Sequence[Page]) -> bool:
         """Whether these vectors are those of exactly these pages, in this order."""
@@ -144,21 +153,30 @@ def build_vectors(
     known: dict[bytes, int] = {}
     if (
         previous is not None
+        and previous.tokens is not None  # an index of before the pieces were kept: all anew
         and previous.vectors.shape[1] == embedder.dimensions
         and previous.precision == embedder.precision  # never one index of two precisions
     ):
         known = {bytes(key): row for row, key in enumerate(previous.keys)}
+    empty = (np.zeros((0, embedder.dimensions), np.int8), np.zeros(0, np.float32))
+    pieces: list[tuple[np.ndarray, np.ndarray]] = [empty] * len(texts)
     fresh = []
     for row, key in enumerate(keys):
         old = known.get(bytes(key))
         if old is None:
             fresh.append(row)
         else:
-            vectors[row] = previous.vectors[old]  # type: ignore[union-attr]
+            assert previous is not None and previous.tokens is not None
+            vectors[row] = previous.vectors[old]
+            pieces[row] = previous.tokens.raw(old)
     started = time.perf_counter()
     if fresh:
-        vectors[fresh] = embedder.embed([texts[row] for row in fresh], progress=progress)
+        embedded, found = embedder.embed_pages([texts[row] for row in fresh], progress=progress)
+        vectors[fresh] = embedded
+        for row, rows in zip(fresh, found, strict=True):
+            pieces[row] = quantized(rows)
     seconds = time.perf_counter() - started
+    tokens = joined(pieces, embedder.dimensions)
     folder = model_folder(index_folder, embedder.name)
     folder.mkdir(parents=True, exist_ok=True)
     model = {
@@ -172,9 +190,12 @@ def build_vectors(
     # each file replaced whole: a search that has the old ones mapped keeps reading them
     _replace(folder / VECTORS_FILE, lambda file: np.save(file, vectors))
     _replace(folder / KEYS_FILE, lambda file: np.save(file, keys))
+    for name, array in zip(FILES, (tokens.tokens, tokens.scales, tokens.offsets), strict=True):
+        _replace(folder / name, lambda file, array=array: np.save(file, array))
     _replace(folder / MODEL_FILE, lambda file: file.write(json.dumps(model).encode()))
     mapped = np.load(folder / VECTORS_FILE, mmap_mode="r")
-    return VectorIndex(embedder.name, mapped, keys, embedder.precision), len(fresh)
+    stored = PageTokens.load(folder, len(texts))
+    return VectorIndex(embedder.name, mapped, keys, embedder.precision, stored), len(fresh)
 
 
 def _replace(path: Path, write: Callable[[BinaryIO], object]) -> None:
