@@ -91,6 +91,24 @@ def canonical(name: str) -> str:
     return ALIASES.get(name, name)
 
 
+# what runner's own forward pass needs (onnxruntime and onnx are faster, not needed: numpy's
+# pass runs without them)
+NEEDED_MODULES = ("numpy", "safetensors", "tokenizers", "threadpoolctl")
+
+
+def unavailable(name: str) -> str | None:
+    """Why the model cannot run here (its runtime's modules, or its files, are not
+    installed), or None when it can; nothing is loaded."""
+    missing = [module for module in NEEDED_MODULES if importlib.util.find_spec(module) is None]
+    if missing:
+        return f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed"
+    try:
+        locate(name)
+    except (ModelUnavailable, OSError, zipfile.BadZipFile) as error:
+        return str(error).split(": install", 1)[0]
+    return None
+
+
 def is_packaged(name: str) -> bool:
     return canonical(name) in PACKAGED
 

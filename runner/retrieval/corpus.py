@@ -63,6 +63,9 @@ class CorpusIndex:
         self.synonyms = Synonyms(synonyms or {})  # the corpus's `synonyms:`
         self._store = store
         self._last_query: tuple[str, Any] | None = None  # (text, vector): query_vector's
+        # why a corpus searched by meaning is searched by words alone (the model cannot run
+        # here: words_alone.py), or None
+        self.words_alone: str | None = None
 
     def __len__(self) -> int:
         return len(self._store)
@@ -98,6 +101,8 @@ class CorpusIndex:
         if top_k < 1 or not query.strip():
             return []
         left_out = 0 if self.keep_navigation else self._store.navigation_count()
+        if self.words_alone is not None:
+            mode = "keyword"  # said once, when the corpus was opened
         rerank = self.rerank if rerank and mode != "keyword" else 0
         # room for the navigation pages left out below, and for other sections than the best's
         wanted = max(top_k, rerank) * SECTION_POOL + left_out

@@ -52,6 +52,7 @@ from runner.retrieval.pages import (
     read_document,
 )
 from runner.retrieval.store import PAGES_FILE, PageStore, write_pages
+from runner.retrieval.words_alone import runnable_model
 
 if TYPE_CHECKING:
     from runner.config.model import Corpus, Pipeline
@@ -116,7 +117,25 @@ def open_corpus(
         follow_symlinks=corpus.follow_symlinks,
     )
     reason = "forced" if force else _stale_reason(target, snapshot, source)
-    model = vector_model(pipeline, corpus)
+    model, words_alone = runnable_model(name, vector_model(pipeline, corpus))
+    index = _open(pipeline, corpus, model, source, target, snapshot, reason, build, progress)
+    index.words_alone = words_alone
+    return index
+
+
+def _open(
+    pipeline: Pipeline,
+    corpus: Corpus,
+    model: str | None,
+    source: Path,
+    target: Path,
+    snapshot: _Snapshot,
+    reason: str | None,
+    build: bool,
+    progress: ProgressCallback | None,
+) -> CorpusIndex:
+    """The index loaded when up to date (its vectors embedded when missing), else built."""
+    name = corpus.name
     if reason is None:
         started = time.perf_counter()
         pages = int((_read_manifest(target) or {}).get("pages", 0))
