@@ -84,35 +84,38 @@ class Embedder:
         onnxruntime thread): both release the GIL while they compute, and their own thread
         pools, which fight each other and any other process for the cores, made a loaded
         machine slower than one thread a batch."""
-        return self._embed(texts, progress, tokens=None)
+        return self._embed(texts, progress, None)
 
     def embed_pages(
-        self, texts: Sequence[str], progress: EmbedProgress | None = None
-    ) -> tuple[np.ndarray, list[np.ndarray]]:
-        """`embed`'s vectors, and per text the unit-length vector of each of its word pieces
-        (what `token_vectors` gives, from the same forward pass): an index keeps them so that
-        reranking a search reads its candidates' pieces instead of running the model again."""
-        tokens: list[np.ndarray] = [np.zeros((0, self.dimensions), np.float32)] * len(texts)
-        return self._embed(texts, progress, tokens=tokens), tokens
+        self,
+        texts: Sequence[str],
+        keep: Callable[[int, np.ndarray], None],
+        progress: EmbedProgress | None = None,
+    ) -> np.ndarray:
+        """`embed`'s vectors; and each text's word pieces (the unit-length vector of each, as
+        `token_vectors` gives them, from the same forward pass) handed to `keep(text's index,
+        pieces)` as each batch is done: an index keeps them so that reranking a search reads
+        its candidates' pieces instead of running the model again."""
+        return self._embed(texts, progress, keep)
 
     def _embed(
         self,
         texts: Sequence[str],
         progress: EmbedProgress | None,
-        tokens: list[np.ndarray] | None,
+        keep: Callable[[int, np.ndarray], None] | None,
     ) -> np.ndarray:
         vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         batches = [order[start : start + _BATCH] for start in range(0, len(order), _BATCH)]
         done = 0
-        keep = tokens is not None
+        tokens = keep is not None
         with self._batch_pool(len(batches)) as pool:
-            embedded = pool.map(lambda rows: self._batch([texts[i] for i in rows], keep), batches)
+            embedded = pool.map(lambda rows: self._batch([texts[i] for i in rows], tokens), batches)
             for rows, (batch, pieces) in zip(batches, embedded, strict=True):
                 vectors[rows] = batch
-                if tokens is not None:
+                if keep is not None:
                     for row, found in zip(rows, pieces, strict=True):
-                        tokens[row] = found
+                        keep(row, found)
                 done += len(rows)
                 if progress is not None:
                     progress(done, len(order))

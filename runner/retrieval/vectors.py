@@ -25,7 +25,7 @@ from typing import BinaryIO, Protocol
 
 import numpy as np
 
-from runner.retrieval.page_tokens import FILES, PageTokens, joined, quantized
+from runner.retrieval.page_tokens import PageTokens, PieceWriter
 from runner.retrieval.pages import Page
 
 VECTORS_FOLDER = "vectors"
@@ -47,8 +47,11 @@ class PageEmbedder(Protocol):
     def precision(self) -> str: ...  # the weights it computes with: "float32", "int8"
 
     def embed_pages(
-        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
-    ) -> tuple[np.ndarray, list[np.ndarray]]: ...  # vectors, and each text's piece vectors
+        self,
+        texts: Sequence[str],
+        keep: Callable[[int, np.ndarray], None],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> np.ndarray: ...  # the vectors; each text's piece vectors handed to keep(index, rows)
 
 
 def embedded_text(page: Page) -> str:
@@ -158,8 +161,9 @@ def build_vectors(
         and previous.precision == embedder.precision  # never one index of two precisions
     ):
         known = {bytes(key): row for row, key in enumerate(previous.keys)}
-    empty = (np.zeros((0, embedder.dimensions), np.int8), np.zeros(0, np.float32))
-    pieces: list[tuple[np.ndarray, np.ndarray]] = [empty] * len(texts)
+    folder = model_folder(index_folder, embedder.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    pieces = PieceWriter(folder, len(texts), embedder.dimensions)
     fresh = []
     for row, key in enumerate(keys):
         old = known.get(bytes(key))
@@ -168,17 +172,20 @@ def build_vectors(
         else:
             assert previous is not None and previous.tokens is not None
             vectors[row] = previous.vectors[old]
-            pieces[row] = previous.tokens.raw(old)
+            pieces.add(row, *previous.tokens.raw(old))
     started = time.perf_counter()
-    if fresh:
-        embedded, found = embedder.embed_pages([texts[row] for row in fresh], progress=progress)
-        vectors[fresh] = embedded
-        for row, rows in zip(fresh, found, strict=True):
-            pieces[row] = quantized(rows)
+    try:
+        if fresh:
+            vectors[fresh] = embedder.embed_pages(
+                [texts[row] for row in fresh],
+                lambda done, rows: pieces.add_vectors(fresh[done], rows),
+                progress=progress,
+            )
+    except BaseException:
+        pieces.discard()
+        raise
     seconds = time.perf_counter() - started
-    tokens = joined(pieces, embedder.dimensions)
-    folder = model_folder(index_folder, embedder.name)
-    folder.mkdir(parents=True, exist_ok=True)
+    pieces.finish()
     model = {
         "model": embedder.name,
         "dimensions": embedder.dimensions,
@@ -190,8 +197,6 @@ def build_vectors(
     # each file replaced whole: a search that has the old ones mapped keeps reading them
     _replace(folder / VECTORS_FILE, lambda file: np.save(file, vectors))
     _replace(folder / KEYS_FILE, lambda file: np.save(file, keys))
-    for name, array in zip(FILES, (tokens.tokens, tokens.scales, tokens.offsets), strict=True):
-        _replace(folder / name, lambda file, array=array: np.save(file, array))
     _replace(folder / MODEL_FILE, lambda file: file.write(json.dumps(model).encode()))
     mapped = np.load(folder / VECTORS_FILE, mmap_mode="r")
     stored = PageTokens.load(folder, len(texts))

@@ -36,12 +36,16 @@ class WordBag:
         return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
 
     def embed_pages(
-        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
-    ) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Each word is a piece: its row is the one-word text's vector."""
-        vectors = self.embed(texts, progress)
-        pieces = [self.word_rows(text.lower().split()) for text in texts]
-        return vectors, pieces
+        self,
+        texts: Sequence[str],
+        keep: Callable[[int, np.ndarray], None],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> np.ndarray:
+        """Each word is a piece: its row is the one-word text's vector; handed over last
+        text first, as batches may finish in any order."""
+        for row in reversed(range(len(texts))):
+            keep(row, self.word_rows(texts[row].lower().split()))
+        return self.embed(texts, progress)
 
     def word_rows(self, words: list[str]) -> np.ndarray:
         rows = np.zeros((len(words), self.dimensions), dtype=np.float32)
