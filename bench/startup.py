@@ -263,15 +263,19 @@ def one_question(runs: int) -> dict[str, dict[str, float]]:
     }
 
 
-def question_results(label: str, runs: int) -> dict[str, Any]:
-    """The figures of `label` ("before", "after", …) beside the other labels' last ones."""
+def question_results(label: str, runs: int, commit: str | None = None) -> dict[str, Any]:
+    """The figures of `label` ("before", "after", …) beside the other labels' last ones;
+    `commit` names the code measured (default: this tree's HEAD)."""
     from bench.readme import read_results
     from bench.retrieval import machine
 
     previous = read_results("startup_question") or {}
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
+    commit = (
+        commit
+        or subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+    )
     measured_now = {
         "date": date.today().isoformat(),
         "commit": commit,
@@ -324,12 +328,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="Measure only one question on the standard install (`runner run`, words and "
         "meaning), filed under LABEL (e.g. before, after) beside the other labels' figures.",
     )
+    parser.add_argument(
+        "--commit",
+        help="With --question: the commit of the code measured, when `runner` runs another "
+        "tree's code (PYTHONPATH); default: this tree's HEAD.",
+    )
     args = parser.parse_args(argv or [])
     if shutil.which("runner", path=str(Path(sys.executable).parent)) is None:
         print("skipped: the runner console script is not installed beside this Python")
         return
     if args.question:
-        question = question_results(args.question, max(1, min(args.runs, 7)))
+        question = question_results(args.question, max(1, min(args.runs, 7)), args.commit)
         write_results("startup_question", question)
         write_section(QUESTION_TITLE, question_section(question))
         print(question_section(question))

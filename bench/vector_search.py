@@ -186,13 +186,18 @@ def query_times(corpus: Any, questions: list[str]) -> dict[str, Any]:
     return figures
 
 
-def queries_main(label: str) -> None:
+def queries_main(label: str, commit: str | None = None) -> None:
+    """`label`'s figures beside the other labels'; `commit` names the code measured when it is
+    another tree's (PYTHONPATH), by default this tree's HEAD."""
     from bench.readme import read_results
 
     previous = read_results("vector_search") or {}
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
+    commit = (
+        commit
+        or subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+    )
     corpora: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="runner-bench-queries-") as base:
         corpora["support handbook"] = query_times(*support_corpus(Path(base) / "support"))
@@ -244,7 +249,7 @@ Raw figures: `bench/results/vector_search.json`.
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--phase":
         print(json.dumps(phase_open(Path(sys.argv[2]))))
-    elif len(sys.argv) == 3 and sys.argv[1] == "--queries":
-        queries_main(sys.argv[2])
+    elif len(sys.argv) in (3, 4) and sys.argv[1] == "--queries":
+        queries_main(sys.argv[2], *sys.argv[3:])  # LABEL [COMMIT]
     else:
         main()

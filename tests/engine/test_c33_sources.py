@@ -4,7 +4,6 @@ the passages it cites, and every guaranteed passage — not every page of the bu
 from __future__ import annotations
 
 import asyncio
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from runner.engine.state import SessionState
 from runner.llm.providers.extractive import source_labels
 from runner.llm.providers.offline_units import CITATION, citation_labels
 from runner.sources import Source
+from tests.examples_kit import copy_example
 
 from .kit import check_round
 
@@ -30,7 +30,7 @@ QUESTION = "What warranty do I get on my dishwasher?"
 def support(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The support example in a folder of its own (its index is built there once)."""
     folder = tmp_path_factory.mktemp("c33") / "support"
-    shutil.copytree(SUPPORT, folder, ignore=shutil.ignore_patterns(".runner"))
+    copy_example("support", folder)
     return folder / "support.yaml"
 
 
