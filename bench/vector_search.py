@@ -153,14 +153,20 @@ def support_corpus(folder: Path) -> tuple[Any, list[str]]:
 
 def pydocs_corpus() -> tuple[Any, list[str]] | None:
     """pydocs as bench.users indexes it (its state kept between runs), and its questions in
-    users' words; None when bench.users has not built it."""
-    from bench.users import open_index, state_base
+    users' words; None when bench.users has not built it (nothing is built here)."""
+    from bench.users import state_base
     from bench.wording import read_set
+    from runner.config import load_pipeline
+    from runner.retrieval import open_corpus
+    from runner.retrieval.index import IndexMissingError
 
     path = state_base() / "state-pydocs" / "hybrid.yaml"
     if not path.is_file():
         return None
-    corpus, _ = open_index(path, "pydocs")
+    try:
+        corpus = open_corpus(load_pipeline(path), "pydocs", build=False)
+    except IndexMissingError:
+        return None
     return corpus, [question.text for question in read_set("pydocs-users")]
 
 
