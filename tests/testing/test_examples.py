@@ -41,4 +41,4 @@ def test_the_demo_runs_its_three_questions_as_announced(tmp_path: Path) -> None:
     assert "? Which Kestrel model is it?" in result.output
     assert "3-year manufacturer's warranty" in result.output
     assert "deep_search — deep fallback" in result.output
-    assert "1.1.s:handbook_search" in result.output
+    assert "1.1.n:handbook_neighbors" in result.output  # neighbouring pages first (C29)
