@@ -199,7 +199,7 @@ class CorpusIndex:
             [hit.score for hit in head],
             embedder,
             self.keyword,
-            None if tokens is None else [tokens.page(rows[hit.page.node_id]) for hit in head],
+            None if tokens is None else tokens.pages([rows[hit.page.node_id] for hit in head]),
             self._question(query)[1],
         )
         return [ScoredPage(head[row].page, score) for row, score in order] + found[count:]

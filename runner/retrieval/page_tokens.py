@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,17 @@ class PageTokens:
         start = int(self.starts[row])
         end = start + int(self.counts[row])
         return np.asarray(self.tokens[start:end]), np.asarray(self.scales[start:end])
+
+    def pages(self, rows: Sequence[int]) -> list[np.ndarray]:
+        """The float32 piece vectors of several pages, converted in one operation (a query's
+        candidates: one per page cost a millisecond each)."""
+        parts = [self.raw(row) for row in rows]
+        if not parts:
+            return []
+        tokens = np.concatenate([part[0] for part in parts]).astype(np.float32)
+        tokens *= np.concatenate([part[1] for part in parts])[:, None]
+        ends = np.cumsum([len(part[0]) for part in parts])[:-1]
+        return np.split(tokens, ends)
 
     def page(self, row: int) -> np.ndarray:
         """The float32 piece vectors of the page at `row`."""

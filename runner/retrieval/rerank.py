@@ -27,10 +27,11 @@ tens of milliseconds a page on a CPU.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+
+from runner.retrieval.blas import one_blas_thread
 
 if TYPE_CHECKING:
     from runner.retrieval.keyword import KeywordIndex
@@ -99,25 +100,16 @@ def word_match(question: np.ndarray, weights: np.ndarray, page: np.ndarray) -> f
 def word_matches(
     question: np.ndarray, weights: np.ndarray, pages: Sequence[np.ndarray]
 ) -> np.ndarray:
-    """`word_match` of each page, in one matrix product on one BLAS thread: many small products
-    on BLAS's own threads took milliseconds each on a loaded machine (a cosine table of the
-    question's pieces with 20 pages' takes a fraction of one)."""
+    """`word_match` of each page, in one matrix product on one BLAS thread (blas.py): 20 small
+    products on BLAS's own threads took milliseconds each on a loaded machine."""
     matches = np.zeros(len(pages), dtype=np.float64)
     filled = [row for row, page in enumerate(pages) if len(page)]
     if not len(question) or not filled or float(weights.sum()) <= 0.0:
         return matches
     rows = np.concatenate([pages[row] for row in filled]).astype(np.float32, copy=False)
     starts = np.cumsum([0] + [len(pages[row]) for row in filled[:-1]])
-    with _one_blas_thread():
+    with one_blas_thread():
         cosines = question.astype(np.float32, copy=False) @ rows.T
     closest = np.maximum.reduceat(cosines, starts, axis=1)  # (question pieces, pages)
     matches[filled] = weights @ closest / weights.sum()
     return matches
-
-
-def _one_blas_thread() -> AbstractContextManager[object]:
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # the extra's part; without it BLAS keeps its threads
-        return nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
