@@ -139,7 +139,7 @@ def _open(
     if reason is None:
         started = time.perf_counter()
         pages = int((_read_manifest(target) or {}).get("pages", 0))
-        vectors = _stored_vectors(target, model, pages)
+        vectors = _stored_vectors(target, model, pages, _reranks(corpus))
         if model is not None and vectors is None:
             if not build:
                 raise IndexMissingError(
@@ -176,8 +176,11 @@ def vector_model(pipeline: Pipeline, corpus: Corpus) -> str | None:
     return None
 
 
-def _stored_vectors(target: Path, model: str | None, pages: int | None) -> VectorIndex | None:
-    """The vectors of `model` stored in the index folder (of `pages` pages, when given)."""
+def _stored_vectors(
+    target: Path, model: str | None, pages: int | None, pieces: bool = True
+) -> VectorIndex | None:
+    """The vectors of `model` stored in the index folder (of `pages` pages, when given), with
+    the pages' word pieces when the corpus reranks (`pieces`)."""
     if model is None:
         return None
     from runner.retrieval.vectors import VectorIndex  # numpy: only for a corpus with vectors
@@ -185,9 +188,15 @@ def _stored_vectors(target: Path, model: str | None, pages: int | None) -> Vecto
     vectors = VectorIndex.load(target, model)
     if vectors is None or (pages is not None and len(vectors) != pages):
         return None
-    if vectors.tokens is None:  # built before the word pieces were kept: embedded again
+    if pieces and vectors.tokens is None:  # built before the pieces were kept, or with rerank 0
         return None
     return vectors
+
+
+def _reranks(corpus: Corpus) -> bool:
+    """Whether the corpus's searches rerank, and so its index keeps the pages' word pieces."""
+    rerank = corpus.embedding.rerank if corpus.embedding is not None else DEFAULT_RERANK
+    return rerank > 0
 
 
 def _embed(
@@ -210,7 +219,12 @@ def _embed(
     report = progress or (lambda stage, done, total: None)
     report("embed", 0, len(pages))
     vectors, _ = build_vectors(
-        pages, embedder, folder, previous, lambda done, total: report("embed", done, total)
+        pages,
+        embedder,
+        folder,
+        previous,
+        lambda done, total: report("embed", done, total),
+        pieces=_reranks(corpus),
     )
     return vectors
 
@@ -306,7 +320,7 @@ def _build(
     report("index", 1, 1)
     vectors = None
     if model is not None:  # the previous index's vectors are reused for unchanged pages
-        previous = _stored_vectors(target, model, None)
+        previous = _stored_vectors(target, model, None, pieces=False)
         vectors = _embed(corpus, model, building, pages, previous, progress)
     report("save", 0, 1)
     content = snapshot.content_sha256(source)
@@ -325,7 +339,7 @@ def _build(
     report("save", 1, 1)
     status = IndexStatus(corpus.name, True, reason, len(pages), seconds)
     if vectors is not None:  # mapped again from where the swap put them
-        vectors = _stored_vectors(target, vectors.model, None)
+        vectors = _stored_vectors(target, vectors.model, None, _reranks(corpus))
     return _index(corpus, target, keyword, vectors, status)
 
 

@@ -145,3 +145,9 @@ class PieceWriter:
         with temporary.open("wb") as file:
             write(file)
         os.replace(temporary, self.folder / name)
+
+
+def remove_pieces(folder: Path) -> None:
+    """No pieces kept in `folder` (a corpus that does not rerank): any from before removed."""
+    for name in FILES:
+        (folder / name).unlink(missing_ok=True)

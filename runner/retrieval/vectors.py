@@ -26,7 +26,7 @@ from typing import BinaryIO, Protocol
 import numpy as np
 
 from runner.retrieval.blas import one_blas_thread
-from runner.retrieval.page_tokens import PageTokens, PieceWriter
+from runner.retrieval.page_tokens import PageTokens, PieceWriter, remove_pieces
 from runner.retrieval.pages import Page
 
 VECTORS_FOLDER = "vectors"
@@ -46,6 +46,10 @@ class PageEmbedder(Protocol):
 
     @property
     def precision(self) -> str: ...  # the weights it computes with: "float32", "int8"
+
+    def embed(
+        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+    ) -> np.ndarray: ...
 
     def embed_pages(
         self,
@@ -149,45 +153,56 @@ def build_vectors(
     index_folder: Path,
     previous: VectorIndex | None = None,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    pieces: bool = True,
 ) -> tuple[VectorIndex, int]:
     """The pages' vectors written under `index_folder` (reusing `previous`'s rows whose key is
-    unchanged), and how many pages were embedded anew."""
+    unchanged), and how many pages were embedded anew; with `pieces`, each page's word pieces
+    too (page_tokens.py: for reranking; a corpus with `rerank: 0` keeps none)."""
     texts = [embedded_text(page) for page in pages]
     keys = _keys(embedder.name, texts)
     vectors = np.zeros((len(texts), embedder.dimensions), dtype=np.float32)
     known: dict[bytes, int] = {}
     if (
         previous is not None
-        and previous.tokens is not None  # an index of before the pieces were kept: all anew
+        and (previous.tokens is not None or not pieces)  # no pieces to reuse: all anew
         and previous.vectors.shape[1] == embedder.dimensions
         and previous.precision == embedder.precision  # never one index of two precisions
     ):
         known = {bytes(key): row for row, key in enumerate(previous.keys)}
     folder = model_folder(index_folder, embedder.name)
     folder.mkdir(parents=True, exist_ok=True)
-    pieces = PieceWriter(folder, len(texts), embedder.dimensions)
+    writer = PieceWriter(folder, len(texts), embedder.dimensions) if pieces else None
     fresh = []
     for row, key in enumerate(keys):
         old = known.get(bytes(key))
         if old is None:
             fresh.append(row)
         else:
-            assert previous is not None and previous.tokens is not None
+            assert previous is not None
             vectors[row] = previous.vectors[old]
-            pieces.add(row, *previous.tokens.raw(old))
+            if writer is not None:
+                assert previous.tokens is not None
+                writer.add(row, *previous.tokens.raw(old))
     started = time.perf_counter()
     try:
-        if fresh:
+        if fresh and writer is not None:
             vectors[fresh] = embedder.embed_pages(
                 [texts[row] for row in fresh],
-                lambda done, rows: pieces.add_vectors(fresh[done], rows),
+                lambda done, rows: writer.add_vectors(fresh[done], rows),
                 progress=progress,
             )
+        elif fresh:
+            vectors[fresh] = embedder.embed([texts[row] for row in fresh], progress=progress)
     except BaseException:
-        pieces.discard()
+        if writer is not None:
+            writer.discard()
         raise
     seconds = time.perf_counter() - started
-    pieces.finish()
+    if writer is not None:
+        writer.finish()
+    else:
+        remove_pieces(folder)
     model = {
         "model": embedder.name,
         "dimensions": embedder.dimensions,

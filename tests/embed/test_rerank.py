@@ -77,3 +77,9 @@ def test_reranking_on_the_kept_pieces_orders_as_the_model_run_on_the_pages_does(
     live = index.search(QUESTION, 20, mode="hybrid")
     assert [hit.page.node_id for hit in kept] == [hit.page.node_id for hit in live]
     assert np.allclose([hit.score for hit in kept], [hit.score for hit in live], atol=0.005)
+
+
+def test_a_corpus_that_does_not_rerank_keeps_no_word_pieces(embedder, tmp_path: Path) -> None:
+    index = corpus(tmp_path, 0)
+    assert index.vectors is not None and index.vectors.tokens is None
+    assert index.search(QUESTION, 3, mode="hybrid")  # searched by meaning all the same

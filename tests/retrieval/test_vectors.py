@@ -144,3 +144,11 @@ def test_vectors_without_word_pieces_are_all_embedded_again(tmp_path: Path) -> N
     embedder = WordBag()
     _, fresh = build_vectors(PAGES, embedder, tmp_path / "two", previous=first)
     assert fresh == 3
+
+
+def test_without_pieces_no_word_piece_is_stored(tmp_path: Path) -> None:
+    build_vectors(PAGES, WordBag(), tmp_path)
+    build_vectors(PAGES, WordBag(), tmp_path, pieces=False)  # the same folder, rebuilt
+    loaded = VectorIndex.load(tmp_path, "word-bag")
+    assert loaded is not None and loaded.tokens is None
+    assert not list(model_folder(tmp_path, "word-bag").glob("token*.npy"))
