@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -207,13 +208,142 @@ Targets: `runner --help` within {targets["help_over_python_s"] * 1000:.0f} ms of
 """
 
 
+# --- one question, whole process, on the standard install -----------------------------------
+
+QUESTION_TITLE = "One question on the standard install"
+QUESTION = "How many years are oven spare parts stocked?"
+# issue 29: one `runner run` with search by meaning, whole process, on two cores
+QUESTION_TARGETS = {"wall_s": 1.5, "max_rss_mb": 200}
+
+
+def measured(command: Sequence[str], cwd: Path) -> dict[str, float]:
+    """Wall seconds, CPU seconds and peak memory (MB) of one process, from os.wait4."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    if status != 0:
+        raise SystemExit(f"{' '.join(command)} failed (status {status})")
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"wall_s": seconds, "cpu_s": cpu, "max_rss_mb": usage.ru_maxrss / 1024}
+
+
+def support_copy(folder: Path, mode: str) -> Path:
+    """The support example in `folder`, its retrieve tool searching in `mode`, indexed."""
+    shutil.copytree(ROOT / "pipelines" / "support", folder, ignore=shutil.ignore_patterns(".*"))
+    path = folder / "support.yaml"
+    text = path.read_text(encoding="utf-8")
+    text = text.replace("    mode: hybrid ", f"    mode: {mode} ", 1)
+    path.write_text(text, encoding="utf-8")
+    subprocess.run([*runner_command(), "index", str(path)], capture_output=True, check=True)
+    return path
+
+
+def one_question(runs: int) -> dict[str, dict[str, float]]:
+    """`runner run` of the support example on one question, by words and by meaning: the
+    median of each figure over `runs` processes, interleaved (the first of each not counted:
+    it fills the file cache)."""
+    figures: dict[str, list[dict[str, float]]] = {"keyword": [], "hybrid": []}
+    with tempfile.TemporaryDirectory(prefix="runner-bench-question-") as name:
+        pipelines = {mode: support_copy(Path(name) / mode, mode) for mode in figures}
+        commands = {
+            mode: [*runner_command(), "run", str(path), QUESTION, "--llm", "offline"]
+            for mode, path in pipelines.items()
+        }
+        for command in commands.values():
+            measured(command, ROOT)
+        for _ in range(runs):
+            for mode, command in commands.items():
+                figures[mode].append(measured(command, ROOT))
+    return {
+        mode: {key: round(statistics.median(run[key] for run in runs_), 3) for key in runs_[0]}
+        for mode, runs_ in figures.items()
+    }
+
+
+def question_results(label: str, runs: int, commit: str | None = None) -> dict[str, Any]:
+    """The figures of `label` ("before", "after", …) beside the other labels' last ones;
+    `commit` names the code measured (default: this tree's HEAD)."""
+    from bench.readme import read_results
+    from bench.retrieval import machine
+
+    previous = read_results("startup_question") or {}
+    commit = (
+        commit
+        or subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+    )
+    measured_now = {
+        "date": date.today().isoformat(),
+        "commit": commit,
+        "machine": machine(),
+        "runs": runs,
+        "figures": one_question(runs),
+    }
+    return {
+        "command": "python -m bench.startup --question LABEL",
+        "question": QUESTION,
+        "targets": QUESTION_TARGETS,
+        "labels": {**previous.get("labels", {}), label: measured_now},
+    }
+
+
+def question_section(results: dict[str, Any]) -> str:
+    rows = []
+    for label, run in results["labels"].items():
+        load = run["machine"].get("load_average_1min", "?")
+        for mode, figures in run["figures"].items():
+            rows.append(
+                [
+                    f"{label} ({run['commit']}, {run['date']}, load {load})",
+                    "words (`keyword`)" if mode == "keyword" else "meaning (`hybrid`, rerank 20)",
+                    f"{figures['wall_s']:.2f} s",
+                    f"{figures['cpu_s']:.2f} s",
+                    f"{figures['max_rss_mb']:.0f} MB",
+                ]
+            )
+    targets = results["targets"]
+    return f"""`{results["command"]}`: one `runner run` of the support example (560 pages, its
+index built) on "{results["question"]}" with the offline provider, as a whole process
+(os.wait4's figures), median of each figure over the runs, words and meaning interleaved. The
+embedding model's ONNX graph is in the cache (a process's first use ever builds it: seconds).
+`before` is the code before issue 29's cost work, `after` this tree. Targets: ≤
+{targets["wall_s"]} s and ≤ {targets["max_rss_mb"]} MB with search by meaning. On a loaded
+machine (a load average well above its two cores) the wall time is mostly the wait for a core:
+the CPU column is what one process needs, and its wall time on idle cores. Raw figures:
+`bench/results/startup_question.json`.
+
+{table(["run", "search", "wall (median)", "CPU", "peak memory"], rows)}
+"""
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.startup")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument(
+        "--question",
+        metavar="LABEL",
+        help="Measure only one question on the standard install (`runner run`, words and "
+        "meaning), filed under LABEL (e.g. before, after) beside the other labels' figures.",
+    )
+    parser.add_argument(
+        "--commit",
+        help="With --question: the commit of the code measured, when `runner` runs another "
+        "tree's code (PYTHONPATH); default: this tree's HEAD.",
+    )
     args = parser.parse_args(argv or [])
     if shutil.which("runner", path=str(Path(sys.executable).parent)) is None:
         print("skipped: the runner console script is not installed beside this Python")
+        return
+    if args.question:
+        question = question_results(args.question, max(1, min(args.runs, 7)), args.commit)
+        write_results("startup_question", question)
+        write_section(QUESTION_TITLE, question_section(question))
+        print(question_section(question))
         return
     from bench.retrieval import machine
 

@@ -4,7 +4,8 @@ At runner's top as an entry point (`python -m runner.demo`).
 
     python -m runner.demo [--pipeline pipelines/support/support.yaml]
 
-1. `runner index` builds the handbook's index, with a progress bar;
+1. `runner index` builds the handbook's index, its words and its page vectors (the handbook is
+   searched by meaning too, `mode: hybrid`, on the standard install), with a progress bar;
 2. a comparison the coordinator decomposes into forced product lookups;
 3. a warranty question that asks for the model number, then its answer in the same session;
 4. a question the first pages do not cover, which falls back to deep search.
@@ -58,7 +59,7 @@ STEPS = (
     ),
     Step(
         "A question the first pages do not cover: the gatekeeper sends it to deep search, "
-        "neighbouring pages first, then a full search (C27-C32)",
+        "neighbouring pages first, then a full search where they do not answer (C27-C32)",
         "How many years are oven spare parts stocked, and what is the no-fault-found fee?",
         "answer",
     ),

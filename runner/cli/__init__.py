@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "Run one round of a pipeline on a message."),
     "chat": ("chat", "Talk to a pipeline interactively, clarifying questions included."),
     "index": ("index", "Build and store the indexes of a pipeline's corpora."),
+    "new": ("new", "Write a first help-desk pipeline over a folder of documents."),
     "test": ("test_cmd", "Run a pipeline's test cases with a scripted or replayed LLM."),
     "eval": ("eval", "Measure a pipeline's answers over a question set, and compare runs."),
     "explain": ("explain", "Explain a pipeline, or why a session did what it did."),

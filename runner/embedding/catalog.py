@@ -67,6 +67,19 @@ class ModelFiles:
         data = self.read(name)
         return json.loads(data) if data is not None else {}
 
+    def identity(self, name: str) -> str:
+        """What tells one version of a file from another without reading it: its place, size
+        and time, and inside a zip the entry's CRC-32 and size (the model's weights are 90 MB,
+        inflated from a zip: reading them costs a second)."""
+        if self._zip is None:
+            path = (self.where / name).resolve()
+            status = path.stat()
+            return f"{path}|{status.st_size}|{status.st_mtime_ns}"
+        status = self.where.stat()
+        info = self._zip.getinfo(name)
+        where = f"{self.where.resolve()}|{status.st_size}|{status.st_mtime_ns}"
+        return f"{where}|{info.CRC}|{info.file_size}"
+
     def missing(self) -> list[str]:
         if self._zip is None:
             return [name for name in REQUIRED_FILES if not (self.where / name).is_file()]
@@ -76,6 +89,24 @@ class ModelFiles:
 
 def canonical(name: str) -> str:
     return ALIASES.get(name, name)
+
+
+# what runner's own forward pass needs (onnxruntime and onnx are faster, not needed: numpy's
+# pass runs without them)
+NEEDED_MODULES = ("numpy", "safetensors", "tokenizers", "threadpoolctl")
+
+
+def unavailable(name: str) -> str | None:
+    """Why the model cannot run here (its runtime's modules, or its files, are not
+    installed), or None when it can; nothing is loaded."""
+    missing = [module for module in NEEDED_MODULES if importlib.util.find_spec(module) is None]
+    if missing:
+        return f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed"
+    try:
+        locate(name)
+    except (ModelUnavailable, OSError, zipfile.BadZipFile) as error:
+        return str(error).split(": install", 1)[0]
+    return None
 
 
 def is_packaged(name: str) -> bool:

@@ -55,12 +55,9 @@ class Embedder:
             ) from error
         self.name = name
         self.runtime = _known(runtime, repr(runtime)) if runtime else default_runtime()
-        weights = files.read("model.safetensors") or b""
+        weights = LazyWeights(files, load_weights)
         self.encoder = _encoder(
-            self.runtime,
-            BertShape.from_config(files.json("config.json")),
-            load_weights(weights),
-            lambda: hashlib.sha256(weights).hexdigest(),
+            self.runtime, BertShape.from_config(files.json("config.json")), weights
         )
         pooling = files.json("1_Pooling/config.json")
         self.cls_pooling = bool(pooling.get("pooling_mode_cls_token", False))
@@ -87,18 +84,51 @@ class Embedder:
         onnxruntime thread): both release the GIL while they compute, and their own thread
         pools, which fight each other and any other process for the cores, made a loaded
         machine slower than one thread a batch."""
+        return self._embed(texts, progress, None)
+
+    def embed_pages(
+        self,
+        texts: Sequence[str],
+        keep: Callable[[int, np.ndarray], None],
+        progress: EmbedProgress | None = None,
+    ) -> np.ndarray:
+        """`embed`'s vectors; and each text's word pieces (the unit-length vector of each, as
+        `token_vectors` gives them, from the same forward pass) handed to `keep(text's index,
+        pieces)` as each batch is done: an index keeps them so that reranking a search reads
+        its candidates' pieces instead of running the model again."""
+        return self._embed(texts, progress, keep)
+
+    def _embed(
+        self,
+        texts: Sequence[str],
+        progress: EmbedProgress | None,
+        keep: Callable[[int, np.ndarray], None] | None,
+    ) -> np.ndarray:
         vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         batches = [order[start : start + _BATCH] for start in range(0, len(order), _BATCH)]
         done = 0
+        tokens = keep is not None
         with self._batch_pool(len(batches)) as pool:
-            embedded = pool.map(lambda rows: self._batch([texts[i] for i in rows]), batches)
-            for rows, batch in zip(batches, embedded, strict=True):
+            embedded = pool.map(lambda rows: self._batch([texts[i] for i in rows], tokens), batches)
+            for rows, (batch, pieces) in zip(batches, embedded, strict=True):
                 vectors[rows] = batch
+                if keep is not None:
+                    for row, found in zip(rows, pieces, strict=True):
+                        keep(row, found)
                 done += len(rows)
                 if progress is not None:
                     progress(done, len(order))
         return vectors
+
+    def question(self, text: str) -> tuple[np.ndarray, TokenVectors]:
+        """A search's question: its vector and its word pieces, from one forward pass run on
+        this thread (a pool's threads cost more than one short text takes)."""
+        one_thread = _one_blas_thread() if self.runtime == "numpy" else nullcontext()
+        with one_thread:
+            encoded, states, mask = self._forward([text])
+        [pieces] = self._token_rows([text], encoded, states)
+        return self._pooled(states, mask)[0], pieces
 
     def token_vectors(self, texts: Sequence[str]) -> list[TokenVectors]:
         """Per text, the model's unit-length vector of each of its word pieces (the special
@@ -120,12 +150,15 @@ class Embedder:
 
     def _token_batch(self, texts: list[str]) -> list[TokenVectors]:
         encoded, states, _ = self._forward(texts)
+        return self._token_rows(texts, encoded, states)
+
+    def _token_rows(
+        self, texts: list[str], encoded: list[Any], states: np.ndarray
+    ) -> list[TokenVectors]:
         found = []
         for text, item, state in zip(texts, encoded, states, strict=True):
-            pieces = [row for row, special in enumerate(item.special_tokens_mask) if not special]
-            vectors = state[pieces]
-            vectors = vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
-            found.append(TokenVectors(vectors, _piece_words(text, item, pieces)))
+            pieces = _pieces(item)
+            found.append(TokenVectors(_unit_rows(state[pieces]), _piece_words(text, item, pieces)))
         return found
 
     def _forward(self, texts: list[str]) -> tuple[list[Any], np.ndarray, np.ndarray]:
@@ -135,16 +168,34 @@ class Embedder:
         mask = np.array([item.attention_mask for item in encoded], dtype=np.float32)
         return encoded, self.encoder.hidden_states(ids, mask), mask
 
-    def _batch(self, texts: list[str]) -> np.ndarray:
-        _, states, mask = self._forward(texts)
+    def _batch(self, texts: list[str], tokens: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The texts' vectors, and (with `tokens`) each one's unit-length piece vectors."""
+        encoded, states, mask = self._forward(texts)
+        pieces = (
+            [_unit_rows(state[_pieces(item)]) for item, state in zip(encoded, states, strict=True)]
+            if tokens
+            else []
+        )
+        return self._pooled(states, mask), pieces
+
+    def _pooled(self, states: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The texts' unit-length vectors from their hidden states: the model's pooling."""
         if self.cls_pooling:
             pooled = states[:, 0]
         else:
             pooled = (states * mask[:, :, None]).sum(1) / np.clip(
                 mask.sum(1, keepdims=True), 1e-9, None
             )
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return pooled / np.clip(norms, 1e-12, None)
+        return _unit_rows(pooled)
+
+
+def _pieces(encoding: Any) -> list[int]:
+    """The rows of a text's word pieces: its special tokens (and padding) left out."""
+    return [row for row, special in enumerate(encoding.special_tokens_mask) if not special]
+
+
+def _unit_rows(rows: np.ndarray) -> np.ndarray:
+    return rows / np.clip(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12, None)
 
 
 @dataclass(frozen=True)
@@ -215,14 +266,45 @@ def _known(runtime: str, named: str) -> str:
     return runtime
 
 
-def _encoder(
-    runtime: str,
-    shape: BertShape,
-    weights: Mapping[str, np.ndarray],
-    weights_digest: Callable[[], str],
-) -> Encoder:
+class LazyWeights:
+    """A model's weights, read only when something needs them: the numpy pass, or a first
+    build of the ONNX graph. A process that finds its graph built (onnx_runtime.py) never reads
+    them, which saves about a second and 180 MB a process."""
+
+    FILE = "model.safetensors"
+
+    def __init__(self, files: ModelFiles, load: Callable[[bytes], dict[str, np.ndarray]]) -> None:
+        self.files = files
+        self._load = load
+        self._raw: bytes | None = None
+
+    @functools.cached_property
+    def identity(self) -> str:
+        """Tells this version of the weights from another without reading them."""
+        return self.files.identity(self.FILE)
+
+    def _bytes(self) -> bytes:
+        if self._raw is None:
+            self._raw = self.files.read(self.FILE) or b""
+        return self._raw
+
+    @functools.cached_property
+    def digest(self) -> str:
+        return hashlib.sha256(self._bytes()).hexdigest()
+
+    @functools.cached_property
+    def arrays(self) -> Mapping[str, np.ndarray]:
+        return self._load(self._bytes())
+
+    def forget(self) -> None:
+        """Drops the bytes and arrays read: the ONNX session holds its own copy."""
+        self._raw = None
+        self.__dict__.pop("arrays", None)
+
+
+def _encoder(runtime: str, shape: BertShape, weights: LazyWeights) -> Encoder:
     if runtime == "numpy":
-        return BertEncoder(shape, weights)
+        return BertEncoder(shape, weights.arrays)
     if not onnx_installed():
         raise ModelUnavailable(
             f"the embedding runtime {runtime!r} needs onnxruntime and onnx: {INSTALL_HINT}"
@@ -230,7 +312,7 @@ def _encoder(
     from runner.embedding.onnx_runtime import OnnxEncoder
 
     variant = "int8" if runtime == "onnx-int8" else "fp32"
-    return OnnxEncoder(shape, weights, weights_digest(), variant)
+    return OnnxEncoder(shape, weights, variant)
 
 
 def _workers() -> int:

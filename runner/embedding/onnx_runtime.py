@@ -7,16 +7,22 @@ version and (for int8) onnxruntime's version, in `$RUNNER_CACHE_DIR/embedding/` 
 `$XDG_CACHE_HOME/runner`, else `~/.cache/runner`). Nothing is downloaded: a first use builds
 the file from the weights in a few seconds. Where the cache cannot be written, the graph is
 built in a temporary folder each time instead.
+
+A later process finds the file without reading the weights (90 MB, inflated from the model's
+zip: a second, and 180 MB of memory): `weights/` beside the graphs keeps, per version of the
+weights' file (its place, size, time and CRC), the digest and the longest input they were
+found to have.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -38,28 +44,36 @@ def cache_folder() -> Path:
     return Path(base) / "runner" / "embedding"
 
 
+class Weights(Protocol):
+    """A model's weights, read lazily (runner.embedding.models.LazyWeights)."""
+
+    @property
+    def identity(self) -> str: ...  # tells one version from another without reading them
+
+    @property
+    def digest(self) -> str: ...  # the sha256 of the weights' file: reads it
+
+    @property
+    def arrays(self) -> Mapping[str, np.ndarray]: ...  # reads and parses it
+
+    def forget(self) -> None: ...
+
+
 class OnnxEncoder:
     """Token ids in, the last hidden state out, like `BertEncoder`, on onnxruntime.
 
     One onnxruntime thread a call: the embedder runs one batch a core at once, which on the
     shared two-core machine of docs/retrieval.md was faster than onnxruntime's own threads."""
 
-    def __init__(
-        self,
-        shape: BertShape,
-        weights: Mapping[str, np.ndarray],
-        weights_digest: str,
-        variant: str,
-    ) -> None:
+    def __init__(self, shape: BertShape, weights: Weights, variant: str) -> None:
         import onnxruntime
 
         self.shape = shape
         self.variant = variant
-        self.max_positions = max_positions(weights)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
-        self.session = _cached_session(shape, weights, weights_digest, variant, options)
+        self.session, self.max_positions = _cached_session(shape, weights, variant, options)
 
     def hidden_states(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(batch, tokens, hidden) for token ids (batch, tokens) and a 0/1 float32 mask.
@@ -92,25 +106,66 @@ def cache_key(weights_digest: str, variant: str) -> str:
 
 
 def _cached_session(
-    shape: BertShape,
-    weights: Mapping[str, np.ndarray],
-    weights_digest: str,
-    variant: str,
-    options: Any,
-) -> Any:
+    shape: BertShape, weights: Weights, variant: str, options: Any
+) -> tuple[Any, int]:
+    """The session on the cached graph, and the longest input the model takes. A graph built
+    before is found by the weights' identity (a memo of their digest): the weights are then
+    not read at all."""
     import onnxruntime
 
-    path = cache_folder() / f"{cache_key(weights_digest, variant)}-{variant}.onnx"
-    if not path.is_file():
-        try:
+    memo = _read_memo(weights.identity)
+    if memo is not None:
+        path = graph_path(memo["sha256"], variant)
+        if path.is_file():
+            session = onnxruntime.InferenceSession(str(path), options, providers=_CPU)
+            return session, int(memo["max_positions"])
+    positions = max_positions(weights.arrays)
+    path = graph_path(weights.digest, variant)
+    try:
+        if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)
-            _build(shape, weights, variant, path)
-        except OSError:  # a read-only home: build where it can be written, and not keep it
-            with tempfile.TemporaryDirectory(prefix="runner-onnx-") as folder:
-                built = Path(folder) / path.name
-                _build(shape, weights, variant, built)
-                return onnxruntime.InferenceSession(str(built), options, providers=_CPU)
-    return onnxruntime.InferenceSession(str(path), options, providers=_CPU)
+            _build(shape, weights.arrays, variant, path)
+        _write_memo(weights.identity, weights.digest, positions)
+    except OSError:  # a read-only home: build where it can be written, and not keep it
+        with tempfile.TemporaryDirectory(prefix="runner-onnx-") as folder:
+            built = Path(folder) / path.name
+            _build(shape, weights.arrays, variant, built)
+            session = onnxruntime.InferenceSession(str(built), options, providers=_CPU)
+    else:
+        session = onnxruntime.InferenceSession(str(path), options, providers=_CPU)
+    weights.forget()
+    return session, positions
+
+
+def graph_path(weights_digest: str, variant: str) -> Path:
+    return cache_folder() / f"{cache_key(weights_digest, variant)}-{variant}.onnx"
+
+
+def _memo_path(identity: str) -> Path:
+    named = hashlib.sha256(identity.encode()).hexdigest()[:24]
+    return cache_folder() / "weights" / f"{named}.json"
+
+
+def _read_memo(identity: str) -> dict[str, Any] | None:
+    """What a process that read these weights found: their sha256 and positions."""
+    try:
+        memo = json.loads(_memo_path(identity).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(memo, dict) or memo.get("identity") != identity:
+        return None
+    if not isinstance(memo.get("sha256"), str) or not isinstance(memo.get("max_positions"), int):
+        return None
+    return memo
+
+
+def _write_memo(identity: str, digest: str, positions: int) -> None:
+    path = _memo_path(identity)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    memo = {"identity": identity, "sha256": digest, "max_positions": positions}
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(memo), encoding="utf-8")
+    os.replace(temporary, path)
 
 
 _CPU = ["CPUExecutionProvider"]

@@ -209,8 +209,8 @@ def _csv_rows(path: Path, diagnostics: list[Diagnostic]) -> tuple[list[_Row], st
     line = reader.line_num + 1
     for cells in reader:
         row_line, line = line, reader.line_num + 1
-        if not any(cell.strip() for cell in cells):
-            continue
+        if not any(cell.strip() for cell in cells) or cells[0].lstrip().startswith("#"):
+            continue  # a blank line, or a comment (a line starting with #)
         data = _csv_data(names, known, cells)
         starts = _cell_starts(lines[row_line - 1]) if row_line <= len(lines) else []
         split = _split_heading(data.get("sources") or ())

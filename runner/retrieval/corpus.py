@@ -64,6 +64,9 @@ class CorpusIndex:
         self.synonyms = Synonyms(synonyms or {})  # the corpus's `synonyms:`
         self._store = store
         self._last_query: tuple[str, Any] | None = None  # (text, vector): query_vector's
+        # why a corpus searched by meaning is searched by words alone (the model cannot run
+        # here: words_alone.py), or None
+        self.words_alone: str | None = None
 
     def __len__(self) -> int:
         return len(self._store)
@@ -99,6 +102,8 @@ class CorpusIndex:
         if top_k < 1 or not query.strip():
             return []
         left_out = 0 if self.keep_navigation else self._store.navigation_count()
+        if self.words_alone is not None:
+            mode = "keyword"  # said once, when the corpus was opened
         rerank = self.rerank if rerank and mode != "keyword" else 0
         # room for the navigation pages left out below, and for other sections than the best's
         wanted = max(top_k, rerank) * SECTION_POOL + left_out
@@ -112,7 +117,8 @@ class CorpusIndex:
             found = [hit for hit in found if not hit.page.navigation]
         found = sections_first(found)
         if rerank:
-            found = self._reranked(query, found, rerank)
+            rows = {page.node_id: row for page, (row, _) in zip(pages, hits, strict=True)}
+            found = self._reranked(query, found, rerank, rows)
         return found[:top_k]
 
     def expanded(self, query: str) -> str:
@@ -142,22 +148,27 @@ class CorpusIndex:
     def query_vector(self, query: str) -> Any:
         """The query embedded by the corpus's model (loaded on first use). The last query's
         vector is kept: a tool that searches and then weighs the same question embeds it once."""
-        from runner.embedding.models import load_embedder, runtime_for
-
         if self.vectors is None:
             raise CorpusError(
                 f"corpus {self.name!r} has no page vectors: give it an `embedding: {{model: "
                 "all-MiniLM-L6-v2}` (or search it with a tool in `mode: vector` or `hybrid`) "
                 "and run `runner index`"
             )
+        return self._question(query)[0]
+
+    def _question(self, query: str) -> tuple[Any, Any]:
+        """The query's vector and word pieces (one forward pass), the last query's kept."""
+        from runner.embedding.models import load_embedder, runtime_for
+
+        assert self.vectors is not None
         last = self._last_query
         if last is not None and last[0] == query:
             return last[1]
         # the query on weights of the pages' precision, whatever the default runtime now is
         embedder = load_embedder(self.vectors.model, runtime_for(self.vectors.precision))
-        vector = embedder.embed([query])[0]
-        self._last_query = (query, vector)
-        return vector
+        found = embedder.question(query)
+        self._last_query = (query, found)
+        return found
 
     def cosine(self, query: str, node_id: str) -> float | None:
         """The cosine of the query (as a search reads it) with one page; None when the corpus
@@ -169,9 +180,12 @@ class CorpusIndex:
         assert self.vectors is not None  # query_vector raised otherwise
         return self.vectors.cosine(found[0], vector)
 
-    def _reranked(self, query: str, found: list[ScoredPage], count: int) -> list[ScoredPage]:
+    def _reranked(
+        self, query: str, found: list[ScoredPage], count: int, rows: Mapping[str, int]
+    ) -> list[ScoredPage]:
         """The first `count` hits reordered by how the question's words match theirs
-        (rerank.py), the others after them as they were."""
+        (rerank.py), the others after them as they were. The pages' word pieces are read
+        from the index where it keeps them (`rows`: each page's row in it)."""
         from runner.embedding.models import load_embedder, runtime_for
         from runner.retrieval.rerank import reranked
         from runner.retrieval.vectors import embedded_text
@@ -179,12 +193,15 @@ class CorpusIndex:
         assert self.vectors is not None  # an embedded search found them
         head = found[:count]
         embedder = load_embedder(self.vectors.model, runtime_for(self.vectors.precision))
+        tokens = self.vectors.tokens
         order = reranked(
             query,
             [embedded_text(hit.page) for hit in head],
             [hit.score for hit in head],
             embedder,
             self.keyword,
+            None if tokens is None else tokens.pages([rows[hit.page.node_id] for hit in head]),
+            self._question(query)[1],
         )
         return [ScoredPage(head[row].page, score) for row, score in order] + found[count:]
 

@@ -53,6 +53,7 @@ from runner.retrieval.pages import (
     read_document,
 )
 from runner.retrieval.store import PAGES_FILE, PageStore, write_pages
+from runner.retrieval.words_alone import runnable_model
 
 if TYPE_CHECKING:
     from runner.config.model import Corpus, Pipeline
@@ -118,11 +119,29 @@ def open_corpus(
         follow_symlinks=corpus.follow_symlinks,
     )
     reason = "forced" if force else _stale_reason(target, snapshot, source)
-    model = vector_model(pipeline, corpus)
+    model, words_alone = runnable_model(name, vector_model(pipeline, corpus))
+    index = _open(pipeline, corpus, model, source, target, snapshot, reason, build, progress)
+    index.words_alone = words_alone
+    return index
+
+
+def _open(
+    pipeline: Pipeline,
+    corpus: Corpus,
+    model: str | None,
+    source: Path,
+    target: Path,
+    snapshot: _Snapshot,
+    reason: str | None,
+    build: bool,
+    progress: ProgressCallback | None,
+) -> CorpusIndex:
+    """The index loaded when up to date (its vectors embedded when missing), else built."""
+    name = corpus.name
     if reason is None:
         started = time.perf_counter()
         pages = int((_read_manifest(target) or {}).get("pages", 0))
-        vectors = _stored_vectors(target, model, pages)
+        vectors = _stored_vectors(target, model, pages, _reranks(corpus))
         stale = vectors is not None and not vectors.current
         if model is not None and (vectors is None or stale):
             if not build:
@@ -163,8 +182,11 @@ def vector_model(pipeline: Pipeline, corpus: Corpus) -> str | None:
     return None
 
 
-def _stored_vectors(target: Path, model: str | None, pages: int | None) -> VectorIndex | None:
-    """The vectors of `model` stored in the index folder (of `pages` pages, when given)."""
+def _stored_vectors(
+    target: Path, model: str | None, pages: int | None, pieces: bool = True
+) -> VectorIndex | None:
+    """The vectors of `model` stored in the index folder (of `pages` pages, when given), with
+    the pages' word pieces when the corpus reranks (`pieces`)."""
     if model is None:
         return None
     from runner.retrieval.vectors import VectorIndex  # numpy: only for a corpus with vectors
@@ -172,7 +194,15 @@ def _stored_vectors(target: Path, model: str | None, pages: int | None) -> Vecto
     vectors = VectorIndex.load(target, model)
     if vectors is None or (pages is not None and len(vectors) != pages):
         return None
+    if pieces and vectors.tokens is None:  # built before the pieces were kept, or with rerank 0
+        return None
     return vectors
+
+
+def _reranks(corpus: Corpus) -> bool:
+    """Whether the corpus's searches rerank, and so its index keeps the pages' word pieces."""
+    rerank = corpus.embedding.rerank if corpus.embedding is not None else DEFAULT_RERANK
+    return rerank > 0
 
 
 def _embed(
@@ -196,7 +226,12 @@ def _embed(
     report = progress or (lambda stage, done, total: None)
     report("embed", 0, len(pages))
     return build_vectors(
-        pages, embedder, folder, previous, lambda done, total: report("embed", done, total)
+        pages,
+        embedder,
+        folder,
+        previous,
+        lambda done, total: report("embed", done, total),
+        pieces=_reranks(corpus),
     )
 
 
@@ -298,7 +333,7 @@ def _build(
     report("index", 1, 1)
     vectors, embedded = None, 0
     if model is not None:  # the previous index's vectors are reused for unchanged pages
-        previous = _stored_vectors(target, model, None)
+        previous = _stored_vectors(target, model, None, pieces=False)
         vectors, embedded = _embed(corpus, model, building, pages, previous, progress)
     report("save", 0, 1)
     content = snapshot.content_sha256(source)
@@ -317,7 +352,7 @@ def _build(
     report("save", 1, 1)
     status = IndexStatus(corpus.name, True, reason, len(pages), seconds, embedded)
     if vectors is not None:  # mapped again from where the swap put them
-        vectors = _stored_vectors(target, vectors.model, None)
+        vectors = _stored_vectors(target, vectors.model, None, _reranks(corpus))
     return _index(corpus, target, keyword, vectors, status)
 
 

@@ -1,10 +1,11 @@
 """Embedding search: a corpus's page vectors, beside its BM25 index, memory-mapped.
 
 `vectors/<model>/` in the index folder holds `vectors.npy` (float32, one unit-length row per
-page, in page-store order), `keys.npy` (per row, a digest of the model and the embedded text)
-and `model.json`. Opening maps the two arrays (`numpy.load(mmap_mode="r")`): nothing is read
-until a search, whose cost is one matrix-vector product over the rows (exact search; 100k pages
-of 384 dimensions is 150 MB and tens of milliseconds: bench/README.md).
+page, in page-store order), `keys.npy` (per row, a digest of the model and the embedded text),
+`model.json`, and each page's word-piece vectors for reranking (page_tokens.py). Opening maps
+the two arrays (`numpy.load(mmap_mode="r")`): nothing is read until a search, whose cost is one
+matrix-vector product over the rows (exact search; 100k pages of 384 dimensions is 150 MB and
+tens of milliseconds: bench/README.md).
 
 A rebuild embeds only what changed: a row whose key the previous vectors hold is copied from
 them, so editing one document re-embeds its pages alone, and the pages of a document that did
@@ -24,7 +25,9 @@ from typing import BinaryIO, Protocol
 
 import numpy as np
 
+from runner.retrieval.blas import one_blas_thread
 from runner.retrieval.lead import lead_text
+from runner.retrieval.page_tokens import PageTokens, PieceWriter, remove_pieces
 from runner.retrieval.pages import Page
 
 VECTORS_FOLDER = "vectors"
@@ -49,6 +52,13 @@ class PageEmbedder(Protocol):
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
     ) -> np.ndarray: ...
 
+    def embed_pages(
+        self,
+        texts: Sequence[str],
+        keep: Callable[[int, np.ndarray], None],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> np.ndarray: ...  # the vectors; each text's piece vectors handed to keep(index, rows)
+
 
 # what `embedded_text` makes of a page; a change re-embeds every page of an index, even one
 # whose BM25 index is up to date (1: place and text; 2: place and lead text, lead.py)
@@ -56,8 +66,9 @@ EMBEDDED_TEXT = 2
 
 
 def embedded_text(page: Page) -> str:
-    """What a page's vector is of: its place (title and heading) and its text from its first
-    prose on, the boilerplate a reference page opens with left out (lead.py)."""
+    """What a page's vector (and the word pieces reranking reads) is of: its place (title and
+    heading) and its text from its first prose on, the boilerplate a reference page opens with
+    left out (lead.py)."""
     place = " › ".join(dict.fromkeys(part for part in (page.title, page.heading) if part))
     text = lead_text(page.text)
     return f"{place}\n{text}" if place else text
@@ -85,12 +96,14 @@ class VectorIndex:
         vectors: np.ndarray,
         keys: np.ndarray,
         precision: str = "float32",
+        tokens: PageTokens | None = None,
         text: int = EMBEDDED_TEXT,
     ) -> None:
         self.model = model
         self.vectors = vectors
         self.keys = keys
         self.precision = precision  # of the weights that made them; queries must match it
+        self.tokens = tokens  # each page's word-piece vectors, for reranking (page_tokens.py)
         self.text = text  # the `EMBEDDED_TEXT` they were made of: another is out of date
 
     def __len__(self) -> int:
@@ -115,10 +128,11 @@ class VectorIndex:
             return None
         if vectors.ndim != 2 or len(keys) != len(vectors):
             return None
+        tokens = PageTokens.load(folder, len(vectors))
         # vectors from before the runtimes were recorded were all made with float32 weights,
         # those from before the embedded text was recorded of its first form
         precision = str(stored.get("precision", "float32"))
-        return cls(model, vectors, keys, precision, int(stored.get("text", 1)))
+        return cls(model, vectors, keys, precision, tokens, int(stored.get("text", 1)))
 
     def matches(self, pages: Sequence[Page]) -> bool:
         """Whether these vectors are those of exactly these pages, in this order."""
@@ -128,7 +142,8 @@ class VectorIndex:
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """The cosine of every page with the query vector (unit length), by row."""
-        return np.asarray(self.vectors @ query.astype(np.float32), dtype=np.float32)
+        with one_blas_thread():  # a matrix-vector product: BLAS's threads cost more (blas.py)
+            return np.asarray(self.vectors @ query.astype(np.float32), dtype=np.float32)
 
     def cosine(self, row: int, query: np.ndarray) -> float:
         """The cosine of one page (by row) with the query vector (unit length)."""
@@ -155,32 +170,56 @@ def build_vectors(
     index_folder: Path,
     previous: VectorIndex | None = None,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    pieces: bool = True,
 ) -> tuple[VectorIndex, int]:
     """The pages' vectors written under `index_folder` (reusing `previous`'s rows whose key is
-    unchanged), and how many pages were embedded anew."""
+    unchanged), and how many pages were embedded anew; with `pieces`, each page's word pieces
+    too (page_tokens.py: for reranking; a corpus with `rerank: 0` keeps none)."""
     texts = [embedded_text(page) for page in pages]
     keys = _keys(embedder.name, texts)
     vectors = np.zeros((len(texts), embedder.dimensions), dtype=np.float32)
     known: dict[bytes, int] = {}
     if (
         previous is not None
+        and (previous.tokens is not None or not pieces)  # no pieces to reuse: all anew
         and previous.vectors.shape[1] == embedder.dimensions
         and previous.precision == embedder.precision  # never one index of two precisions
     ):
         known = {bytes(key): row for row, key in enumerate(previous.keys)}
+    folder = model_folder(index_folder, embedder.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    writer = PieceWriter(folder, len(texts), embedder.dimensions) if pieces else None
     fresh = []
     for row, key in enumerate(keys):
         old = known.get(bytes(key))
         if old is None:
             fresh.append(row)
         else:
-            vectors[row] = previous.vectors[old]  # type: ignore[union-attr]
+            assert previous is not None
+            vectors[row] = previous.vectors[old]
+            if writer is not None:
+                assert previous.tokens is not None
+                writer.add(row, *previous.tokens.raw(old))
     started = time.perf_counter()
-    if fresh:
-        vectors[fresh] = embedder.embed([texts[row] for row in fresh], progress=progress)
+    try:
+        if fresh and writer is not None:
+            vectors[fresh] = embedder.embed_pages(
+                [texts[row] for row in fresh],
+                lambda done, rows: writer.add_vectors(fresh[done], rows),
+                progress=progress,
+            )
+        elif fresh:
+            vectors[fresh] = embedder.embed([texts[row] for row in fresh], progress=progress)
+    except BaseException:
+        if writer is not None:
+            writer.discard()
+        raise
     seconds = time.perf_counter() - started
-    folder = model_folder(index_folder, embedder.name)
-    folder.mkdir(parents=True, exist_ok=True)
+    if writer is not None:
+        writer.finish()
+    else:
+        remove_pieces(folder)
     model = {
         "model": embedder.name,
         "dimensions": embedder.dimensions,
@@ -195,7 +234,8 @@ def build_vectors(
     _replace(folder / KEYS_FILE, lambda file: np.save(file, keys))
     _replace(folder / MODEL_FILE, lambda file: file.write(json.dumps(model).encode()))
     mapped = np.load(folder / VECTORS_FILE, mmap_mode="r")
-    return VectorIndex(embedder.name, mapped, keys, embedder.precision), len(fresh)
+    stored = PageTokens.load(folder, len(texts))
+    return VectorIndex(embedder.name, mapped, keys, embedder.precision, stored), len(fresh)
 
 
 def _replace(path: Path, write: Callable[[BinaryIO], object]) -> None:

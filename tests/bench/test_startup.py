@@ -28,3 +28,33 @@ def test_start_up_is_measured_against_python_itself():
         "runner --help",
         "runner validate pipelines/minimal.yaml",
     }
+
+
+def test_a_process_is_measured_by_its_wall_time_cpu_and_peak_memory():
+    import sys
+
+    figures = startup.measured([sys.executable, "-c", "bytearray(50 * 2**20)"], Path.cwd())
+    assert figures["wall_s"] > 0 and figures["cpu_s"] >= 0
+    assert figures["max_rss_mb"] >= 50  # the 50 MB the child held
+
+
+def test_the_question_section_lists_each_label_and_search_against_the_targets():
+    run = {
+        "date": "2026-12-03",
+        "commit": "abc1234",
+        "machine": {"load_average_1min": 2.0},
+        "runs": 3,
+        "figures": {
+            "keyword": {"wall_s": 0.7, "cpu_s": 0.6, "max_rss_mb": 74.0},
+            "hybrid": {"wall_s": 1.1, "cpu_s": 1.0, "max_rss_mb": 150.0},
+        },
+    }
+    results = {
+        "command": "python -m bench.startup --question LABEL",
+        "question": startup.QUESTION,
+        "targets": startup.QUESTION_TARGETS,
+        "labels": {"before": run, "after": run},
+    }
+    text = startup.question_section(results)
+    assert text.count("abc1234") == 4 and "1.10 s" in text and "150 MB" in text
+    assert "1.5 s and ≤ 200 MB" in " ".join(text.split())

@@ -51,3 +51,35 @@ def test_rerank_zero_gives_the_hybrid_search_s_own_scores(embedder, tmp_path: Pa
     searched = [(hit.page.node_id, hit.score) for hit in index.search(QUESTION, 50, mode="hybrid")]
     unreranked = index.search(QUESTION, 50, mode="hybrid", rerank=False)
     assert searched == [(hit.page.node_id, hit.score) for hit in unreranked]
+
+
+def test_the_index_keeps_the_pieces_the_model_gives_each_page_in_context(
+    embedder, tmp_path: Path
+) -> None:
+    from runner.retrieval.vectors import embedded_text
+
+    index = corpus(tmp_path, 20)
+    assert index.vectors is not None and index.vectors.tokens is not None
+    page = index.pages()[3]
+    [live] = embedder.token_vectors([embedded_text(page)])
+    kept = index.vectors.tokens.page(3)
+    assert kept.shape == live.vectors.shape
+    assert float((kept * live.vectors).sum(1).min()) >= 0.999  # int8, one scale a piece
+
+
+def test_reranking_on_the_kept_pieces_orders_as_the_model_run_on_the_pages_does(
+    embedder, tmp_path: Path
+) -> None:
+    index = corpus(tmp_path, 20)
+    kept = index.search(QUESTION, 20, mode="hybrid")
+    assert index.vectors is not None
+    index.vectors.tokens = None  # as an index without them: the model runs over the pages
+    live = index.search(QUESTION, 20, mode="hybrid")
+    assert [hit.page.node_id for hit in kept] == [hit.page.node_id for hit in live]
+    assert np.allclose([hit.score for hit in kept], [hit.score for hit in live], atol=0.005)
+
+
+def test_a_corpus_that_does_not_rerank_keeps_no_word_pieces(embedder, tmp_path: Path) -> None:
+    index = corpus(tmp_path, 0)
+    assert index.vectors is not None and index.vectors.tokens is None
+    assert index.search(QUESTION, 3, mode="hybrid")  # searched by meaning all the same

@@ -64,6 +64,22 @@ def test_the_graph_is_built_once_into_the_cache_and_read_from_it_after(onnx_cach
     assert len(cached) == 1 and cached[0].stat().st_mtime_ns == stamp
 
 
+def test_a_built_graph_is_found_again_without_reading_the_weights(monkeypatch) -> None:
+    from runner.embedding.catalog import ModelFiles
+
+    before = runtime_embedder("onnx-int8").embed(TEXTS)
+    read = ModelFiles.read
+
+    def no_weights(files: ModelFiles, name: str) -> bytes | None:
+        assert name != "model.safetensors", "the weights were read though the graph is built"
+        return read(files, name)
+
+    monkeypatch.setattr(ModelFiles, "read", no_weights)
+    again = runtime_embedder("onnx-int8")
+    assert again.encoder.max_positions == 512
+    assert np.array_equal(again.embed(TEXTS), before)
+
+
 def test_a_cache_that_cannot_be_written_still_gives_the_vectors(
     tmp_path, monkeypatch, numpy_vectors
 ) -> None:

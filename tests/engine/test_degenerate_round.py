@@ -4,18 +4,18 @@ on its task, `stats.failed.replies`, `degraded: true` (issue 22, item 9)."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
 
 from runner.app import Runtime
 from runner.sessions import open_store
+from tests.examples_kit import copy_example
 
 SUPPORT = Path(__file__).resolve().parents[2] / "pipelines" / "support"
 LOOP = "Descale it every month. " * 10
 
 
 def test_an_answer_that_keeps_looping_is_cut_and_the_round_is_degraded(tmp_path: Path) -> None:
-    shutil.copytree(SUPPORT, tmp_path / "support", ignore=shutil.ignore_patterns(".runner"))
+    copy_example("support", tmp_path / "support")
     script = tmp_path / "script.yaml"
     script.write_text(
         f"rules:\n  - {{purpose: answer, reply: {LOOP.strip()!r}}}\nfallback: offline\n",

@@ -4,11 +4,11 @@ the tool asks (issue 22, item 8; C24)."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
 
 from runner.app import Runtime
 from runner.sessions import open_store
+from tests.examples_kit import copy_example
 
 SUPPORT = Path(__file__).resolve().parents[2] / "pipelines" / "support"
 
@@ -16,7 +16,7 @@ SUPPORT = Path(__file__).resolve().parents[2] / "pipelines" / "support"
 def test_an_invented_model_number_is_dropped_in_the_trace_and_the_tool_asks(
     tmp_path: Path,
 ) -> None:
-    shutil.copytree(SUPPORT, tmp_path / "support", ignore=shutil.ignore_patterns(".runner"))
+    copy_example("support", tmp_path / "support")
     script = tmp_path / "script.yaml"
     script.write_text(
         "rules:\n"

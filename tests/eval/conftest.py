@@ -4,7 +4,6 @@ are written there), with its own question set, and click's CliRunner on runner's
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,13 +12,14 @@ import pytest
 from click.testing import CliRunner, Result
 
 from runner.cli import main
+from tests.examples_kit import copy_example
 
 ROOT = Path(__file__).resolve().parents[2]
 HR = ROOT / "pipelines" / "hr"
 
 
 def copy_hr(folder: Path) -> Path:
-    shutil.copytree(HR, folder, ignore=shutil.ignore_patterns(".runner"))
+    copy_example("hr", folder)
     return folder / "hr.yaml"
 
 

@@ -99,9 +99,9 @@ def test_fail_under_exits_1_and_says_which_metric_fell_short(
 ) -> None:
     passing = run(cli, hr_module, tmp_path / "a", "--fail-under", "answered=100%")
     assert passing.exit_code == 0
-    failing = run(cli, hr_module, tmp_path / "b", "--fail-under", "hit@1=0.9")
+    failing = run(cli, hr_module, tmp_path / "b", "--fail-under", "hit@1=0.95")
     assert failing.exit_code == 1
-    assert re.search(r"FAIL: hit@1 is 0\.\d+, under 0\.9", failing.stdout)
+    assert re.search(r"FAIL: hit@1 is 0\.\d+, under 0\.95", failing.stdout)
 
 
 def test_junit_has_a_case_per_question_and_fails_those_that_miss(

@@ -65,6 +65,12 @@ def test_a_question_without_an_id_is_named_by_its_row(tmp_path: Path) -> None:
     assert [q.line for q in questions] == [2, 3]
 
 
+def test_a_csv_line_starting_with_a_hash_is_a_comment(tmp_path: Path) -> None:
+    text = "id,question\n# an example, to copy:\n#ex,How do I descale?\none,first\n"
+    questions = load_questions(write(tmp_path / "q.csv", text)).questions
+    assert [(question.id, question.question) for question in questions] == [("one", "first")]
+
+
 def test_a_misspelt_csv_column_is_reported_with_its_column_and_a_suggestion(
     tmp_path: Path,
 ) -> None:

@@ -5,7 +5,6 @@ it."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from runner.app import Runtime
 from runner.engine.outcome import RoundResult
 from runner.observability.otel import OtelObserver
 from runner.sessions import open_store
+from tests.examples_kit import copy_example
 
 SUPPORT = Path(__file__).resolve().parents[2] / "pipelines" / "support"
 QUESTION = "Is the KW-620 quiet? And what is the warranty?"
@@ -29,7 +29,7 @@ QUESTION = "Is the KW-620 quiet? And what is the warranty?"
 @pytest.fixture(scope="module")
 def support(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("otel") / "support"
-    shutil.copytree(SUPPORT, folder, ignore=shutil.ignore_patterns(".runner"))
+    copy_example("support", folder)
     return folder / "support.yaml"
 
 

@@ -23,7 +23,14 @@ MINIMAL = Path(__file__).resolve().parents[2] / "pipelines"
 @pytest.fixture(scope="module")
 def streamed(model_server: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("minimal")
-    shutil.copy(MINIMAL / "minimal.yaml", folder)
+    # the manual's pages in BM25's order: on the order hybrid search gives them, SmolLM2-135M
+    # answers this question with nothing (seen once the example searched by meaning), and what
+    # is checked here is the streaming of an answer, not which pages lead
+    text = (MINIMAL / "minimal.yaml").read_text(encoding="utf-8")
+    assert "    mode: hybrid " in text
+    (folder / "minimal.yaml").write_text(
+        text.replace("    mode: hybrid ", "    mode: keyword ", 1), encoding="utf-8"
+    )
     shutil.copytree(MINIMAL / "minimal", folder / "minimal", ignore=shutil.ignore_patterns(".*"))
     pipeline = load_pipeline(folder / "minimal.yaml")
     pipeline = dataclasses.replace(pipeline, llm=model_llm(model_server))

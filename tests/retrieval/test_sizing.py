@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from runner.retrieval.sizing import (
     questions_from_tests,
     sizings,
 )
+from tests.examples_kit import copy_example
 
 SUPPORT = Path(__file__).resolve().parents[2] / "pipelines" / "support"
 
@@ -26,7 +26,7 @@ SUPPORT = Path(__file__).resolve().parents[2] / "pipelines" / "support"
 @pytest.fixture(scope="module")
 def support(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("sizing") / "support"
-    shutil.copytree(SUPPORT, target, ignore=shutil.ignore_patterns(".runner"))
+    copy_example("support", target)
     return target / "support.yaml"
 
 

@@ -35,6 +35,24 @@ class WordBag:
                 rows[row, zlib.crc32(word.encode()) % self.dimensions] += 1.0
         return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
 
+    def embed_pages(
+        self,
+        texts: Sequence[str],
+        keep: Callable[[int, np.ndarray], None],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> np.ndarray:
+        """Each word is a piece: its row is the one-word text's vector; handed over last
+        text first, as batches may finish in any order."""
+        for row in reversed(range(len(texts))):
+            keep(row, self.word_rows(texts[row].lower().split()))
+        return self.embed(texts, progress)
+
+    def word_rows(self, words: list[str]) -> np.ndarray:
+        rows = np.zeros((len(words), self.dimensions), dtype=np.float32)
+        for row, word in enumerate(words):
+            rows[row, zlib.crc32(word.encode()) % self.dimensions] = 1.0
+        return rows
+
 
 def page(number: int, text: str, document: str = "a.md") -> Page:
     return Page(f"{document}#{number}", document, number, "A", "Section", text)
@@ -100,3 +118,37 @@ def test_a_rebuild_on_weights_of_another_precision_embeds_every_page_anew(tmp_pa
     embedder = WordBag("int8")
     rebuilt, fresh = build_vectors(PAGES, embedder, tmp_path / "two", previous=first)
     assert fresh == len(PAGES) and rebuilt.precision == "int8"
+
+
+def test_each_page_keeps_its_word_pieces_for_reranking(tmp_path: Path) -> None:
+    build_vectors(PAGES, WordBag(), tmp_path)
+    loaded = VectorIndex.load(tmp_path, "word-bag")
+    assert loaded is not None and loaded.tokens is not None
+    for row, kept in enumerate(PAGES):
+        expected = WordBag().word_rows(embedded_text(kept).lower().split())
+        assert np.allclose(loaded.tokens.page(row), expected, atol=0.01)
+
+
+def test_a_rebuild_keeps_the_word_pieces_of_the_pages_it_does_not_embed(tmp_path: Path) -> None:
+    first, _ = build_vectors(PAGES, WordBag(), tmp_path / "one")
+    changed = [page(4, "oven bakes"), *PAGES]
+    rebuilt, fresh = build_vectors(changed, WordBag(), tmp_path / "two", previous=first)
+    assert fresh == 1 and first.tokens is not None and rebuilt.tokens is not None
+    for row in range(3):
+        assert np.array_equal(rebuilt.tokens.page(row + 1), first.tokens.page(row))
+
+
+def test_vectors_without_word_pieces_are_all_embedded_again(tmp_path: Path) -> None:
+    first, _ = build_vectors(PAGES, WordBag(), tmp_path / "one")
+    first.tokens = None  # as an index built before the pieces were kept
+    embedder = WordBag()
+    _, fresh = build_vectors(PAGES, embedder, tmp_path / "two", previous=first)
+    assert fresh == 3
+
+
+def test_without_pieces_no_word_piece_is_stored(tmp_path: Path) -> None:
+    build_vectors(PAGES, WordBag(), tmp_path)
+    build_vectors(PAGES, WordBag(), tmp_path, pieces=False)  # the same folder, rebuilt
+    loaded = VectorIndex.load(tmp_path, "word-bag")
+    assert loaded is not None and loaded.tokens is None
+    assert not list(model_folder(tmp_path, "word-bag").glob("token*.npy"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -11,6 +10,7 @@ from runner.config import validate_paths
 from runner.demo import STEPS, demo
 from runner.testing import find_case_files, load_case_file
 from runner.testing.loader import cached_pipeline_loader
+from tests.examples_kit import copy_example
 
 PIPELINES = Path(__file__).resolve().parents[2] / "pipelines"
 
@@ -32,7 +32,7 @@ def test_the_example_domains_carry_their_test_cases() -> None:
 
 def test_the_demo_runs_its_three_questions_as_announced(tmp_path: Path) -> None:
     folder = tmp_path / "support"
-    shutil.copytree(PIPELINES / "support", folder, ignore=shutil.ignore_patterns(".runner"))
+    copy_example("support", folder)
     result = CliRunner().invoke(demo, ["--pipeline", str(folder / "support.yaml")])
     assert result.exit_code == 0, result.output
     assert [step.outcome for step in STEPS] == ["answer", "clarification", "answer", "answer"]
@@ -41,4 +41,4 @@ def test_the_demo_runs_its_three_questions_as_announced(tmp_path: Path) -> None:
     assert "? Which Kestrel model is it?" in result.output
     assert "3-year manufacturer's warranty" in result.output
     assert "deep_search — deep fallback" in result.output
-    assert "1.1.s:handbook_search" in result.output
+    assert "1.1.n:handbook_neighbors" in result.output  # neighbouring pages first (C29)

@@ -1,0 +1,56 @@
+"""bench.vector_search's hybrid queries on real corpora: each question timed, with the
+corpus's rerank and without, and the section lists every label's figures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench import vector_search
+
+
+class Corpus:
+    """A corpus that records the searches it is asked for."""
+
+    def __init__(self) -> None:
+        self.searches: list[tuple[str, bool]] = []
+
+    def __len__(self) -> int:
+        return 12
+
+    def search(self, query: str, top_k: int, *, mode: str, rerank: bool = True) -> list[Any]:
+        assert mode == "hybrid" and top_k == 5
+        self.searches.append((query, rerank))
+        return []
+
+
+def test_every_question_is_searched_with_and_without_the_rerank() -> None:
+    corpus = Corpus()
+    questions = [f"question {number}" for number in range(4)]
+    figures = vector_search.query_times(corpus, questions)
+    assert figures["pages"] == 12
+    assert sorted(corpus.searches[1:]) == sorted(
+        [(question, rerank) for question in questions for rerank in (True, False)]
+    )
+    assert figures["hybrid, rerank"]["queries"] == 4
+
+
+def test_the_section_shows_each_label_corpus_and_search() -> None:
+    found = {"queries": 4, "p50_ms": 12.5, "p95_ms": 30.0}
+    run = {
+        "date": "2026-12-03",
+        "commit": "abc1234",
+        "machine": {"load_average_1min": 3.0},
+        "corpora": {
+            "support handbook": {
+                "pages": 560,
+                "first_query_ms": 900.0,
+                "hybrid, rerank": found,
+                "hybrid, no rerank": found,
+            }
+        },
+    }
+    text = vector_search.queries_section(
+        {"queries": {"before": run, "after": run}, "queries_target_ms": 100}
+    )
+    assert text.count("support handbook (560 pages, 4 questions)") == 4
+    assert "12.5 / 30.0 ms" in text and "≤ 100 ms" in " ".join(text.split())
