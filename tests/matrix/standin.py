@@ -49,6 +49,22 @@ class WordBag:
             progress(len(texts), len(texts))
         return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
 
+    def embed_pages(
+        self,
+        texts: Sequence[str],
+        keep: Callable[[int, np.ndarray], None],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> np.ndarray:
+        """`embed`'s rows, and each text's word rows handed to `keep` (what an index keeps for
+        reranking: runner/retrieval/page_tokens.py)."""
+        for row, pieces in enumerate(self.token_vectors(texts)):
+            keep(row, pieces.vectors)
+        return self.embed(texts, progress)
+
+    def question(self, text: str) -> tuple[np.ndarray, Pieces]:
+        """A search's question: its row and its words, as the model gives them in one pass."""
+        return self.embed([text])[0], self.token_vectors([text])[0]
+
     def token_vectors(self, texts: Sequence[str]) -> list[Pieces]:
         found = []
         for text in texts:

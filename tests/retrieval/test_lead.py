@@ -101,6 +101,10 @@ def test_vectors_of_an_older_embedded_text_are_embedded_again(tmp_path: Path, mo
     embedder = WordBag()
     monkeypatch.setattr("runner.embedding.models.load_embedder", lambda *args: embedder)
     monkeypatch.setattr("runner.retrieval.index.vector_model", lambda pipeline, corpus: "word-bag")
+    # the stand-in model runs here, though it is no model runner carries (words_alone.py)
+    monkeypatch.setattr(
+        "runner.retrieval.index.runnable_model", lambda corpus, model: (model, None)
+    )
     with monkeypatch.context() as older:  # an index built when a page was embedded whole
         older.setattr("runner.retrieval.vectors.EMBEDDED_TEXT", EMBEDDED_TEXT - 1)
         older.setattr("runner.retrieval.vectors.lead_text", lambda text: text)
