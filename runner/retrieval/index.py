@@ -41,6 +41,8 @@ from runner.retrieval.corpus import (  # re-exported: where callers have found t
     IndexStatus,
     ScoredPage,
 )
+from runner.retrieval.keyword import KeywordIndex
+from runner.retrieval.keyword import is_complete as keyword_complete
 from runner.retrieval.navigation import paginate_all
 from runner.retrieval.pages import (
     CorpusError,
@@ -58,8 +60,9 @@ if TYPE_CHECKING:
     from runner.retrieval.vectors import VectorIndex
 
 MANIFEST_FILE = "manifest.json"
-MANIFEST_FORMAT = 6  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
-# 5: PDF headings from the outline; 6: a declared title over a numbered first heading
+MANIFEST_FORMAT = 7  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
+# 5: PDF headings from the outline; 6: a declared title over a numbered first heading; 7: BM25
+# stored as flat arrays runner searches itself (keyword.py)
 
 # progress(stage, done, total): stage is "read" (files; ("read", 0, n) announces a build), then
 # "index" and "save" (0 of 1, then 1 of 1), and "embed" (pages embedded anew, when the corpus has
@@ -223,7 +226,7 @@ def _read_manifest(target: Path) -> dict[str, Any] | None:
 def _stale_reason(target: Path, snapshot: _Snapshot, source: Path) -> str | None:
     """None when the index is up to date; otherwise why it is not."""
     manifest = _read_manifest(target)
-    complete = (target / PAGES_FILE).is_file() and (target / "bm25" / "params.index.json").is_file()
+    complete = (target / PAGES_FILE).is_file() and keyword_complete(target)
     if manifest is None or not complete:
         return "missing"
     stored = manifest.get("settings") or {}
@@ -276,8 +279,6 @@ def _build(
     building = target.parent / f".{target.name}.building-{os.getpid()}"
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
-    from runner.retrieval.keyword import KeywordIndex
-
     # a page is indexed with its section's heading once more: the heading says what the section
     # is about (a title field, weighted double), and the parts of a long section share it
     keyword = KeywordIndex.build([f"{page.heading}\n{page.text}" for page in pages], building)
@@ -341,8 +342,6 @@ def _swap_in(building: Path, target: Path) -> None:
 def _load(
     corpus: Corpus, target: Path, vectors: VectorIndex | None, *, started: float, pages: int
 ) -> CorpusIndex:
-    from runner.retrieval.keyword import KeywordIndex
-
     keyword = KeywordIndex.load(target)  # memory-mapped: nothing read but the vocabulary
     seconds = time.perf_counter() - started
     status = IndexStatus(corpus.name, False, "up to date", pages, seconds)
