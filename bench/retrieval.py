@@ -29,7 +29,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-PYDOCS = ROOT.parent / "shared" / "data" / "pydocs" / "docs"
+# the Python docs beside the repository (RUNNER_BENCH_PYDOCS names them elsewhere)
+PYDOCS = Path(
+    os.environ.get("RUNNER_BENCH_PYDOCS") or ROOT.parent / "shared" / "data" / "pydocs" / "docs"
+)
 RESULTS = ROOT / "bench" / "results" / "retrieval.json"
 README = ROOT / "bench" / "README.md"
 MAX_WORDS = 250

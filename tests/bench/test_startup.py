@@ -28,3 +28,23 @@ def test_start_up_is_measured_against_python_itself():
         "runner --help",
         "runner validate pipelines/minimal.yaml",
     }
+
+
+def test_a_question_is_run_over_repeated_docs_paired_with_a_baseline(
+    docs: Path, tmp_path: Path, monkeypatch
+) -> None:
+    from bench.retrieval import ROOT
+
+    (tmp_path / "single").mkdir(), (tmp_path / "paired").mkdir()
+    single = startup.run_question(docs, None, 1, None, tmp_path / "single")
+    monkeypatch.setattr(startup, "DOCS_PAGES", single["pages"])
+    paired = startup.run_question(docs, 2 * single["pages"], 1, ROOT, tmp_path / "paired")
+    assert paired["pages"] == 2 * single["pages"]
+    assert paired["runner"]["cpu_s"] > 0 and paired["baseline"]["wall_s"] > 0
+    results = {"run": {"docs": single, "repeated": paired}, "runs": 1, "baseline": "same"}
+    text = startup.run_section(results | {"targets": startup.TARGETS})
+    assert f"| {paired['pages']:,} pages |" in text
+    paired_only = startup.run_section(
+        results | {"run": {"repeated": paired}, "targets": startup.TARGETS}
+    )
+    assert "after / before" in paired_only and "before (same)" in paired_only
