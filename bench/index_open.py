@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -110,9 +111,15 @@ def phase_open(folder: Path, include: str) -> dict[str, Any]:
     }
 
 
-def run_phase(name: str, folder: Path, include: str) -> dict[str, Any]:
+def run_phase(
+    name: str, folder: Path, include: str, checkout: Path | None = None
+) -> dict[str, Any]:
+    """One phase in a fresh process, of this checkout's runner or of `checkout`'s (its own
+    bench/index_open.py's phase, on its own runner)."""
+    where = checkout or ROOT
     command = [sys.executable, "-m", "bench.index_open", "--phase", name, str(folder), include]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    env = {**os.environ, "PYTHONPATH": str(where)}
+    done = subprocess.run(command, cwd=where, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"bench phase {name} failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -146,6 +153,32 @@ def pydocs_pages_per_document(folder: Path, docs: Path) -> dict[str, int]:
     for page in index.pages():
         counts[page.document] = counts.get(page.document, 0) + 1
     return counts
+
+
+def opened(folder: Path, opens: int, baseline: Path | None) -> dict[str, Any]:
+    """The open phase `opens` times, each in a fresh process: the figures' medians. With a
+    baseline, its runner opens its own index of the same corpus (a copy of the folder's links)
+    between two of ours (A B A B), and its medians go under "baseline"."""
+    include = "**/*.rst.txt"
+    runs: dict[str, list[dict[str, Any]]] = {"runner": []}
+    theirs = folder.parent / f"{folder.name}-baseline"
+    if baseline is not None:
+        shutil.copytree(folder / "corpus", theirs / "corpus", symlinks=True)
+        aged(theirs)
+        run_phase("build", theirs, include, baseline)
+        runs["baseline"] = []
+    for _ in range(max(1, opens)):
+        runs["runner"].append(run_phase("open", folder, include))
+        if baseline is not None:
+            runs["baseline"].append(run_phase("open", theirs, include, baseline))
+    figures = _medians(runs["runner"])
+    if baseline is not None:
+        figures["baseline"] = _medians(runs["baseline"])
+    return figures
+
+
+def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
 
 
 def aged(folder: Path) -> None:
@@ -183,6 +216,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--docs", type=Path, default=PYDOCS, help="the Python docs' folder")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="pages, comma-separated")
     parser.add_argument("--no-pgdocs", action="store_true", help="leave the PostgreSQL manual out")
+    parser.add_argument("--opens", type=int, default=5, help="fresh processes opening each index")
+    parser.add_argument("--baseline", type=Path, help="an older checkout of runner to pair with")
     args = parser.parse_args(argv or [])
     if not args.docs.is_dir():
         print(f"skipped: the pydocs corpus is not at {args.docs}")
@@ -200,7 +235,7 @@ def main(argv: list[str] | None = None) -> None:
             repeated_pydocs(folder, args.docs.resolve(), size, per_document)
             aged(folder)
             build = run_phase("build", folder, "**/*.rst.txt")
-            sizes[str(size)] = build | run_phase("open", folder, "**/*.rst.txt")
+            sizes[str(size)] = build | opened(folder, args.opens, args.baseline)
             print(size, sizes[str(size)], flush=True)
         pg: dict[str, Any] = {"skipped": "--no-pgdocs"}
         if not args.no_pgdocs:
@@ -213,6 +248,8 @@ def main(argv: list[str] | None = None) -> None:
         "machine": host,
         "sizes": sizes,
         "pgdocs": pg,
+        "baseline": args.baseline.name if args.baseline else None,
+        "opens": args.opens,
         "targets_ms": {
             str(size): TARGETS_MS.get(size, max(TARGETS_MS.values())) for size in wanted
         },
@@ -228,14 +265,20 @@ def readme_section(results: dict[str, Any]) -> str:
     rows = []
     for size, figures in results["sizes"].items():
         target = results["targets_ms"][size]
+        before = figures.get("baseline")
         rows.append(
             [
                 f"pydocs repeated, {figures['pages']:,} pages",
-                f"{figures['open_cold_ms']} ms ({figures['open_ms']} ms imports done)",
+                f"{figures['open_cold_ms']:.1f} ms ({figures['open_ms']:.1f} ms imports done)",
                 f"≤ {target} ms",
                 f"{figures['build_seconds']} s",
                 f"{figures['query_p50_ms']} / {figures['query_p95_ms']} ms",
                 f"{figures['open_peak_rss_mb']} MB",
+                f"{before['open_cold_ms']:.1f} ms, {before['query_p50_ms']} / "
+                f"{before['query_p95_ms']} ms, {before['open_peak_rss_mb']} MB "
+                f"({figures['open_cold_ms'] / before['open_cold_ms']:.2f}×)"
+                if before
+                else "",
             ]
         )
     pg = results["pgdocs"]
@@ -250,14 +293,20 @@ def readme_section(results: dict[str, Any]) -> str:
                 f"{pg['build_seconds']} s (target < {results['pgdocs_build_target_s']} s)",
                 f"{pg['query_p50_ms']} / {pg['query_p95_ms']} ms",
                 f"{pg['open_peak_rss_mb']} MB (build {pg['build_peak_rss_mb']} MB)",
+                "",
             ]
         )
         pg_line = ""
     header = ["corpus", "open", "target", "index build", "query p50 / p95", "memory after open"]
+    header.append(
+        f"before ({results['baseline']}): open, query, memory" if results.get("baseline") else ""
+    )
     return f"""`{results["command"]}` ({results["date"]}; {machine_line}). An index that is
-already built, opened by a fresh process with `open_corpus` (the staleness check included): the
-first figure from a process that has imported nothing yet (runner's modules included, as
-`runner run` pays), the one in brackets a second open in the same process. Queries: up to
+already built, opened by a fresh process with `open_corpus` (the staleness check included), the
+median of {results.get("opens", 1)} processes: the first figure from a process that has imported
+nothing yet (runner's modules included, as `runner run` pays), the one in brackets a second open
+in the same process. With a baseline, an older checkout opens its own index of the same corpus
+in a fresh process between two of ours (A B A B). Queries: up to
 {QUERIES} of the corpus's own headings, top 5. The 10,000- and 100,000-page corpora are the
 Python docs repeated under changed names (their folders dated an hour back: runner lists a folder
 changed in the last two seconds again at every open); the PostgreSQL manual is indexed from its

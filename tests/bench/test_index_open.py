@@ -21,8 +21,10 @@ def test_the_benchmark_runs_on_a_tiny_docs_folder(docs: Path, readme_path: Path)
     import json
 
     from bench import index_open
+    from bench.retrieval import ROOT
 
-    index_open.main(["--docs", str(docs), "--sizes", "12,30", "--no-pgdocs"])
+    arguments = ["--docs", str(docs), "--sizes", "12,30", "--no-pgdocs", "--opens", "1"]
+    index_open.main([*arguments, "--baseline", str(ROOT)])  # paired with itself
     results = json.loads((readme_path.parent / "results" / "index_open.json").read_text())
     assert [figures["pages"] >= int(size) for size, figures in results["sizes"].items()] == [
         True,
@@ -31,4 +33,5 @@ def test_the_benchmark_runs_on_a_tiny_docs_folder(docs: Path, readme_path: Path)
     assert all(
         figures["open_cold_ms"] > figures["open_ms"] > 0 for figures in results["sizes"].values()
     )
+    assert all("baseline" in figures for figures in results["sizes"].values())
     assert "## Index open and the PostgreSQL manual" in readme_path.read_text()
