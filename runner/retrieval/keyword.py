@@ -139,7 +139,15 @@ class KeywordIndex:
         if not tokens or k < 1:
             return []
         scores = self._summed(tokens)
-        best = heapq.nlargest(k, scores.items(), key=lambda item: (item[1], -item[0]))
+        if not scores:
+            return []
+        # the k-th best score first (over the bare floats, in C), then only the pages at or
+        # above it are ordered: a common word's tens of thousands of pages are never sorted
+        cut = heapq.nlargest(k, scores.values())[-1]
+        best = sorted(
+            ((row, score) for row, score in scores.items() if score >= cut),
+            key=lambda item: (-item[1], item[0]),
+        )[:k]
         return [(row, score) for row, score in best if score > 0.0]
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
