@@ -67,3 +67,20 @@ def test_the_summary_marks_the_rows_of_a_stale_benchmark(readme_path: Path):
     text = summary.section()
     assert "| ≤ 150 ms | met, **stale** |" in text
     assert "- `startup`: not stamped with the commit it measured" in text
+
+
+def test_the_summary_gives_runner_run_against_its_baseline_and_targets():
+    figures = {"wall_s": 0.4, "cpu_s": 0.3, "peak_mb": 50}
+    before = {"wall_s": 0.8, "cpu_s": 0.7, "peak_mb": 80}
+    results = {
+        "targets": {"run_wall_s": 0.5, "run_cpu_s": 0.35},
+        "baseline": "old",
+        "run": {"docs": {"pages": 8379, "runner": figures, "baseline": before}},
+    }
+    [row] = summary.run_rows(results)
+    assert row[1:] == [
+        "400 / 300 ms",
+        "before (old) 800 / 700 ms",
+        "≤ 500 / 350 ms (idle machine)",
+        "met",
+    ]
