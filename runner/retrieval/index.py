@@ -67,7 +67,7 @@ MANIFEST_FILE = "manifest.json"
 RACY_SECONDS = 2.0
 MANIFEST_FORMAT = 7  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
 # 5: PDF headings from the outline; 6: a declared title over a numbered first heading; 7: BM25
-# stored as flat arrays runner searches itself (keyword.py)
+# stored as flat arrays runner searches itself (keyword.py), the page store's counts stored
 
 # progress(stage, done, total): stage is "read" (files; ("read", 0, n) announces a build), then
 # "index" and "save" (0 of 1, then 1 of 1), and "embed" (pages embedded anew, when the corpus has
