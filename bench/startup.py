@@ -166,29 +166,38 @@ def runner_command() -> list[str]:
     return [str(script)]
 
 
-def timed(command: Sequence[str], cwd: Path) -> float:
+def timed(command: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> float:
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}")
     return seconds
 
 
-def startup(runs: int) -> dict[str, float]:
-    """Median wall seconds of each command, started `runs` times, interleaved."""
+def startup(runs: int, baseline: Path | None = None) -> dict[str, float]:
+    """Median wall seconds of each command, started `runs` times, interleaved; with a
+    baseline, its `runner --help` and `runner validate` too ("… (baseline)")."""
     runner = runner_command()
+    ours = {**os.environ, "PYTHONPATH": str(ROOT)}
     commands = {
-        "python -c pass": [sys.executable, "-c", "pass"],
-        "runner --help": [*runner, "--help"],
-        "runner validate pipelines/minimal.yaml": [*runner, "validate", "pipelines/minimal.yaml"],
+        "python -c pass": ([sys.executable, "-c", "pass"], ours),
+        "runner --help": ([*runner, "--help"], ours),
+        "runner validate pipelines/minimal.yaml": (
+            [*runner, "validate", "pipelines/minimal.yaml"],
+            ours,
+        ),
     }
+    if baseline is not None:
+        theirs = {**os.environ, "PYTHONPATH": str(baseline)}
+        for name in ("runner --help", "runner validate pipelines/minimal.yaml"):
+            commands[f"{name} (baseline)"] = (commands[name][0], theirs)
     times: dict[str, list[float]] = {name: [] for name in commands}
-    for command in commands.values():
-        timed(command, ROOT)  # warm the file cache
+    for command, env in commands.values():
+        timed(command, ROOT, env)  # warm the file cache
     for _ in range(runs):
-        for name, command in commands.items():
-            times[name].append(timed(command, ROOT))
+        for name, (command, env) in commands.items():
+            times[name].append(timed(command, ROOT, env))
     return {name: round(statistics.median(values), 4) for name, values in times.items()}
 
 
@@ -417,7 +426,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "command": "python -m bench.startup" + "".join(f" {arg}" for arg in (argv or [])),
         "machine": host,
         "runs": args.runs,
-        "startup": startup(args.runs),
+        "startup": startup(args.runs, args.baseline),
         "validate_many": validate_many(args.files),
         "targets": TARGETS,
         "baseline": baseline_name(args.baseline),

@@ -48,3 +48,12 @@ def test_a_question_is_run_over_repeated_docs_paired_with_a_baseline(
         results | {"run": {"repeated": paired}, "targets": startup.TARGETS}
     )
     assert "after / before" in paired_only and "before (same)" in paired_only
+
+
+def test_help_and_validate_are_paired_with_the_baselines() -> None:
+    from bench.retrieval import ROOT
+
+    medians = startup.startup(runs=1, baseline=ROOT)
+    assert {"runner --help (baseline)", "runner validate pipelines/minimal.yaml (baseline)"} < set(
+        medians
+    )
