@@ -9,6 +9,13 @@ needs no numpy. Opening an index therefore imports neither bm25s nor numpy (toge
 of a fresh process, more than the rest of `runner run`) and reads only the vocabulary; the
 arrays are memory-mapped, so the cost of opening does not grow with the corpus.
 
+A query is summed in Python while that is cheaper than importing numpy: always for the first
+query of a process (a `runner run` asks one), and for a later one whose terms hold fewer than
+NUMPY_FROM entries. A long-running process (`runner serve`, `chat`, `eval`) imports numpy at its
+first large query and sums in C from then on (a common word holds an entry for most of the
+pages: 100,000 at 100,000 pages). Both sum the same float32 weights in float64, term by term,
+so they give the same scores and the same order.
+
 Files in `bm25/`: `params.json` (page count, stop words, array lengths), `vocab.json` (stem ->
 term id), `starts.u64` (where each term's column starts), `rows.u32` (the page rows of the
 column's entries) and `weights.f32` (their scores), all in the machine's byte order.
@@ -41,6 +48,8 @@ _ARRAYS = {
     "weights": ("weights.f32", "f", "float32"),
 }
 _STEMMER = Stemmer.Stemmer("english")
+NUMPY_FROM = 20_000  # entries of a query's terms from which a later query is summed by numpy
+_queries_summed = 0  # in this process: the first one never imports numpy
 _SPLIT = re.compile(TOKEN_PATTERN).findall
 
 
@@ -132,12 +141,29 @@ class KeywordIndex:
                 scores[row] = get(row, 0.0) + weight
         return scores
 
+    def _entries(self, tokens: Sequence[str]) -> int:
+        terms = [self.vocabulary[token] for token in tokens]
+        return sum(self._starts[term + 1] - self._starts[term] for term in terms)
+
+    def _with_numpy(self, tokens: Sequence[str]) -> bool:
+        """Whether to sum these tokens with numpy (see the module's docstring)."""
+        global _queries_summed
+        _queries_summed += 1
+        if "numpy" in sys.modules:
+            return True
+        return _queries_summed > 1 and self._entries(tokens) >= NUMPY_FROM
+
     def top(self, query: str, k: int) -> list[tuple[int, float]]:
         """(page row, score) of the best k pages, best first (ties: corpus order), zero scores
         left out (a page that shares no term with the query is no hit)."""
         tokens = self.query_tokens(query)
         if not tokens or k < 1:
             return []
+        if self._with_numpy(tokens):
+            return self._numpy_top(tokens, k)
+        return self._python_top(tokens, k)
+
+    def _python_top(self, tokens: Sequence[str], k: int) -> list[tuple[int, float]]:
         scores = self._summed(tokens)
         if not scores:
             return []
@@ -150,15 +176,42 @@ class KeywordIndex:
         )[:k]
         return [(row, score) for row, score in best if score > 0.0]
 
+    def _dense(self, tokens: Sequence[str]) -> np.ndarray:
+        """Every page's score (float64, by page row): the tokens' columns in token order,
+        added up in that order, as `_summed` does."""
+        import numpy as np  # a later, large query's, or numpy was loaded already
+
+        rows = np.frombuffer(self._rows, dtype=np.uint32)
+        weights = np.frombuffer(self._weights, dtype=np.float32)
+        spans = [
+            (self._starts[term], self._starts[term + 1])
+            for term in (self.vocabulary[token] for token in tokens)
+        ]
+        if not spans:
+            return np.zeros(self.page_count, dtype=np.float64)
+        picked = np.concatenate([np.arange(start, end) for start, end in spans])
+        return np.bincount(
+            rows[picked], weights=weights[picked].astype(np.float64), minlength=self.page_count
+        )
+
+    def _numpy_top(self, tokens: Sequence[str], k: int) -> list[tuple[int, float]]:
+        import numpy as np  # as _dense
+
+        scores = self._dense(tokens)
+        hits = np.flatnonzero(scores > 0.0)
+        if len(hits) > k:
+            cut = np.partition(scores[hits], len(hits) - k)[len(hits) - k]
+            hits = hits[scores[hits] >= cut]
+        order = np.lexsort((hits, -scores[hits]))[:k]
+        return [(int(row), float(scores[row])) for row in hits[order]]
+
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """Every page's BM25 score for the tokens, as an array by page row (hybrid search)."""
         import numpy as np  # only the searches with vectors ask, and they have numpy loaded
 
-        scores = np.zeros(self.page_count, dtype=np.float32)
-        summed = self._summed(tokens)
-        if summed:
-            scores[np.fromiter(summed, dtype=np.int64)] = list(summed.values())
-        return scores
+        if not tokens:
+            return np.zeros(self.page_count, dtype=np.float32)
+        return self._dense(tokens).astype(np.float32)
 
     def word_weights(self, words: Sequence[str]) -> np.ndarray:
         """Each word's weight as BM25 gives it: the inverse document frequency of its stem

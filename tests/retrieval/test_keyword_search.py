@@ -63,3 +63,28 @@ def test_opening_and_searching_an_index_imports_neither_bm25s_nor_numpy(folder: 
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("query", [*QUERIES, "kettle", "the kettle lid kettle"])
+def test_numpy_and_python_sum_to_the_same_scores_in_the_same_order(
+    folder: Path, query: str
+) -> None:
+    index = KeywordIndex.load(folder)
+    tokens = index.query_tokens(query)
+    for k in (1, 2, 10):
+        assert index._numpy_top(tokens, k) == index._python_top(tokens, k)
+
+
+def test_a_later_large_query_is_summed_by_numpy_and_the_first_never(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import runner.retrieval.keyword as keyword
+
+    index = KeywordIndex.build(TEXTS, tmp_path)
+    tokens = index.query_tokens("descale kettle")
+    monkeypatch.delitem(sys.modules, "numpy")  # as in a process that never imported it
+    monkeypatch.setattr(keyword, "NUMPY_FROM", 2)
+    monkeypatch.setattr(keyword, "_queries_summed", 0)
+    assert [index._with_numpy(tokens) for _ in range(2)] == [False, True]
+    monkeypatch.setattr(keyword, "NUMPY_FROM", 100)
+    assert not index._with_numpy(tokens)  # a small query stays in Python
