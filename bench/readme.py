@@ -79,13 +79,16 @@ def stamp_line(found: dict[str, Any]) -> str:
     return f"_Measured at commit `{commit}`{changes}; load average {loads} (1, 5, 15 min)._"
 
 
-def write_section(title: str, body: str, readme: Path | None = None) -> None:
+def write_section(
+    title: str, body: str, readme: Path | None = None, stamped: dict[str, Any] | None = None
+) -> None:
     """Replace the `## title` section of the README (or insert it in its place in SECTIONS),
-    stamped with the commit and the load average."""
+    stamped with the commit and the load average (now, or the `stamped` results' own)."""
     readme = readme or README
     text = readme.read_text(encoding="utf-8") if readme.exists() else HEADER
     sections = _split(text)
-    sections[title] = f"## {title}\n\n{stamp_line(stamp())}\n\n{body.strip()}\n"
+    found = (stamped or {}).get("stamp") or stamp()
+    sections[title] = f"## {title}\n\n{stamp_line(found)}\n\n{body.strip()}\n"
     head = text.split("\n## ", 1)[0].rstrip("\n") + "\n"
     if head.strip() == HEADER.splitlines()[0]:  # a bare title: add what this page is
         head = HEADER
