@@ -12,7 +12,10 @@ import importlib
 import sys
 import time
 
-# cheap and independent first; each writes bench/results/<name>.json and its README section
+# cheap and independent first; each writes bench/results/<name>.json and its README section.
+# The last three need what `make bench` builds besides the bench extra: `realmodel` and `rewrite`
+# the model server's .venv-llm (as make test-llm), `page_vectors` the embedding model (it embeds
+# the corpora again, whole: tens of minutes).
 BENCHMARKS = (
     "startup",
     "bombs",
@@ -30,11 +33,11 @@ BENCHMARKS = (
     "streaming",
     "serve",
     "eval",
+    "realmodel",
+    "rewrite",
+    "page_vectors",
 )
-# run only when named: they need an environment `make bench` does not build (`realmodel`: the
-# model server's .venv-llm, from `make test-llm`; `page_vectors`: a study that embeds a corpus
-# again, whole, for tens of minutes)
-ON_REQUEST = ("realmodel", "rewrite", "page_vectors")
+ON_REQUEST: tuple[str, ...] = ()  # none: every figure in bench/README.md comes from `make bench`
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -28,7 +28,7 @@ def bm25_scores(keyword: Any, query: str) -> np.ndarray:
     tokens = keyword.query_tokens(query)
     if not tokens:
         return np.zeros(keyword.page_count, dtype=np.float32)
-    return np.asarray(keyword.bm25.get_scores(tokens), dtype=np.float32)
+    return np.asarray(keyword.scores(tokens), dtype=np.float32)
 
 
 def rm3_scores(

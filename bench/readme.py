@@ -5,7 +5,9 @@ bench/results/<name>.json."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +51,46 @@ sizes.
 """
 
 
-def write_section(title: str, body: str, readme: Path | None = None) -> None:
-    """Replace the `## title` section of the README (or insert it in its place in SECTIONS)."""
+def git(*arguments: str) -> str | None:
+    """A git command's output in the repository (paths relative to its root), stripped; None
+    when git cannot answer."""
+    try:
+        done = subprocess.run(
+            ["git", *arguments], cwd=BENCH.parent, capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def stamp() -> dict[str, Any]:
+    """What a figure was measured with: the commit checked out (and whether tracked files
+    differed from it), and the machine's load average (1, 5 and 15 minutes) as it is written:
+    the 5- and 15-minute figures cover the run that made it."""
+    return {
+        "commit": git("rev-parse", "HEAD"),
+        "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "load_average": [round(load, 2) for load in os.getloadavg()],
+    }
+
+
+def stamp_line(found: dict[str, Any]) -> str:
+    commit = (found.get("commit") or "unknown")[:10]
+    changes = " with uncommitted changes" if found.get("uncommitted_changes") else ""
+    loads = " / ".join(f"{load:.2f}" for load in found.get("load_average", ()))
+    return f"_Measured at commit `{commit}`{changes}; load average {loads} (1, 5, 15 min)._"
+
+
+def write_section(
+    title: str, body: str, readme: Path | None = None, stamped: dict[str, Any] | None = None
+) -> None:
+    """Replace the `## title` section of the README (or insert it in its place in SECTIONS),
+    stamped with the commit and the load average (now, or the `stamped` results' own)."""
     readme = readme or README
     text = readme.read_text(encoding="utf-8") if readme.exists() else HEADER
     sections = _split(text)
-    sections[title] = f"## {title}\n\n{body.strip()}\n"
+    found = (stamped or {}).get("stamp") or stamp()
+    sections[title] = f"## {title}\n\n{stamp_line(found)}\n\n{body.strip()}\n"
     head = text.split("\n## ", 1)[0].rstrip("\n") + "\n"
     if head.strip() == HEADER.splitlines()[0]:  # a bare title: add what this page is
         head = HEADER
@@ -78,8 +114,10 @@ def _rank(title: str, present: list[str]) -> tuple[int, int]:
 
 
 def write_results(name: str, results: dict[str, Any], folder: Path | None = None) -> Path:
+    """bench/results/<name>.json, stamped (see `stamp`) unless the results carry a stamp."""
     folder = folder or RESULTS
     folder.mkdir(parents=True, exist_ok=True)
+    results = {**results, "stamp": results.get("stamp") or stamp()}
     path = folder / f"{name}.json"
     path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return path

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bench.readme import read_results, table, write_section
+from bench.readme import git, read_results, table, write_section
 
 TITLE = "Summary"
 Row = list[str]
@@ -126,7 +126,35 @@ def startup_rows(results: Mapping[str, Any]) -> list[Row]:
             f"< {targets['validate_files_s']:.0f} s",
             _met(many["seconds"] < targets["validate_files_s"]),
         ],
+        *run_rows(results),
     ]
+
+
+def run_rows(results: Mapping[str, Any]) -> list[Row]:
+    """A one-question `runner run` over the Python docs and over them repeated (bench.startup),
+    against the baseline checkout it was paired with, if any."""
+    targets = results["targets"]
+    rows: list[Row] = []
+    for figures in (results.get("run") or {}).values():
+        ours, before = figures["runner"], figures.get("baseline")
+        rows.append(
+            [
+                f"one-question `runner run`, offline, keyword search, {figures['pages']:,} pages: "
+                "wall / CPU",
+                f"{ours['wall_s'] * 1000:.0f} / {ours['cpu_s'] * 1000:.0f} ms",
+                f"before ({results.get('baseline')}) {before['wall_s'] * 1000:.0f} / "
+                f"{before['cpu_s'] * 1000:.0f} ms"
+                if before
+                else "",
+                f"≤ {targets['run_wall_s'] * 1000:.0f} / {targets['run_cpu_s'] * 1000:.0f} ms "
+                "(idle machine)",
+                _met(
+                    ours["wall_s"] <= targets["run_wall_s"]
+                    and ours["cpu_s"] <= targets["run_cpu_s"]
+                ),
+            ]
+        )
+    return rows
 
 
 def retrieval_rows(results: Mapping[str, Any]) -> list[Row]:
@@ -249,11 +277,11 @@ def index_open_rows(results: Mapping[str, Any]) -> list[Row]:
         target = results["targets_ms"][size]
         rows.append(
             [
-                f"index open, {figures['pages']:,} pages",
-                f"{figures['open_ms']:.0f} ms",
-                f"{figures['open_cold_ms']:.0f} ms with the imports",
+                f"index open in a fresh process, imports included, {figures['pages']:,} pages",
+                f"{figures['open_cold_ms']:.0f} ms",
+                f"{figures['open_ms']:.0f} ms once imported",
                 f"≤ {target} ms",
-                _met(figures["open_ms"] <= target),
+                _met(figures["open_cold_ms"] <= target),
             ]
         )
     pg = results["pgdocs"]
@@ -457,22 +485,89 @@ SOURCES: dict[str, Callable[[Mapping[str, Any]], list[Row]]] = {
 }
 
 
+# The code each benchmark measures: a figure is stale once a commit after its own changed any of
+# these paths (its own bench module and the harness it drives included; bench/readme.py, which
+# only writes the page, is not).
+RUNNER = ("runner", "schemas", "templates")
+MEASURES: dict[str, tuple[str, ...]] = {
+    "multipart": (*RUNNER, "bench/multipart.py", "bench/simllm.py", "bench/pipelines"),
+    "overhead": ("runner/engine", "runner/trace.py", "bench/overhead.py"),
+    "startup": (*RUNNER, "bench/startup.py"),
+    "bombs": ("runner/documents", "runner/config", "runner/templating", "bench/bombs.py"),
+    "tables": ("runner/tables", "runner/documents", "runner/tools/lookup.py", "bench/tables.py"),
+    "retrieval": ("runner/retrieval", "runner/text", "runner/config", "bench/retrieval.py"),
+    "faq": (*RUNNER, "bench/faq.py"),
+    "gatekeeper": (*RUNNER, "bench/gatekeeper.py", "bench/deep_pipeline.py", "bench/questions"),
+    "users": (
+        "runner/retrieval",
+        "runner/embedding",
+        "runner/text",
+        "bench/users.py",
+        "bench/rankers.py",
+        "bench/questions",
+    ),
+    "reach": (
+        "runner/retrieval",
+        "runner/embedding",
+        "runner/text",
+        "bench/reach.py",
+        "bench/users.py",
+        "bench/questions",
+    ),
+    "index_open": ("runner/retrieval", "runner/config", "bench/index_open.py"),
+    "vector_search": ("runner/retrieval", "runner/embedding", "bench/vector_search.py"),
+    "embed_runtimes": ("runner/embedding", "bench/embed_runtimes.py"),
+    "serve": (*RUNNER, "bench/serve.py"),
+    "realmodel": (*RUNNER, "bench/realmodel.py", "bench/llama_server.py"),
+    "streaming": (*RUNNER, "bench/streaming.py"),
+}
+
+
+def staleness(name: str, results: Mapping[str, Any]) -> str | None:
+    """Why a benchmark's figures are older than the code they measure, or None when they are
+    not: a commit after the figures' own changed a path of MEASURES[name] (`git log`)."""
+    commit = (results.get("stamp") or {}).get("commit")
+    if not commit:
+        return "not stamped with the commit it measured"
+    paths = MEASURES.get(name, RUNNER)
+    if git("cat-file", "-e", f"{commit}^{{commit}}") is None:
+        return f"measured at {commit[:10]}, a commit this history does not hold"
+    newer = git("log", "-1", "--format=%h %s", f"{commit}..HEAD", "--", *paths)
+    if newer is None:
+        return None
+    if newer:
+        return f"{', '.join(paths)} changed after {commit[:10]}: {newer[:90]}"
+    return None
+
+
 def section() -> str:
     rows: list[Row] = []
     missing: list[str] = []
+    stale: list[str] = []
     for name, make in SOURCES.items():
         results = read_results(name)
         if results is None:
             missing.append(name)
             continue
-        rows.extend(make(results))
+        made = make(results)
+        why = staleness(name, results)
+        if why is not None:
+            stale.append(f"- `{name}`: {why}")
+            made = [[*row[:-1], f"{row[-1]}, **stale**"] for row in made]
+        rows.extend(made)
     text = table(["figure", "runner", "the alternative", "target", ""], rows)
+    if stale:
+        text += (
+            "\n\nStale (the code measured changed since; run `python -m bench NAME` again):\n\n"
+            + "\n".join(stale)
+        )
     if missing:
         text += f"\n\nNot run yet: {', '.join(missing)} (`python -m bench {' '.join(missing)}`)."
     return (
-        "Every target of issues 7, 11, 12, 13, 14, 18 and 22, from the latest run of each "
+        "Every target of issues 7, 11, 12, 13, 14, 18, 22 and 33, from the latest run of each "
         "benchmark (the sections below give the commands, the machine and what limits a figure "
-        "that misses its target).\n\n" + text
+        "that misses its target). A figure whose code changed after the commit it was measured "
+        "at is marked stale.\n\n" + text
     )
 
 

@@ -1,6 +1,7 @@
 """Page vectors at 10,000 and 100,000 pages: opening them and exact search.
 
     python -m bench.vector_search    # writes bench/results/vector_search.json and its section
+    python -m bench.vector_search --sizes 200,400   # other sizes (the tests' tiny run)
 
 The vectors are random unit rows of all-MiniLM-L6-v2's width (384): opening and searching cost
 the same whatever the values, and embedding 100,000 real pages would take hours here. Each size
@@ -73,11 +74,16 @@ def phase_open(folder: Path) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.vector_search")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="pages, comma-separated")
+    args = parser.parse_args(argv or [])
     host = machine()
     sizes = {}
     with tempfile.TemporaryDirectory(prefix="runner-vectors-") as base:
-        for pages in SIZES:
+        for pages in (int(size) for size in args.sizes.split(",")):
             folder = Path(base) / str(pages)
             write_vectors(folder, pages)
             command = [sys.executable, "-m", "bench.vector_search", "--phase", str(folder)]
@@ -95,7 +101,7 @@ def main() -> None:
     results = {
         **kept,
         "date": time.strftime("%Y-%m-%d"),
-        "command": "python -m bench.vector_search",
+        "command": "python -m bench.vector_search" + "".join(f" {arg}" for arg in (argv or [])),
         "machine": host,
         "dimensions": DIMENSIONS,
         "sizes": sizes,
@@ -119,7 +125,7 @@ def readme_section(results: dict[str, Any]) -> str:
         for pages, figures in results["sizes"].items()
     ]
     header = ["vectors", "on disk", "open", "first search", "search p50 / p95"]
-    return f"""`python -m bench.vector_search` ({results["date"]}; {machine_line}). Random unit
+    return f"""`{results["command"]}` ({results["date"]}; {machine_line}). Random unit
 vectors of {results["dimensions"]} dimensions (what all-MiniLM-L6-v2 gives), opened by a fresh
 process and searched exactly (every page's cosine, the best 5). Targets: open ≤
 {results["targets_ms"]["open"]} ms beside BM25's open at 100,000 pages; an ANN library only
@@ -261,4 +267,4 @@ if __name__ == "__main__":
     elif len(sys.argv) in (3, 4) and sys.argv[1] == "--queries":
         queries_main(sys.argv[2], *sys.argv[3:])  # LABEL [COMMIT]
     else:
-        main()
+        main(sys.argv[1:])

@@ -2,6 +2,12 @@
 
 Keeping the group lazy is what keeps `runner --help` fast: no command pulls llama-index (or
 anything heavy) in until it is the command being run.
+
+A new command is a module `runner/cli/<name>.py` whose `command` is a click command, listed in
+COMMANDS with its one-line help. At its top it imports only click and runner.cli's light helpers;
+what the command runs (the application layer, retrieval, jsonschema, rich, numpy, llama-index)
+is imported inside the command's function, with a comment saying why, so that `runner --help`
+and the other commands never pay for it (tests/cli/test_run_imports.py checks `runner run`).
 """
 
 from __future__ import annotations

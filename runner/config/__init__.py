@@ -92,7 +92,7 @@ def internal_error(path: Path, error: BaseException) -> Diagnostic:
     )
 
 
-def _validate_file(path: Path) -> FileReport:
+def _validate_file(path: Path, named: dict[Path, bool] | None = None) -> FileReport:
     # Imported here: `runner validate` is the only caller that needs the whole machinery,
     # and the engine importing runner.config.model should not pay for jsonschema.
     from runner.config.build import build_pipeline
@@ -110,7 +110,7 @@ def _validate_file(path: Path) -> FileReport:
     diagnostics = humanize(schema_errors(document.data), document)
     if diagnostics:
         return FileReport(path, tuple(sort_diagnostics(diagnostics)))
-    ordered = tuple(sort_diagnostics(check(document)))
+    ordered = tuple(sort_diagnostics(check(document, named)))
     if any(d.is_error for d in ordered):
         return FileReport(path, ordered)
     pipeline = build_pipeline(document)
@@ -177,11 +177,42 @@ def _diagnostics_only(path: Path) -> FileReport:
 
 
 def load_pipeline(path: Path | str) -> Pipeline:
-    """The model of a valid pipeline file; raises PipelineError (warnings do not raise)."""
-    report = validate_file(Path(path))
+    """The model of a valid pipeline file; raises PipelineError (warnings do not raise).
+
+    A file that passed with no diagnostic, and whose named files and folders have not changed
+    since, is not checked again (runner/config/validated.py: the record in its state folder);
+    `validate_file` always checks."""
+    path = Path(path)
+    remembered = _remembered(path)
+    if remembered is not None:
+        return remembered
+    named: dict[Path, bool] = {}
+    try:
+        report = _validate_file(path, named)
+    except Exception as error:  # a bug: reported against the file, as validate_file does
+        report = FileReport(path, (internal_error(path, error),))
     if report.pipeline is None:
         raise PipelineError(report.path, report.diagnostics)
+    if not report.diagnostics:
+        from runner.config.validated import remember
+
+        remember(path, report.pipeline, named)
     return report.pipeline
+
+
+def _remembered(path: Path) -> Pipeline | None:
+    """The model built straight from the file when its record says it is valid as it is."""
+    from runner.config.build import build_pipeline
+    from runner.config.validated import still_valid
+    from runner.documents.loader import LoadError, read_document
+
+    try:
+        document = read_document(path)
+    except LoadError:
+        return None  # validation reports it
+    if not still_valid(path, document.text, document.data):
+        return None
+    return build_pipeline(document)
 
 
 def validate_paths(paths: Iterable[Path | str]) -> list[FileReport]:

@@ -17,9 +17,6 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 _CLOSERS = {"{": "}", "[": "]"}
 # "No.", "yes, it does", "FALSE - the pages say nothing about the price"
@@ -95,6 +92,11 @@ def _balanced(text: str, start: int) -> str | None:
 
 def validate(data: Any, schema: Mapping[str, Any]) -> None:
     """Raises InvalidReply naming the first (most relevant) violation."""
+    # jsonschema (about 0.1 s to import) only when a structured reply is checked: a round that
+    # asks for none, such as an offline retrieval round, never pays for it
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
     error = best_match(Draft202012Validator(schema).iter_errors(data))
     if error is not None:
         place = "/".join(str(part) for part in error.absolute_path) or "the reply"

@@ -33,7 +33,7 @@ def hybrid_top(
     fused = (1.0 - KEYWORD_WEIGHT) * vectors.scores(vector)
     tokens = keyword.query_tokens(query)
     if tokens:
-        bm25 = keyword.bm25.get_scores(tokens)
+        bm25 = keyword.scores(tokens)
         best = float(bm25.max())
         if best > 0.0:
             fused = fused + KEYWORD_WEIGHT * (bm25 / best)

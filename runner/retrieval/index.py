@@ -8,7 +8,10 @@ the index was built from. Opening an up-to-date index reads the manifest, stats 
 files and maps the matrices: no page is read until a search returns it. `open_corpus` loads
 an index that is up to date and rebuilds one that is missing or stale:
 
-- fast check: the manifest's file list (relative path, size, mtime) equals the folder's;
+- no walk at all: every folder the manifest lists (mtime, inode: a file added, removed or renamed
+  changes its folder's mtime) and every file (size, mtime, inode) has the stat data recorded,
+  and `include`, `exclude` and `follow_symlinks` are as they were (`_unchanged_by_stat`);
+- fast check: the manifest's file list (relative path, size, mtime, inode) equals the folder's;
 - when it differs: the sha256 of the files' contents decides (a `touch` or a fresh checkout
   rebuilds nothing), and the manifest is refreshed;
 - the page settings (`max_words`, `html.drop`) and the manifest format are part of the key;
@@ -42,6 +45,8 @@ from runner.retrieval.corpus import (  # re-exported: where callers have found t
     IndexStatus,
     ScoredPage,
 )
+from runner.retrieval.keyword import KeywordIndex
+from runner.retrieval.keyword import is_complete as keyword_complete
 from runner.retrieval.navigation import paginate_all
 from runner.retrieval.pages import (
     CorpusError,
@@ -60,9 +65,12 @@ if TYPE_CHECKING:
     from runner.retrieval.vectors import VectorIndex
 
 MANIFEST_FILE = "manifest.json"
-MANIFEST_FORMAT = 7  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
+# a folder or file changed this recently may change again within its timestamp's granularity
+RACY_SECONDS = 2.0
+MANIFEST_FORMAT = 8  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
 # 5: PDF headings from the outline; 6: a declared title over a numbered first heading;
-# 7: HTML furniture and permalinks dropped, every heading of a page kept (`headings`)
+# 7: HTML furniture and permalinks dropped, every heading of a page kept (`headings`); 8: BM25
+# stored as flat arrays runner searches itself (keyword.py), the page store's counts stored
 
 # progress(stage, done, total): stage is "read" (files; ("read", 0, n) announces a build), then
 # "index" and "save" (0 of 1, then 1 of 1), and "embed" (pages embedded anew, when the corpus has
@@ -111,16 +119,23 @@ def open_corpus(
     source = corpus_folder(corpus, pipeline.folder)
     check_corpus_folder(source, name, pipeline.path)
     target = index_folder(pipeline, name)
-    snapshot = _snapshot(corpus, source)
-    contained_documents(
-        name,
-        (source / relative for relative in snapshot.relatives),
-        document_root(corpus, pipeline.folder),
-        follow_symlinks=corpus.follow_symlinks,
-    )
-    reason = "forced" if force else _stale_reason(target, snapshot, source)
+    manifest = None if force else _unchanged_by_stat(target, corpus, source)
+    snapshot: _Snapshot | None = None
+    if manifest is not None:
+        reason = None  # the folder is not even listed: nothing in it changed
+    else:
+        snapshot = _snapshot(corpus, source)
+        contained_documents(
+            name,
+            (source / relative for relative in snapshot.relatives),
+            document_root(corpus, pipeline.folder),
+            follow_symlinks=corpus.follow_symlinks,
+        )
+        reason = "forced" if force else _stale_reason(target, snapshot, source, corpus)
     model, words_alone = runnable_model(name, vector_model(pipeline, corpus))
-    index = _open(pipeline, corpus, model, source, target, snapshot, reason, build, progress)
+    index = _open(
+        pipeline, corpus, model, source, target, snapshot, manifest, reason, build, progress
+    )
     index.words_alone = words_alone
     return index
 
@@ -131,16 +146,18 @@ def _open(
     model: str | None,
     source: Path,
     target: Path,
-    snapshot: _Snapshot,
+    snapshot: _Snapshot | None,
+    manifest: dict[str, Any] | None,
     reason: str | None,
     build: bool,
     progress: ProgressCallback | None,
 ) -> CorpusIndex:
-    """The index loaded when up to date (its vectors embedded when missing), else built."""
+    """The index loaded when up to date (its vectors embedded when missing), else built
+    (`snapshot`: the corpus as listed, None when its manifest proved it unchanged by stat)."""
     name = corpus.name
     if reason is None:
         started = time.perf_counter()
-        pages = int((_read_manifest(target) or {}).get("pages", 0))
+        pages = int((manifest or _read_manifest(target) or {}).get("pages", 0))
         vectors = _stored_vectors(target, model, pages, _reranks(corpus))
         stale = vectors is not None and not vectors.current
         if model is not None and (vectors is None or stale):
@@ -162,6 +179,7 @@ def _open(
             f"{pipeline.path}: the index of corpus {name!r} is {reason} ({target}); build it "
             f"with `runner index {pipeline.path}`, or run without --no-build"
         )
+    assert snapshot is not None  # an index not up to date was listed to say so
     return _build(pipeline.path, corpus, model, source, target, snapshot, reason, progress)
 
 
@@ -248,14 +266,87 @@ def _corpus(pipeline: Pipeline, name: str) -> Corpus:
 
 def _snapshot(corpus: Corpus, source: Path) -> _Snapshot:
     entries = corpus_entries(source, corpus.include, corpus.exclude)
-    files = {relative: [status.st_size, status.st_mtime_ns] for relative, status in entries}
+    files = {relative: _file_stat(status) for relative, status in entries}
     relatives = [relative for relative, _ in entries]
-    settings = {
+    return _Snapshot(_settings(corpus), files, relatives)
+
+
+def _settings(corpus: Corpus) -> dict[str, Any]:
+    return {
         "format": MANIFEST_FORMAT,
         "max_words": corpus.max_words,
         "html_drop": list(corpus.html_drop),  # the site's own bars: other pages when it changes
     }
-    return _Snapshot(settings, files, relatives)
+
+
+def _file_stat(status: os.stat_result) -> list[int]:
+    return [status.st_size, status.st_mtime_ns, status.st_ino]
+
+
+def _listing(corpus: Corpus) -> dict[str, Any]:
+    """What chose the files: the same files under the same choice need no new listing."""
+    return {
+        "include": list(corpus.include),
+        "exclude": list(corpus.exclude),
+        "follow_symlinks": corpus.follow_symlinks,
+    }
+
+
+def _unchanged_by_stat(target: Path, corpus: Corpus, source: Path) -> dict[str, Any] | None:
+    """The manifest when it proves the corpus unchanged without listing its folder (the files
+    chosen the same way, the index complete, every folder and file with its recorded stat);
+    else None."""
+    manifest = _read_manifest(target)
+    if manifest is None or manifest.get("listing") != _listing(corpus):
+        return None
+    folders, files = manifest.get("folders"), manifest.get("files")
+    stored = manifest.get("settings") or {}
+    if not isinstance(folders, dict) or not isinstance(files, dict):
+        return None
+    if any(stored.get(key) != value for key, value in _settings(corpus).items()):
+        return None
+    if not ((target / PAGES_FILE).is_file() and keyword_complete(target)):
+        return None
+    root = str(source)
+    try:
+        for relative, data in folders.items():
+            if _folder_stat(os.stat(os.path.join(root, relative))) != data:
+                return None
+        for relative, data in files.items():
+            if _file_stat(os.stat(os.path.join(root, relative))) != data:
+                return None
+    except (OSError, ValueError):
+        return None
+    return manifest
+
+
+def _folder_stat(status: os.stat_result) -> list[int]:
+    return [status.st_mtime_ns, status.st_ino]
+
+
+def _folders(corpus: Corpus, source: Path, files: dict[str, list[int]]) -> dict[str, Any] | None:
+    """Every folder a listing of the corpus enters, with its stat data (glob's walk: links to
+    folders followed, hidden names skipped); None when the stat data cannot prove anything: a
+    pattern that names a hidden folder, or a folder or file changed too recently for its
+    timestamp to tell a later change apart (RACY_SECONDS)."""
+    if any(part.startswith(".") for pattern in corpus.include for part in pattern.split("/")):
+        return None
+    now = time.time_ns()
+    if any(now - data[1] < RACY_SECONDS * 1e9 for data in files.values()):
+        return None
+    folders: dict[str, list[int]] = {}
+    seen: set[tuple[int, int]] = set()
+    for here, names, _ in os.walk(source, followlinks=True):
+        status = os.stat(here)
+        if (status.st_dev, status.st_ino) in seen:  # a loop of links: walked once
+            names.clear()
+            continue
+        seen.add((status.st_dev, status.st_ino))
+        if now - status.st_mtime_ns < RACY_SECONDS * 1e9:
+            return None
+        names[:] = sorted(name for name in names if not name.startswith("."))
+        folders[os.path.relpath(here, source).replace(os.sep, "/")] = _folder_stat(status)
+    return folders
 
 
 def _read_manifest(target: Path) -> dict[str, Any] | None:
@@ -265,10 +356,10 @@ def _read_manifest(target: Path) -> dict[str, Any] | None:
         return None
 
 
-def _stale_reason(target: Path, snapshot: _Snapshot, source: Path) -> str | None:
+def _stale_reason(target: Path, snapshot: _Snapshot, source: Path, corpus: Corpus) -> str | None:
     """None when the index is up to date; otherwise why it is not."""
     manifest = _read_manifest(target)
-    complete = (target / PAGES_FILE).is_file() and (target / "bm25" / "params.index.json").is_file()
+    complete = (target / PAGES_FILE).is_file() and keyword_complete(target)
     if manifest is None or not complete:
         return "missing"
     stored = manifest.get("settings") or {}
@@ -277,9 +368,20 @@ def _stale_reason(target: Path, snapshot: _Snapshot, source: Path) -> str | None
     change = file_change(manifest, snapshot.files, lambda: snapshot.content_sha256(source))
     if change is Change.CONTENT:
         return "stale (corpus changed)"
-    if change is Change.TOUCHED:  # a touch, a checkout: remember them for the fast check
-        _write_manifest(target, {**manifest, "files": snapshot.files})
+    listed = _listed(corpus, source, snapshot)
+    if change is Change.TOUCHED or manifest.get("folders") != listed["folders"]:
+        # a touch, a checkout, a folder's new stat: remembered for the next check
+        _write_manifest(target, {**manifest, "files": snapshot.files, **listed})
     return None
+
+
+def _listed(corpus: Corpus, source: Path, snapshot: _Snapshot) -> dict[str, Any]:
+    """The manifest's record of how the corpus was listed, for `_unchanged_by_stat`."""
+    try:
+        folders = _folders(corpus, source, snapshot.files)
+    except OSError:
+        folders = None
+    return {"listing": _listing(corpus), "folders": folders}
 
 
 def _write_manifest(target: Path, manifest: dict[str, Any]) -> None:
@@ -321,8 +423,6 @@ def _build(
     building = target.parent / f".{target.name}.building-{os.getpid()}"
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
-    from runner.retrieval.keyword import KeywordIndex
-
     # a page is indexed with its section's heading once more: the heading says what the section
     # is about (a title field, weighted double), and the parts of a long section share it; a
     # page of several sections with each of theirs
@@ -343,6 +443,7 @@ def _build(
         "source": str(source),
         "settings": snapshot.settings,
         "files": snapshot.files,
+        **_listed(corpus, source, snapshot),
         "content_sha256": content,
         "pages": len(pages),
         "build_seconds": round(seconds, 3),
@@ -395,8 +496,6 @@ def _load(
     pages: int,
     embedded: int = 0,
 ) -> CorpusIndex:
-    from runner.retrieval.keyword import KeywordIndex
-
     keyword = KeywordIndex.load(target)  # memory-mapped: nothing read but the vocabulary
     seconds = time.perf_counter() - started
     status = IndexStatus(corpus.name, False, "up to date", pages, seconds, embedded)

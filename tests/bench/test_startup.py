@@ -58,3 +58,32 @@ def test_the_question_section_lists_each_label_and_search_against_the_targets():
     text = startup.question_section(results)
     assert text.count("abc1234") == 4 and "1.10 s" in text and "150 MB" in text
     assert "1.5 s and ≤ 200 MB" in " ".join(text.split())
+
+
+def test_a_question_is_run_over_repeated_docs_paired_with_a_baseline(
+    docs: Path, tmp_path: Path, monkeypatch
+) -> None:
+    from bench.retrieval import ROOT
+
+    (tmp_path / "single").mkdir(), (tmp_path / "paired").mkdir()
+    single = startup.run_question(docs, None, 1, None, tmp_path / "single")
+    monkeypatch.setattr(startup, "DOCS_PAGES", single["pages"])
+    paired = startup.run_question(docs, 2 * single["pages"], 1, ROOT, tmp_path / "paired")
+    assert paired["pages"] == 2 * single["pages"]
+    assert paired["runner"]["cpu_s"] > 0 and paired["baseline"]["wall_s"] > 0
+    results = {"run": {"docs": single, "repeated": paired}, "runs": 1, "baseline": "same"}
+    text = startup.run_section(results | {"targets": startup.TARGETS})
+    assert f"| {paired['pages']:,} pages |" in text
+    paired_only = startup.run_section(
+        results | {"run": {"repeated": paired}, "targets": startup.TARGETS}
+    )
+    assert "after / before" in paired_only and "before (same)" in paired_only
+
+
+def test_help_and_validate_are_paired_with_the_baselines() -> None:
+    from bench.retrieval import ROOT
+
+    medians = startup.startup(runs=1, baseline=ROOT)
+    assert {"runner --help (baseline)", "runner validate pipelines/minimal.yaml (baseline)"} < set(
+        medians
+    )

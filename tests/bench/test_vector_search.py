@@ -1,8 +1,12 @@
-"""bench.vector_search's hybrid queries on real corpora: each question timed, with the
-corpus's rerank and without, and the section lists every label's figures."""
+"""bench.vector_search: end to end at tiny sizes (random page vectors written, opened by a
+fresh process and searched, the results and the README section written), and its hybrid
+queries on real corpora (each question timed, with the corpus's rerank and without, every
+label's figures in the section)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from bench import vector_search
@@ -54,3 +58,11 @@ def test_the_section_shows_each_label_corpus_and_search() -> None:
     )
     assert text.count("support handbook (560 pages, 4 questions)") == 4
     assert "12.5 / 30.0 ms" in text and "≤ 100 ms" in " ".join(text.split())
+
+
+def test_the_benchmark_runs_at_tiny_sizes(readme_path: Path) -> None:
+    vector_search.main(["--sizes", "60,120"])
+    results = json.loads((readme_path.parent / "results" / "vector_search.json").read_text())
+    assert list(results["sizes"]) == ["60", "120"]
+    assert all(figures["search_p50_ms"] >= 0 for figures in results["sizes"].values())
+    assert "| 120 pages |" in readme_path.read_text()

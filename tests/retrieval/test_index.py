@@ -29,7 +29,7 @@ def test_build_persists_the_index_in_the_state_folder(pipeline) -> None:
     assert index.status.rebuilt and index.status.reason == "missing"
     assert (folder / "manifest.json").is_file()
     assert (folder / "pages.sqlite").is_file()
-    assert (folder / "bm25" / "params.index.json").is_file()
+    assert (folder / "bm25" / "params.json").is_file()
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["pages"] == len(index) == 11
 

@@ -26,6 +26,7 @@ Nothing here imports or runs pipeline code.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from runner.config.checks import (
     activation,
@@ -60,9 +61,12 @@ FAMILIES: tuple[Callable[[Checks], None], ...] = (
 )
 
 
-def check(document: Document) -> list[Diagnostic]:
-    """Every semantic diagnostic of a document that passed the schema."""
+def check(document: Document, named: dict[Path, bool] | None = None) -> list[Diagnostic]:
+    """Every semantic diagnostic of a document that passed the schema; `named` gains every
+    path the checks looked at (see Checks.named)."""
     checks = Checks(document)
     for family in FAMILIES:
         family(checks)
+    if named is not None:
+        named.update(checks.named)
     return checks.diagnostics

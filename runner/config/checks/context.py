@@ -40,6 +40,14 @@ class Checks:
             self.tools.setdefault(tool["name"], tool)
         self.diagnostics: list[Diagnostic] = []
         self.broken: set[KeyPath] = set()
+        # every path a check looked at -> whether the contents of the files there matter (a
+        # corpus folder's do not: its documents are only listed); config/validated.py keeps it
+        self.named: dict[Path, bool] = {}
+
+    def note_path(self, path: Path, *, contents: bool = True) -> None:
+        """Remember that a check read (or looked for) this path (the last word on `contents`
+        holds: the corpus check says its folder's contents do not matter)."""
+        self.named[path] = contents
 
     # --- reporting -------------------------------------------------------------------------
 

@@ -55,6 +55,7 @@ def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
     root = checks.folder  # the folder the documents must stay in
     if written_outside(spec["path"]):  # a folder elsewhere, named on purpose
         folder = root = Path(spec["path"]).expanduser()
+        checks.note_path(folder, contents=False)
         if not folder.is_dir():
             checks.emit(
                 "R107",
@@ -68,6 +69,7 @@ def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
         if found is None:
             return
         folder = found
+        checks.note_path(folder, contents=False)  # its documents are listed, never read here
     include = spec.get("include", list(DEFAULT_INCLUDE))
     exclude = spec.get("exclude", [])
     matched = corpus_documents(checks, name, folder, include)

@@ -37,10 +37,12 @@ def inside_folder(checks: Checks, relative: str, path: KeyPath) -> Path | None:
         return None
     target = checks.folder / relative
     try:
-        return usable(target)
+        usable(target)
     except PathUnusable as error:
         unusable(checks, relative, path, error)
         return None
+    checks.note_path(target)  # the validation record fingerprints it (config/validated.py)
+    return target
 
 
 def existing_document(checks: Checks, relative: str, path: KeyPath) -> Document | None:
