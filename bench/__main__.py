@@ -24,6 +24,7 @@ BENCHMARKS = (
     "faq",
     "gatekeeper",
     "users",
+    "answers",
     "reach",
     "embed_runtimes",
     "index_open",

@@ -28,6 +28,7 @@ SECTIONS = (
     "Python FAQ over all of pydocs",
     "The offline gatekeeper on the question sets",
     "Questions in users' words",
+    "Answers in users' words: sources and answer checks",
     "How far reordering can reach",
     "Embedding runtimes: numpy and onnxruntime",
     "Query rewriting with SmolLM2-135M",

@@ -396,6 +396,33 @@ def streaming_rows(results: Mapping[str, Any]) -> list[Row]:
     ]
 
 
+def answers_rows(results: Mapping[str, Any]) -> list[Row]:
+    """Issue 29's targets on the answers themselves (bench/answers.py): the standard install
+    (meaning), each set in users' words, before the new answerer beside it."""
+    rows: list[Row] = []
+    before = results.get("before", {}).get("sets", {})
+    for name, shapes in results["sets"].items():
+        figures = shapes.get("meaning")
+        if figures is None:
+            continue
+        was = before.get(name, {}).get("meaning", {})
+        for key, label, target in (
+            ("sourced", "gold among sources", 0.70),
+            ("checks", "answer checks", 0.60),
+        ):
+            old = was.get(key)
+            rows.append(
+                [
+                    f"{name}: {label}, meaning (the standard install)",
+                    f"{figures[key]:.3f}",
+                    f"before {old:.3f}" if old is not None else "",
+                    f"≥ {target:.2f}",
+                    _met(figures[key] >= target),
+                ]
+            )
+    return rows
+
+
 def users_rows(results: Mapping[str, Any]) -> list[Row]:
     """Issue 18's targets on the question sets (bench/users.py)."""
     rows: list[Row] = []
@@ -475,6 +502,7 @@ SOURCES: dict[str, Callable[[Mapping[str, Any]], list[Row]]] = {
     "faq": faq_rows,
     "gatekeeper": gatekeeper_rows,
     "users": users_rows,
+    "answers": answers_rows,
     "index_open": index_open_rows,
     "vector_search": vector_rows,
     "embed_runtimes": embed_runtime_rows,
@@ -506,6 +534,7 @@ MEASURES: dict[str, tuple[str, ...]] = {
         "bench/rankers.py",
         "bench/questions",
     ),
+    "answers": (*RUNNER, "bench/answers.py", "bench/deep_pipeline.py", "bench/questions"),
     "reach": (
         "runner/retrieval",
         "runner/embedding",

@@ -98,3 +98,29 @@ def test_the_readme_section_reads_before_and_now_for_each_shape() -> None:
     assert "| pydocs-users | words | 0.250 → 0.500 | 1.000 → 1.000 | 0 → 0 | 3 |" in text
     assert "| gitdocs-users | — | absent |" in text
     assert "commit 0000000" in text
+
+
+def test_the_summary_holds_each_set_against_issue_29s_targets_beside_its_before() -> None:
+    from bench.summary import answers_rows
+
+    now = {"sourced": 0.72, "checks": 0.41}
+    results = {
+        "sets": {"gitdocs-users": {"meaning": now}, "perlfaq-users": {"skipped": "absent"}},
+        "before": {"sets": {"gitdocs-users": {"meaning": {"sourced": 0.35, "checks": 0.22}}}},
+    }
+    rows = answers_rows(results)
+    assert [row[:4] for row in rows] == [
+        [
+            "gitdocs-users: gold among sources, meaning (the standard install)",
+            "0.720",
+            "before 0.350",
+            "≥ 0.70",
+        ],
+        [
+            "gitdocs-users: answer checks, meaning (the standard install)",
+            "0.410",
+            "before 0.220",
+            "≥ 0.60",
+        ],
+    ]
+    assert rows[0][4] != rows[1][4]  # one met, one missed
