@@ -108,4 +108,11 @@ MUTANTS = (
         "    unique = tuple(sources)\n",
         ("tests/tools",),
     ),
+    Mutant(
+        "no page of the service may be framed, by old browsers either",
+        "runner/serve/hosts.py",
+        '    (b"x-frame-options", b"DENY"),\n',
+        "",
+        ("tests/serve/test_security.py",),
+    ),
 )

@@ -260,6 +260,8 @@ def test_l4_every_response_carries_the_security_headers(app: Starlette) -> None:
         assert "frame-ancestors 'none'" in policy and "script-src 'self';" in policy
         assert response.headers["X-Content-Type-Options"] == "nosniff"
         assert response.headers["Referrer-Policy"] == "no-referrer"
+        # browsers that predate frame-ancestors read this one: no page of runner in a frame
+        assert response.headers["X-Frame-Options"] == "DENY"
 
 
 def test_session_ttl_prunes_idle_sessions(service: Service) -> None:
