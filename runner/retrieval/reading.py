@@ -54,9 +54,12 @@ def answers_context(answers: Sequence[PageAnswer]) -> str:
 
 
 def page_passage(page: Page) -> Passage:
+    """A page to read, under its label and its place (as in a context): a page deep in a
+    document says what it is about only in its document's title and its section's heading
+    ("Spare Parts Availability Policy › Availability periods" for a table of years)."""
     from runner.llm.prompts import Passage
 
-    return Passage(text=page.text, sources=(page.source,), key=page.node_id)
+    return Passage(text=pages_context([page]), sources=(page.source,), key=page.node_id)
 
 
 async def read_pages(

@@ -341,14 +341,14 @@ class _Parser:
         if markdown:
             self._flush()
             self.boundary = len(self.found)
-            self.section = plain_text(markdown.group(1))
+            self.section = _deeper(self.section, plain_text(markdown.group(1)))
             return True
         if not _ADORNMENT.match(stripped):
             return False
         # an underline: the paragraph so far was one line, the title
         if len(self.paragraph) == 1 and len(stripped) >= len(self.paragraph[0]) - 1:
             self.boundary = len(self.found)
-            self.section = plain_text(self.paragraph.pop())
+            self.section = _deeper(self.section, plain_text(self.paragraph.pop()))
         elif self.paragraph:  # a horizontal rule or a stray line of dashes
             self._flush()
         return True  # an overline, a rule or an underline: never a sentence
@@ -448,6 +448,14 @@ def _analysed(text: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
         if token not in STOP_WORDS:
             kept.append(key)
     return frozenset(found), frozenset(pairwise(kept))
+
+
+def _deeper(place: str, heading: str) -> str:
+    """The section of the units under a heading: the page's place (`Title › Heading`, from its
+    label) when the heading is the one it ends with, so that the document's title still counts
+    for a page that repeats its own heading ("Spare Parts Availability Policy › Availability
+    periods" above `## Availability periods`); otherwise the heading."""
+    return place if place and place.split(" › ")[-1] == heading else heading
 
 
 def _literal_mark(match: re.Match[str]) -> str:
