@@ -10,13 +10,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from runner.llm.providers.extractive import source_labels
-from runner.llm.providers.offline_code import prose_pieces
-from runner.llm.providers.offline_units import (
+from runner.llm.citations import (
     CITATION,
     PAGE_LABEL,
     citation_labels,
     citation_text,
+    prose_pieces,
+    source_labels,
 )
 from runner.sources import Source
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from runner.llm.citations import page_label
 from runner.retrieval.pages import Page
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ class PageAnswer:
 def label(page: Page) -> str:
     """How a page is cited in context text: `[document, page N]` (no ". " inside, so that a
     sentence splitter never cuts a citation in two)."""
-    return f"[{page.document}, page {page.page}]"
+    return page_label(page.document, page.page)
 
 
 def pages_context(pages: Sequence[Page]) -> str:

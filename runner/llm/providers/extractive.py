@@ -42,7 +42,6 @@ from runner.llm.providers.offline_passages import (
     Passage,
     cited_by,
     passages_from_facts,
-    source_labels,
 )
 from runner.llm.providers.offline_question import FRAMING_STEMS, Part, parts, unit_cues
 from runner.llm.providers.offline_selection import Selection
@@ -65,7 +64,6 @@ __all__ = [
     "passages_from_facts",
     "quoted_coverage",
     "select",
-    "source_labels",
 ]
 
 _NUMBERED = re.compile(r"^\d{1,3}[.)]\s")

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from runner.config.model import ModelSettings
+from runner.llm.citations import source_labels
 from runner.llm.evidence import evidence_of, weighed
 from runner.llm.providers.base import ProviderReply
 from runner.llm.providers.extractive import (
@@ -22,7 +23,6 @@ from runner.llm.providers.extractive import (
     passages_from_facts,
     quoted_coverage,
     select,
-    source_labels,
 )
 from runner.llm.providers.offline_extract import extract
 from runner.llm.providers.offline_question import Part, parts

@@ -3,9 +3,11 @@ them is cited."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from runner.llm.citations import source_labels
 
 
 @dataclass(frozen=True)
@@ -69,18 +71,6 @@ def _source(source: Any) -> Mapping[str, Any]:
 
 
 # --- citations ----------------------------------------------------------------------------------
-
-
-def source_labels(sources: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
-    """`doc p. N` (or `doc` without a page) for each source, without repeats, in order."""
-    labels: list[str] = []
-    for source in sources:
-        label = str(source.get("document") or "")
-        if label and source.get("page") is not None:
-            label += f" p. {source['page']}"
-        if label and label not in labels:
-            labels.append(label)
-    return tuple(labels)
 
 
 def cited_by(
