@@ -38,6 +38,8 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from runner.llm.citations import source_labels
+from runner.llm.providers.offline_meaning import cosines, model_of
 from runner.llm.providers.offline_passages import (
     Passage,
     cited_by,
@@ -139,10 +141,111 @@ def select(
         if _choose(selection, candidate, seen):
             covered.update(candidate.match)
     context = [c for c in candidates if not passages[c.passage].guaranteed]
-    for candidate in _answering(question_parts, context, covered, limit):
+    answering = _answering(question_parts, context, covered, limit)
+    meant = by_meaning(question, passages, context)
+    if meant is not None:
+        answering = meant.read(meant.kept(answering))
+        covered.update(key for candidate in answering for key in candidate.match)
+    for candidate in answering:
         _choose(selection, candidate, seen)
     selection.covered = covered
     return selection
+
+
+# --- reading by meaning (docs/offline.md, "Reading by meaning") ---------------------------------
+
+MEANING_FLOOR = 0.3  # a unit's cosine with the question below this does not answer it…
+RELATED_SHARE = 0.5  # …and a unit below this share of the best unit's cosine does not bear on it
+FIRST_UNITS = 2  # units the first page by meaning gives when the words chose none of it
+
+
+@dataclass
+class _Meaning:
+    """The cosines of the context's units with the question, and the page search by meaning
+    ranked first."""
+
+    cosine: dict[tuple[int, int], float]
+    context: list[_Candidate]  # the context's units
+    first: list[_Candidate]  # the units of the first page by meaning
+
+    @property
+    def best(self) -> float:
+        return max(self.cosine.values(), default=0.0)
+
+    def bears(self, candidate: _Candidate) -> bool:
+        """The unit bears on the question: its cosine reaches the floor, or half the best's."""
+        cosine = self.cosine.get(candidate.place, 0.0)
+        return cosine >= MEANING_FLOOR or cosine >= RELATED_SHARE * self.best
+
+    def kept(self, chosen: list[_Candidate]) -> list[_Candidate]:
+        """The units the words chose that bear on the question: a sentence of a page that only
+        shares a word with it is not mixed into the answer."""
+        return [candidate for candidate in chosen if self.bears(candidate)]
+
+    def read(self, chosen: list[_Candidate]) -> list[_Candidate]:
+        """What the words chose, with what meaning adds: the unit that means most what the
+        question asks (whatever words it uses), and the first page by meaning read as a whole
+        (its best units, at most FIRST_UNITS) — each when its page gave no unit yet and it
+        reaches MEANING_FLOOR."""
+        pages = {candidate.page for candidate in chosen}
+        added: list[_Candidate] = []
+        for group, count in (
+            (self.ranked(self.context), 1),
+            (self.ranked(self.first), FIRST_UNITS),
+        ):
+            best = [c for c in group[:count] if self.cosine[c.place] >= MEANING_FLOOR]
+            if best and best[0].page not in pages:
+                added += best
+                pages.add(best[0].page)
+        return _in_order(added) + chosen
+
+    def ranked(self, candidates: Sequence[_Candidate]) -> list[_Candidate]:
+        return sorted(candidates, key=lambda c: (-self.cosine[c.place], c.passage, c.unit.position))
+
+
+def by_meaning(
+    question: str, passages: Sequence[Passage], context: Sequence[_Candidate]
+) -> _Meaning | None:
+    """The context's units read by meaning, or None when no passage can be (no page vectors,
+    or the model cannot run here): the words alone then decide."""
+    model = model_of([passage.meaning for passage in passages if not passage.guaranteed])
+    if model is None or not context:
+        return None
+    values = cosines(model, question, [_meant_text(candidate.unit) for candidate in context])
+    if values is None:
+        return None
+    cosine = {c.place: value for c, value in zip(context, values, strict=True)}
+    first_page = _first_page(passages, context)
+    first = [candidate for candidate in context if candidate.page == first_page]
+    return _Meaning(cosine, list(context), first)
+
+
+def _in_order(candidates: Iterable[_Candidate]) -> list[_Candidate]:
+    return sorted(candidates, key=lambda candidate: candidate.place)
+
+
+def _meant_text(unit: Unit) -> str:
+    """What a unit means: its text under its heading (the section says what it is about)."""
+    heading = unit.section.rsplit(" › ", 1)[-1]
+    return f"{heading}: {unit.text}" if heading else unit.text
+
+
+def _first_page(
+    passages: Sequence[Passage], context: Sequence[_Candidate]
+) -> tuple[int, tuple[str, ...]] | None:
+    """The page search by meaning ranked first (a passage, or a labelled page inside one)."""
+    for index, passage in enumerate(passages):
+        first = (passage.meaning or {}).get("first")
+        if not isinstance(first, Mapping) or passage.guaranteed:
+            continue
+        label = source_labels([first])
+        for candidate in context:
+            if candidate.passage != index:
+                continue
+            own = candidate.unit.labels or source_labels(passage.sources)
+            if label and set(label) <= set(own):
+                return candidate.page
+    return None
 
 
 def quoted_coverage(

@@ -7,6 +7,7 @@ prompt text for meaning, and it has no special cases for any question or corpus.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -50,6 +51,7 @@ COMPOSE_UNITS = 4  # units compose may quote from pages handed over unread
 PART_QUERY_WORDS = 5  # a missing part of up to this many words is one query
 WORDS_PER_QUERY = 3  # longer parts (lists) are queried this many uncovered words at a time
 NOT_FOUND = "The available context does not answer this question."
+CLOSEST_SECTIONS = 3  # sections a "does not answer" names
 
 
 class OfflineProvider:
@@ -60,7 +62,18 @@ class OfflineProvider:
         """Nothing to get ready."""
 
     async def generate(self, request: LLMRequest, settings: ModelSettings) -> ProviderReply:
+        if _read_by_meaning(request.facts):  # the model's CPU time off the event loop
+            return ProviderReply(await asyncio.to_thread(respond, request))
         return ProviderReply(respond(request))
+
+
+def _read_by_meaning(facts: Mapping[str, Any]) -> bool:
+    """Some passage of the request carries a retrieval's meaning (runner.tools.meaning)."""
+    return any(
+        isinstance(passage, Mapping) and passage.get("meaning")
+        for key in ("passages", "context", "guaranteed")
+        for passage in facts.get(key) or ()
+    )
 
 
 def respond(request: LLMRequest) -> str:
@@ -390,7 +403,24 @@ def answer(request: LLMRequest) -> str:
         limit=ANSWER_UNITS,
         exclude=facts["question"],  # never the question itself, quoted back from a page
     )
-    return NOT_FOUND if chosen.empty else chosen.text(cite=True)
+    return not_found(context) if chosen.empty else chosen.text(cite=True)
+
+
+def not_found(context: Sequence[Passage]) -> str:
+    """Our "does not answer", naming the closest sections (the context's, in its search's
+    order) by document and heading, so that a reader knows where to look: never a quote from
+    a page that does not answer."""
+    sections: list[str] = []
+    for passage in sorted(context, key=lambda passage: passage.search_rank):
+        for source in passage.sources:
+            document, heading = source.get("document"), source.get("title") or ""
+            heading = source.get("heading") or heading
+            named = f"“{heading}” in {document}" if heading else str(document or "")
+            if named and named not in sections:
+                sections.append(named)
+    if not sections:
+        return NOT_FOUND
+    return f"{NOT_FOUND} The closest sections: {'; '.join(sections[:CLOSEST_SECTIONS])}."
 
 
 def tool(request: LLMRequest) -> str:
