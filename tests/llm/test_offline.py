@@ -217,6 +217,19 @@ def test_a_prompt_tool_answers_from_its_context() -> None:
     assert reply.text == "Warranty: two years. [p.md]"
 
 
+def test_a_prompt_tool_whose_context_does_not_answer_names_the_closest_sections() -> None:
+    _, prompts = offline()
+    facts = {"task": "Who painted the ceiling?"}
+    context = [Passage("Warranty: two years.", (Source("p.md", 2, "Policy", "Warranty"),))]
+    reply = run(
+        prompts.tool(lambda _: "…rendered…", facts, context, tool="t", subject=facts["task"])
+    )
+    assert reply.text == (
+        "The available context does not answer this question. "
+        "The closest sections: “Warranty” in p.md."
+    )
+
+
 def test_offline_answers_are_deterministic() -> None:
     _, prompts = offline()
     question = "What does the XR-200 charge in, and how long is the warranty?"

@@ -434,9 +434,9 @@ def tool(request: LLMRequest) -> str:
         return compare_records(question, context)
     if context:
         chosen = select(question, context, per_guaranteed=GUARANTEED_UNITS, limit=ANSWER_UNITS)
-    else:
-        prompt = [Passage(request.prompt)]
-        chosen = select(question, prompt, per_guaranteed=0, limit=ANSWER_UNITS, exclude=question)
+        return not_found(context) if chosen.empty else chosen.text(cite=True)
+    prompt = [Passage(request.prompt)]
+    chosen = select(question, prompt, per_guaranteed=0, limit=ANSWER_UNITS, exclude=question)
     return NOT_FOUND if chosen.empty else chosen.text(cite=True)
 
 
