@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from runner.llm.prompts import Passage
-from runner.llm.providers import extractive
+from runner.llm.providers import offline_meaning
 from runner.sources import Source
 
 from .helpers import offline, run
@@ -49,7 +49,7 @@ def given_cosines(monkeypatch: pytest.MonkeyPatch, by_text: dict[str, float]) ->
     def cosines(_model: object, _question: str, texts: list[str]) -> list[float]:
         return [next((v for k, v in by_text.items() if k in text), 0.0) for text in texts]
 
-    monkeypatch.setattr(extractive, "cosines", cosines)
+    monkeypatch.setattr(offline_meaning, "cosines", cosines)
 
 
 def test_a_sentence_the_words_chose_that_means_nothing_of_the_question_is_left_out(
@@ -63,7 +63,7 @@ def test_a_sentence_the_words_chose_that_means_nothing_of_the_question_is_left_o
 
 
 def test_without_the_model_the_words_alone_decide(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extractive, "cosines", lambda *_: None)  # the model cannot run here
+    monkeypatch.setattr(offline_meaning, "cosines", lambda *_: None)  # the model cannot run here
     right = "Stop the server with the stop command of apachectl."
     reply = answer("How do I stop the server?", meant(right, "a.md"))
     assert reply == f"{right} [a.md p. 1]"

@@ -11,11 +11,16 @@ information and the answer of a round embed each unit once.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from threading import Lock
 from typing import Any
 
 from runner.embedding import ModelUnavailable
+from runner.llm.citations import source_labels
+from runner.llm.providers.offline_passages import Passage
+from runner.llm.providers.offline_scoring import Candidate
+from runner.llm.providers.offline_units import Unit
 
 KEPT_VECTORS = 20000  # units' vectors kept between calls (about 30 MB at 384 dimensions)
 
@@ -61,3 +66,99 @@ def _vectors(embedder: Any, model: tuple[str, str], texts: list[str]) -> list[An
     if any(vector is None for vector in found.values()):  # pushed out meanwhile: embed again
         return list(embedder.embed(texts))
     return [found[key] for key in keys]
+
+
+# --- what meaning adds to what the words chose --------------------------------------------------
+
+MEANING_FLOOR = 0.3  # a unit's cosine with the question below this does not answer it…
+RELATED_SHARE = 0.5  # …and a unit below this share of the best unit's cosine does not bear on it
+FIRST_UNITS = 2  # units the first page by meaning gives when the words chose none of it
+
+
+@dataclass
+class Meaning:
+    """The cosines of the context's units with the question, and the page search by meaning
+    ranked first."""
+
+    cosine: dict[tuple[int, int], float]
+    context: list[Candidate]  # the context's units
+    first: list[Candidate]  # the units of the first page by meaning
+
+    @property
+    def best(self) -> float:
+        return max(self.cosine.values(), default=0.0)
+
+    def bears(self, candidate: Candidate) -> bool:
+        """The unit bears on the question: its cosine reaches the floor, or half the best's."""
+        cosine = self.cosine.get(candidate.place, 0.0)
+        return cosine >= MEANING_FLOOR or cosine >= RELATED_SHARE * self.best
+
+    def kept(self, chosen: list[Candidate]) -> list[Candidate]:
+        """The units the words chose that bear on the question: a sentence of a page that only
+        shares a word with it is not mixed into the answer."""
+        return [candidate for candidate in chosen if self.bears(candidate)]
+
+    def read(self, chosen: list[Candidate]) -> list[Candidate]:
+        """What the words chose, with what meaning adds: the unit that means most what the
+        question asks (whatever words it uses), and the first page by meaning read as a whole
+        (its best units, at most FIRST_UNITS) — each when its page gave no unit yet and it
+        reaches MEANING_FLOOR."""
+        pages = {candidate.page for candidate in chosen}
+        added: list[Candidate] = []
+        for group, count in (
+            (self.ranked(self.context), 1),
+            (self.ranked(self.first), FIRST_UNITS),
+        ):
+            best = [c for c in group[:count] if self.cosine[c.place] >= MEANING_FLOOR]
+            if best and best[0].page not in pages:
+                added += best
+                pages.add(best[0].page)
+        return _in_order(added) + chosen
+
+    def ranked(self, candidates: Sequence[Candidate]) -> list[Candidate]:
+        return sorted(candidates, key=lambda c: (-self.cosine[c.place], c.passage, c.unit.position))
+
+
+def by_meaning(
+    question: str, passages: Sequence[Passage], context: Sequence[Candidate]
+) -> Meaning | None:
+    """The context's units read by meaning, or None when no passage can be (no page vectors,
+    or the model cannot run here): the words alone then decide."""
+    model = model_of([passage.meaning for passage in passages if not passage.guaranteed])
+    if model is None or not context:
+        return None
+    values = cosines(model, question, [_meant_text(candidate.unit) for candidate in context])
+    if values is None:
+        return None
+    cosine = {c.place: value for c, value in zip(context, values, strict=True)}
+    first_page = _first_page(passages, context)
+    first = [candidate for candidate in context if candidate.page == first_page]
+    return Meaning(cosine, list(context), first)
+
+
+def _in_order(candidates: Iterable[Candidate]) -> list[Candidate]:
+    return sorted(candidates, key=lambda candidate: candidate.place)
+
+
+def _meant_text(unit: Unit) -> str:
+    """What a unit means: its text under its heading (the section says what it is about)."""
+    heading = unit.section.rsplit(" › ", 1)[-1]
+    return f"{heading}: {unit.text}" if heading else unit.text
+
+
+def _first_page(
+    passages: Sequence[Passage], context: Sequence[Candidate]
+) -> tuple[int, tuple[str, ...]] | None:
+    """The page search by meaning ranked first (a passage, or a labelled page inside one)."""
+    for index, passage in enumerate(passages):
+        first = (passage.meaning or {}).get("first")
+        if not isinstance(first, Mapping) or passage.guaranteed:
+            continue
+        label = source_labels([first])
+        for candidate in context:
+            if candidate.passage != index:
+                continue
+            own = candidate.unit.labels or source_labels(passage.sources)
+            if label and set(label) <= set(own):
+                return candidate.page
+    return None
