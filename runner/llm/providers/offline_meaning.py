@@ -73,6 +73,7 @@ def _vectors(embedder: Any, model: tuple[str, str], texts: list[str]) -> list[An
 MEANING_FLOOR = 0.3  # a unit's cosine with the question below this does not answer it…
 RELATED_SHARE = 0.5  # …and a unit below this share of the best unit's cosine does not bear on it
 FIRST_UNITS = 2  # units the first page by meaning gives when the words chose none of it
+MEANING_PAGES = 3  # pages meaning may add to what the words chose
 
 
 @dataclass
@@ -99,21 +100,29 @@ class Meaning:
         return [candidate for candidate in chosen if self.bears(candidate)]
 
     def read(self, chosen: list[Candidate]) -> list[Candidate]:
-        """What the words chose, with what meaning adds: the unit that means most what the
-        question asks (whatever words it uses), and the first page by meaning read as a whole
-        (its best units, at most FIRST_UNITS) — each when its page gave no unit yet and it
-        reaches MEANING_FLOOR."""
+        """What the words chose, with what meaning adds, each when its page gave no unit yet and
+        it reaches MEANING_FLOOR: the first page by meaning read as a whole (its best units, at
+        most FIRST_UNITS), then the best unit of each other page, the page meaning the question
+        most first (the unit that means it most, whatever words it uses), up to MEANING_PAGES
+        pages in all."""
         pages = {candidate.page for candidate in chosen}
         added: list[Candidate] = []
-        for group, count in (
-            (self.ranked(self.context), 1),
-            (self.ranked(self.first), FIRST_UNITS),
-        ):
-            best = [c for c in group[:count] if self.cosine[c.place] >= MEANING_FLOOR]
-            if best and best[0].page not in pages:
-                added += best
-                pages.add(best[0].page)
+        best_first = [c for c in self.ranked(self.first)[:FIRST_UNITS] if self.meets(c)]
+        if best_first and best_first[0].page not in pages:
+            added += best_first
+            pages.add(best_first[0].page)
+        read = 1 if best_first else 0
+        for candidate in self.ranked(self.context):
+            if read >= MEANING_PAGES or not self.meets(candidate):
+                break
+            if candidate.page not in pages:
+                added.append(candidate)
+                pages.add(candidate.page)
+                read += 1
         return _in_order(added) + chosen
+
+    def meets(self, candidate: Candidate) -> bool:
+        return self.cosine[candidate.place] >= MEANING_FLOOR
 
     def ranked(self, candidates: Sequence[Candidate]) -> list[Candidate]:
         return sorted(candidates, key=lambda c: (-self.cosine[c.place], c.passage, c.unit.position))
