@@ -81,3 +81,19 @@ def test_the_first_page_by_meaning_is_quoted_though_the_words_chose_another(
         meant(worded, "b.md"),
     )
     assert reply.startswith(f"{first} [a.md p. 1]")
+
+
+def test_each_page_that_means_the_question_gives_its_best_unit_and_the_others_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first = "Send every visitor to the encrypted address with a permanent redirect."
+    also = "A rewrite rule can move every plain request to the secure site."
+    unrelated = "The log rotates at midnight."
+    given_cosines(monkeypatch, {first: 0.5, also: 0.45, unrelated: 0.05})
+    reply = answer(
+        "How do I force everyone onto HTTPS?",
+        meant(first, "a.md", first=True),
+        meant(unrelated, "c.md"),
+        meant(also, "b.md"),
+    )
+    assert reply == f"{first} [a.md p. 1]\n{also} [b.md p. 1]"
