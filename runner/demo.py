@@ -59,7 +59,7 @@ STEPS = (
     ),
     Step(
         "A question the first pages do not cover: the gatekeeper sends it to deep search, "
-        "neighbouring pages first, then a full search where they do not answer (C27-C32)",
+        "neighbouring pages first, then a full search when those find nothing (C27-C32)",
         "How many years are oven spare parts stocked, and what is the no-fault-found fee?",
         "answer",
     ),

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from runner.llm.providers.offline_units import CITATION, citation_labels
+from runner.llm.citations import CITATION, citation_labels
 from runner.text.words import content_words, sentences, stem, token_stems
 
 SUPPORT_SHARE = 0.6

@@ -10,26 +10,30 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from runner.llm.providers.extractive import source_labels
-from runner.llm.providers.offline_code import prose_pieces
-from runner.llm.providers.offline_units import (
+from runner.llm.citations import (
     CITATION,
     PAGE_LABEL,
     citation_labels,
     citation_text,
+    prose_pieces,
+    source_labels,
 )
 from runner.sources import Source
 
 # The key, in a tool result's data and in a passage, of what a retrieval's pages are worth
 # beyond their words (runner.tools.evidence): the gatekeeper reads it.
 EVIDENCE = "evidence"
+# The key of how a retrieval's pages can be read by meaning (runner.tools.meaning): the model
+# that embedded the corpus's pages and the page that search by meaning ranked first.
+MEANING = "meaning"
 
 
 @dataclass(frozen=True)
 class Passage:
     """A piece of context handed to a prompt: its text, where it came from, the completion key
     of the tool result it belongs to, whether it is guaranteed context (C23), and, for a
-    retrieval's pages, the retrieval's evidence (`{first_page_cosine, agreement, top_k}`)."""
+    retrieval's pages, the retrieval's evidence (`{first_page_cosine, agreement, top_k}`) and
+    how to read them by meaning (`{model, precision, first}`: runner.tools.meaning)."""
 
     text: str
     sources: tuple[Source, ...] = ()
@@ -38,6 +42,7 @@ class Passage:
     # what a retrieval's pages are worth is data about the passage, not part of its identity:
     # a dict is not hashable, and two passages of the same text and sources are one passage
     evidence: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
+    meaning: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     def to_json(self) -> dict[str, Any]:
         """What templates see: every source with all four keys (None when unknown), so that a
@@ -51,6 +56,8 @@ class Passage:
         }
         if self.evidence is not None:
             facts[EVIDENCE] = dict(self.evidence)
+        if self.meaning is not None:
+            facts[MEANING] = dict(self.meaning)
         return facts
 
 
@@ -89,6 +96,7 @@ def passages_from_buffer(
             key,
             result.guaranteed,
             result.data.get(EVIDENCE),
+            result.data.get(MEANING),
         )
         for key, results in (entries.items() if entries is not None else ())
         for result in results

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from runner.llm.providers.offline_units import CITATION, citation_labels
+from runner.llm.citations import CITATION, citation_labels
 from runner.sources import MCP_DOCUMENT_PREFIX
 
 if TYPE_CHECKING:

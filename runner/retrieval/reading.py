@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from runner.llm.citations import page_label
 from runner.retrieval.pages import Page
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ class PageAnswer:
 def label(page: Page) -> str:
     """How a page is cited in context text: `[document, page N]` (no ". " inside, so that a
     sentence splitter never cuts a citation in two)."""
-    return f"[{page.document}, page {page.page}]"
+    return page_label(page.document, page.page)
 
 
 def pages_context(pages: Sequence[Page]) -> str:
@@ -54,9 +55,12 @@ def answers_context(answers: Sequence[PageAnswer]) -> str:
 
 
 def page_passage(page: Page) -> Passage:
+    """A page to read, under its label and its place (as in a context): a page deep in a
+    document says what it is about only in its document's title and its section's heading
+    ("Spare Parts Availability Policy › Availability periods" for a table of years)."""
     from runner.llm.prompts import Passage
 
-    return Passage(text=page.text, sources=(page.source,), key=page.node_id)
+    return Passage(text=pages_context([page]), sources=(page.source,), key=page.node_id)
 
 
 async def read_pages(

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING
 
 from runner.config.model import RetrieveOptions, SearchOptions, ToolConfig
 from runner.engine.results import ToolResult
-from runner.llm.passages import EVIDENCE
+from runner.llm.passages import EVIDENCE, MEANING
 from runner.retrieval.index import SEARCH_MODES
 from runner.retrieval.pages import CorpusError
 from runner.retrieval.reading import pages_context
 from runner.retrieval.seen import EVENT, ranked
 from runner.tools.base import BuiltinTool, Call, ToolBuildError, finish, instantiate, place
 from runner.tools.evidence import retrieval_evidence
+from runner.tools.meaning import retrieval_meaning
 
 if TYPE_CHECKING:
     from runner.engine.protocols import ToolEnv
@@ -142,6 +143,7 @@ class RetrieveTool(BuiltinTool):
                 retrieval_evidence, self.index, query.text, self.options.top_k, keyword
             )
         extra = {EVIDENCE: evidence} if evidence is not None else {}
+        meaning = retrieval_meaning(self.index, hits, self.options.mode, evidence is not None)
         retrieved = record_retrieval(
             call.env, self.name, self.options.corpus, call.directive, hits, query, **extra
         )
@@ -153,6 +155,7 @@ class RetrieveTool(BuiltinTool):
             scores=[round(hit.score, 4) for hit in hits],
             retrieved=retrieved,
             **extra,
+            **({MEANING: meaning} if meaning is not None else {}),
         )
 
 

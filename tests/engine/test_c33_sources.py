@@ -14,8 +14,7 @@ from runner.config import load_pipeline
 from runner.config.model import ScriptRule
 from runner.engine.outcome import RoundResult
 from runner.engine.state import SessionState
-from runner.llm.providers.extractive import source_labels
-from runner.llm.providers.offline_units import CITATION, citation_labels
+from runner.llm.citations import CITATION, citation_labels, source_labels
 from runner.sources import Source
 from tests.examples_kit import copy_example
 

@@ -5,9 +5,8 @@ answer drew on — for every provider alike."""
 from __future__ import annotations
 
 from runner.config.model import ScriptRule
+from runner.llm.citations import CITATION, citation_labels, source_labels
 from runner.llm.prompts import Answer, Passage, Prompts
-from runner.llm.providers.extractive import source_labels
-from runner.llm.providers.offline_units import CITATION, citation_labels
 from runner.sources import Source
 
 from .helpers import Recorder, offline, run, scripted

@@ -185,7 +185,10 @@ def test_answer_puts_guaranteed_context_first_and_cites_sources() -> None:
 def test_answer_says_so_when_nothing_matches() -> None:
     _, prompts = offline()
     answer = run(prompts.answer("Who painted the ceiling?", [], [POLICY])).text
-    assert answer == "The available context does not answer this question."
+    # it says so, and names where it looked: the closest sections by document and heading
+    assert answer == (
+        "The available context does not answer this question. The closest sections: policy.md."
+    )
 
 
 def test_compose_keeps_every_page_answer_with_its_source() -> None:
@@ -214,6 +217,19 @@ def test_a_prompt_tool_answers_from_its_context() -> None:
     assert reply.text == "Warranty: two years. [p.md]"
 
 
+def test_a_prompt_tool_whose_context_does_not_answer_names_the_closest_sections() -> None:
+    _, prompts = offline()
+    facts = {"task": "Who painted the ceiling?"}
+    context = [Passage("Warranty: two years.", (Source("p.md", 2, "Policy", "Warranty"),))]
+    reply = run(
+        prompts.tool(lambda _: "…rendered…", facts, context, tool="t", subject=facts["task"])
+    )
+    assert reply.text == (
+        "The available context does not answer this question. "
+        "The closest sections: “Warranty” in p.md."
+    )
+
+
 def test_offline_answers_are_deterministic() -> None:
     _, prompts = offline()
     question = "What does the XR-200 charge in, and how long is the warranty?"
@@ -232,7 +248,8 @@ KETTLE = Passage(
 def test_sentences_that_only_share_the_subject_do_not_answer() -> None:
     _, prompts = offline()
     answer = run(prompts.answer("What is the capacity of the kettle?", [], [KETTLE])).text
-    assert answer == "The available context does not answer this question."
+    assert answer.startswith("The available context does not answer this question.")
+    assert "blue light" not in answer and "kettle.md" in answer
 
 
 def test_a_chosen_sentence_brings_the_steps_that_follow_it() -> None:

@@ -128,7 +128,8 @@ def test_a_long_sentence_that_mentions_everything_in_passing_loses_to_a_short_an
 def test_a_question_whose_words_are_mostly_on_no_page_is_not_answered_with_scraps() -> None:
     context = page("The kettle is blue. Kettles boil water.", "kettle.md")
     # "capacity" is on no page: the sentences that only share "kettle" do not answer
-    assert answer("What is the capacity of the kettle?", context) == NOT_FOUND
+    reply = answer("What is the capacity of the kettle?", context)
+    assert reply == f"{NOT_FOUND} The closest sections: kettle.md."
 
 
 def test_the_question_words_in_the_questions_order_win_a_tie() -> None:

@@ -309,3 +309,14 @@ def test_a_default_corpus_with_html_and_no_html_extra_says_what_to_install(
     message = str(raised.value)
     assert message.startswith(f"corpus 'docs' ({folder}): faq.html: reading HTML documents needs")
     assert "pip install 'runner[html]'" in message and "`exclude:`" in message
+
+
+def test_a_markdown_fence_of_four_backticks_keeps_the_three_backticks_inside_it() -> None:
+    # one fence rule for the readers and the offline provider (runner.text.markup): three or
+    # more marks open a fence, and only as many or more close it
+    from runner.retrieval.readers.markup import blocks
+
+    text = "Intro.\n\n````\n```\n# not a heading\n```\n````\n\n# Next"
+    found = list(blocks(text, "markdown"))
+    assert [block.heading for block in found] == [None, None, "Next"]
+    assert found[1].text == "````\n```\n# not a heading\n```\n````"

@@ -75,3 +75,13 @@ def test_a_pages_context_names_its_document_and_section() -> None:
     text = "# Kettle Manual\n\n## Descaling\n\nUse citric acid once a month in hard water areas."
     page = paginate(Document("kettle.md", text), max_words=100)[0]
     assert pages_context([page]).startswith("[kettle.md, page 1] Kettle Manual › Descaling\n")
+
+
+def test_a_page_read_alone_names_its_document_and_section_too() -> None:
+    # read_page sees what the answer sees: the document's title says what a page deep in it
+    # is about ("Spare Parts Policy" above a table of years)
+    from runner.retrieval.reading import page_passage
+
+    text = "# Kettle Manual\n\n## Descaling\n\nUse citric acid once a month in hard water areas."
+    page = paginate(Document("kettle.md", text), max_words=100)[0]
+    assert page_passage(page).text.startswith("[kettle.md, page 1] Kettle Manual › Descaling\n")

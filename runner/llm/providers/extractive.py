@@ -2,17 +2,9 @@
 rows, records: `offline_units`) of the given passages for a question, quoted with the pages they
 came from. docs/offline.md ("Writing answers") describes the same rules for pipeline authors.
 
-Scoring, per unit:
-- each content word of the question weighs its BM25 inverse document frequency over the units
-  (a word no unit holds weighs most: it is what is missing); framing words ("difference",
-  "mean", "way") weigh half;
-- a unit matches a word it holds (1) and a word its section heading holds (+0.5);
-- the sum is length-normalised as BM25 does (k1 = 1.2, b = 0.5), then scaled by how much of the
-  question the unit's page holds (from 0.5 to 1) and by 0.7 for each place its page stands
-  behind its search's first (the search saw more than these words), and raised for the first
-  unit of a section (+25 %), for the question's word pairs in the question's order (up to +50 %)
-  and for a cue the unit meets (+50 %: a number for "how many", a date for "when", a modal or a
-  negation for "can I", a reason for "why": `offline_question`).
+Writing the answer: what is chosen from the units' scores (`offline_scoring`: by their words;
+`offline_meaning`: what their meaning adds where the pages carry it), in which order, cited
+how (`offline_selection`).
 
 Choosing, after the guaranteed passages (C23: quoted first, matched or not, their words covered
 — unless a unit of the context answers a part as fully: 60 % of its weight, and no less than they
@@ -28,34 +20,38 @@ cover; a deep search's supplement never displaces a first-search sentence that a
 5. a chosen unit brings the numbered steps that follow it (and the sentence after its colon, or
    a lead-in of up to 4 words to code: "For example:"); its code block comes with it
    (`offline_units`, `offline_code`);
-6. when no part of the question is a third covered, nothing is chosen.
+6. when no part of the question is a third covered, nothing is chosen;
+7. where the pages carry meaning, a chosen unit that means nothing of the question is left
+   out, and the unit meaning it most and the first page by meaning's best units are added.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
+from runner.llm.providers.offline_meaning import by_meaning
 from runner.llm.providers.offline_passages import (
     Passage,
     cited_by,
     passages_from_facts,
-    source_labels,
 )
-from runner.llm.providers.offline_question import FRAMING_STEMS, Part, parts, unit_cues
+from runner.llm.providers.offline_question import Part, parts
+from runner.llm.providers.offline_scoring import (
+    Candidate,
+    gain,
+    idf_weights,
+    normal_text,
+    page_words,
+    unit_candidates,
+)
 from runner.llm.providers.offline_selection import Selection
 from runner.llm.providers.offline_units import (
     ITEM,
     ROW,
     SENTENCE,
-    Unit,
-    parse,
     unit_stems,
-    word_pairs,
 )
-from runner.text.words import tokenize
 
 # the passages and their citations live in offline_passages; these names are also read from here
 __all__ = [
@@ -65,22 +61,9 @@ __all__ = [
     "passages_from_facts",
     "quoted_coverage",
     "select",
-    "source_labels",
 ]
 
 _NUMBERED = re.compile(r"^\d{1,3}[.)]\s")
-# a bracketed reference after a line (`[toc p. 23]`, `[12]`): not part of what the line says
-_TRAILING_REFERENCE = re.compile(r"(?:\s*\[[^\[\]]*\])+\s*$")
-CONTEXT_WEIGHT = 0.5  # a word only the unit's heading or column headers hold
-FRAMING_WEIGHT = 0.5  # "difference", "mean", "way": they frame the question, not its topic
-CUE_BONUS = 0.5  # a unit meeting the cue of a part it matches scores this much more
-LEAD_BONUS = 0.25  # the first unit of a section scores this much more
-PHRASE_BONUS = 0.5  # times the share of the question's word pairs the unit (or heading) has
-PAGE_FLOOR = 0.5  # a unit's score is scaled from this (its page holds no other question word)
-# a unit's score is scaled by this for each place its page stands behind its search's first
-RANK_DECAY = 0.7
-# up to 1 (its page holds every question word)
-BM25_K1, BM25_B = 1.2, 0.5
 RELEVANCE_MIN = 0.4  # of the best score for a part: below it a unit does not compete
 PAGE_MIN_SHARE = 0.5  # nor does a unit whose page holds less than this share of the part
 SUPPORT_MIN = 0.6  # of the best score: a further unit of a chosen section
@@ -91,30 +74,6 @@ SECTION_WORDS = 160  # …and its units are quoted in order up to this many word
 ANSWERED_SHARE = 0.6  # a unit holding this share of a part's weight answers it (the gatekeeper's)
 FOLLOWER_ITEMS = 8  # list items a chosen unit may bring along
 LEAD_IN = 4  # words of a sentence that only leads in to its code ("For example:")
-
-
-@dataclass
-class _Candidate:
-    passage: int
-    unit: Unit
-    match: dict[
-        str, float
-    ]  # question stem -> 1 if the unit holds it, + CONTEXT_WEIGHT for its heading
-    norm: float = 1.0  # BM25 length normalisation, times the page factor and the lead bonus
-    cue: float = 1.0
-    score: float = 0.0
-
-    @property
-    def place(self) -> tuple[int, int]:
-        return (self.passage, self.unit.position)
-
-    @property
-    def page(self) -> tuple[int, tuple[str, ...]]:
-        return (self.passage, self.unit.labels)
-
-    @property
-    def section(self) -> tuple[int, tuple[str, ...], str]:
-        return (self.passage, self.unit.labels, self.unit.section)
 
 
 # --- selection ----------------------------------------------------------------------------------
@@ -133,7 +92,7 @@ def select(
     rules in the module's docstring. A unit that repeats a chosen one, or that occurs in
     `exclude` (the task's own text, say), is left out."""
     question_parts = parts(question)
-    candidates = _candidates(question_parts, passages, exclude)
+    candidates = unit_candidates(question_parts, passages, exclude)
     selection = Selection(passages, question)
     covered: set[str] = set()
     seen: set[str] = set()
@@ -141,7 +100,12 @@ def select(
         if _choose(selection, candidate, seen):
             covered.update(candidate.match)
     context = [c for c in candidates if not passages[c.passage].guaranteed]
-    for candidate in _answering(question_parts, context, covered, limit):
+    answering = _answering(question_parts, context, covered, limit)
+    meant = by_meaning(question, passages, context)
+    if meant is not None:
+        answering = meant.read(meant.kept(answering))
+        covered.update(key for candidate in answering for key in candidate.match)
+    for candidate in answering:
         _choose(selection, candidate, seen)
     selection.covered = covered
     return selection
@@ -155,7 +119,7 @@ def quoted_coverage(
     and names weigh most), every stem they hold (in their text, their code or their headings)
     and their text."""
     question_parts = parts(question)
-    weights = _idf(_candidates(question_parts, passages, question), question_parts)
+    weights = idf_weights(unit_candidates(question_parts, passages, question), question_parts)
     chosen = select(
         question, passages, per_guaranteed=per_guaranteed, limit=limit, exclude=question
     )
@@ -171,111 +135,16 @@ def quoted_coverage(
     return share, words, chosen.text(cite=False)
 
 
-def _candidates(
-    question_parts: Sequence[Part], passages: Sequence[Passage], exclude: str
-) -> list[_Candidate]:
-    wanted = frozenset().union(*(part.stems for part in question_parts))
-    excluded = f" {_normal(exclude)} " if exclude else ""
-    found: list[_Candidate] = []
-    for index, passage in enumerate(passages):
-        for unit in parse(passage.text):
-            if excluded and f" {_normal(_TRAILING_REFERENCE.sub('', unit.text))} " in excluded:
-                continue  # the question itself, as an FAQ or a table of contents repeats it
-            match = dict.fromkeys(unit.stems & wanted, 1.0)
-            for key in unit.context_stems & wanted:  # the heading adds to what the unit holds
-                match[key] = match.get(key, 0.0) + CONTEXT_WEIGHT
-            found.append(_Candidate(index, unit, match))
-    _score(found, question_parts, passages)
-    return found
-
-
-def _score(
-    candidates: list[_Candidate], question_parts: Sequence[Part], passages: Sequence[Passage]
-) -> None:
-    """BM25-like: idf over the candidates, length-normalised, times the bonuses (cue, lead),
-    the page factor (how much of the question the unit's page holds) and the search's rank of
-    the unit's page (RANK_DECAY a place)."""
-    if not candidates:
-        return
-    weights = _idf(candidates, question_parts)
-    average = sum(c.unit.words for c in candidates) / len(candidates) or 1.0
-    pages = _page_shares(candidates, weights)
-    question_pairs = frozenset().union(*(word_pairs(part.text) for part in question_parts))
-    for candidate in candidates:
-        length = candidate.unit.words / average
-        norm = (BM25_K1 + 1) / (1 + BM25_K1 * (1 - BM25_B + BM25_B * length))
-        page = PAGE_FLOOR + (1 - PAGE_FLOOR) * pages[candidate.page]
-        lead = 1 + LEAD_BONUS if candidate.unit.lead else 1.0
-        phrase = 1 + PHRASE_BONUS * _phrase_share(candidate.unit, question_pairs)
-        rank = RANK_DECAY ** passages[candidate.passage].search_rank
-        candidate.norm = norm * page * lead * phrase * rank
-        candidate.cue = _cue_factor(candidate, question_parts)
-        candidate.score = _gain(candidate, weights, set())
-
-
-def _phrase_share(unit: Unit, question_pairs: frozenset[tuple[str, str]]) -> float:
-    return len(unit.pairs & question_pairs) / len(question_pairs) if question_pairs else 0.0
-
-
-def _page_shares(
-    candidates: Sequence[_Candidate], weights: Mapping[str, float]
-) -> dict[tuple[int, tuple[str, ...]], float]:
-    """For each page (a passage, or a labelled page inside one), the share of the question's
-    weight its units and headings hold."""
-    total = sum(weights.values()) or 1.0
-    held = _page_words(candidates)
-    return {page: sum(weights[key] for key in keys) / total for page, keys in held.items()}
-
-
-def _idf(candidates: Sequence[_Candidate], question_parts: Sequence[Part]) -> dict[str, float]:
-    total = len(candidates)
-    holding = dict.fromkeys(frozenset().union(*(part.stems for part in question_parts)), 0)
-    for candidate in candidates:
-        for key in candidate.match:
-            holding[key] += 1
-    return {key: _weight(key, n, total) for key, n in holding.items()}
-
-
-def _weight(key: str, holding: int, total: int) -> float:
-    """BM25's idf; a framing word weighs half, and nothing when no unit holds it: "what is the
-    difference" is answered by a table that never says "difference"."""
-    if key in FRAMING_STEMS:
-        return 0.0 if holding == 0 else FRAMING_WEIGHT * _idf_of(holding, total)
-    return _idf_of(holding, total)
-
-
-def _idf_of(holding: int, total: int) -> float:
-    return math.log(1 + (total - holding + 0.5) / (holding + 0.5))
-
-
-def _cue_factor(candidate: _Candidate, question_parts: Sequence[Part]) -> float:
-    if not candidate.match:
-        return 1.0
-    met = unit_cues(candidate.unit.text)
-    for part in question_parts:
-        if part.cues & met and part.stems & candidate.match.keys():
-            return 1 + CUE_BONUS
-    return 1.0
-
-
-def _gain(candidate: _Candidate, weights: Mapping[str, float], covered: set[str]) -> float:
-    """The weight of the question words the candidate matches that are not covered yet."""
-    added = sum(
-        weights[key] * strength for key, strength in candidate.match.items() if key not in covered
-    )
-    return added * candidate.norm * candidate.cue
-
-
 def _guaranteed(
-    candidates: Sequence[_Candidate], passages: Sequence[Passage], per_block: int
-) -> list[_Candidate]:
+    candidates: Sequence[Candidate], passages: Sequence[Passage], per_block: int
+) -> list[Candidate]:
     """Every unit of a guaranteed passage; of a cited block with more than `per_block` units,
     its best `per_block`."""
-    blocks: dict[tuple[int, tuple[str, ...]], list[_Candidate]] = {}
+    blocks: dict[tuple[int, tuple[str, ...]], list[Candidate]] = {}
     for candidate in candidates:
         if passages[candidate.passage].guaranteed:
             blocks.setdefault((candidate.passage, candidate.unit.labels), []).append(candidate)
-    chosen: list[_Candidate] = []
+    chosen: list[Candidate] = []
     for block in blocks.values():
         chosen.extend(_best(block)[:per_block] if len(block) > per_block else block)
     return chosen
@@ -283,15 +152,15 @@ def _guaranteed(
 
 def _answering(
     question_parts: Sequence[Part],
-    candidates: list[_Candidate],
+    candidates: list[Candidate],
     covered: set[str],
     limit: int,
-) -> list[_Candidate]:
+) -> list[Candidate]:
     """The context units to quote (rules 1-6 of the module's docstring); `covered` grows by
     the words they match."""
     if not candidates or limit <= 0:
         return []
-    weights = _idf(candidates, question_parts)
+    weights = idf_weights(candidates, question_parts)
     # a part a unit of the context answers is quoted from it, whatever else covers its words
     still_open = covered - _answered_here(question_parts, candidates, weights, covered)
     competing = _competing(question_parts, candidates, weights, still_open)
@@ -307,7 +176,7 @@ def _answering(
 
 def _answered_here(
     question_parts: Sequence[Part],
-    candidates: Sequence[_Candidate],
+    candidates: Sequence[Candidate],
     weights: Mapping[str, float],
     covered: set[str],
 ) -> set[str]:
@@ -326,18 +195,18 @@ def _answered_here(
 
 def _competing(
     question_parts: Sequence[Part],
-    candidates: list[_Candidate],
+    candidates: list[Candidate],
     weights: Mapping[str, float],
     covered: set[str],
-) -> list[_Candidate]:
+) -> list[Candidate]:
     """The candidates that may be quoted, best first. For each part of the question that the
     context can answer at all (its pages hold MIN_SHARE_OF_QUESTION of the part's weight), what
     the part still needs is its words the pages hold and the guaranteed passages do not cover;
     a candidate competes when its score on those words reaches RELEVANCE_MIN of the best one's,
     on a page that holds PAGE_MIN_SHARE of their weight."""
-    held = _page_words(candidates)
+    held = page_words(candidates)
     attainable = set().union(*held.values())
-    competing: dict[tuple[int, int], _Candidate] = {}
+    competing: dict[tuple[int, int], Candidate] = {}
     for part in question_parts:
         if _share(attainable, weights, part) < MIN_SHARE_OF_QUESTION:
             continue  # no scraps for a part the context cannot answer
@@ -351,36 +220,28 @@ def _competing(
     return _best(competing.values())
 
 
-def _page_words(candidates: Sequence[_Candidate]) -> dict[tuple[int, tuple[str, ...]], set[str]]:
-    """The question stems each page holds (a passage, or a labelled page inside one)."""
-    held: dict[tuple[int, tuple[str, ...]], set[str]] = {}
-    for candidate in candidates:
-        held.setdefault(candidate.page, set()).update(candidate.match)
-    return held
-
-
 def _needed_share(held: set[str], needed: set[str], weights: Mapping[str, float]) -> float:
     total = sum(weights[key] for key in needed)
     return sum(weights[key] for key in needed & held) / total if total else 1.0
 
 
-def _needed_score(candidate: _Candidate, needed: set[str], weights: Mapping[str, float]) -> float:
+def _needed_score(candidate: Candidate, needed: set[str], weights: Mapping[str, float]) -> float:
     matched = sum(weights[key] * s for key, s in candidate.match.items() if key in needed)
     return matched * candidate.norm * candidate.cue
 
 
 def _covering(
-    competing: list[_Candidate],
+    competing: list[Candidate],
     weights: Mapping[str, float],
     covered: set[str],
     limit: int,
-) -> list[_Candidate]:
+) -> list[Candidate]:
     """Greedy: each time the unit adding the most uncovered weight (ties: the higher score)."""
-    chosen: list[_Candidate] = []
+    chosen: list[Candidate] = []
     remaining = list(competing)
     words = 0
     while remaining and len(chosen) < limit and (not chosen or words < ANSWER_WORDS):
-        gains = [_gain(candidate, weights, covered) for candidate in remaining]
+        gains = [gain(candidate, weights, covered) for candidate in remaining]
         best = max(range(len(remaining)), key=lambda i: (gains[i], remaining[i].score, -i))
         if gains[best] <= 0:
             break
@@ -398,9 +259,7 @@ def _share(covered: Collection[str], weights: Mapping[str, float], part: Part) -
     return held / total if total else 0.0
 
 
-def _supporting(
-    chosen: list[_Candidate], competing: list[_Candidate], limit: int
-) -> list[_Candidate]:
+def _supporting(chosen: list[Candidate], competing: list[Candidate], limit: int) -> list[Candidate]:
     """Further units of the best chosen unit's section that score at least SUPPORT_MIN of it,
     while there is room."""
     if not chosen:
@@ -409,7 +268,7 @@ def _supporting(
     top, sections = first.score, {first.section}
     taken = {candidate.place for candidate in chosen}
     words = sum(candidate.unit.words for candidate in chosen)
-    extra: list[_Candidate] = []
+    extra: list[Candidate] = []
     for candidate in competing:
         if len(chosen) + len(extra) >= limit or words >= ANSWER_WORDS:
             break
@@ -427,11 +286,11 @@ def _supporting(
 
 
 def _section_lead(
-    chosen: list[_Candidate],
-    candidates: list[_Candidate],
+    chosen: list[Candidate],
+    candidates: list[Candidate],
     weights: Mapping[str, float],
     question_parts: Sequence[Part],
-) -> list[_Candidate]:
+) -> list[Candidate]:
     """When the best chosen unit's section is headed by the question (its heading holds
     TITLE_SHARE of a part's weight: an FAQ entry, a section named after the asked thing), the
     section is the answer: its other units join in text order, up to SECTION_WORDS in all."""
@@ -447,7 +306,7 @@ def _section_lead(
         (c for c in candidates if c.section == first.section and c.place not in taken),
         key=lambda candidate: candidate.unit.position,
     )
-    extra: list[_Candidate] = []
+    extra: list[Candidate] = []
     for candidate in rest:
         if words + candidate.unit.words > SECTION_WORDS:
             break
@@ -456,12 +315,12 @@ def _section_lead(
     return extra
 
 
-def _followers(chosen: list[_Candidate], candidates: list[_Candidate]) -> list[_Candidate]:
+def _followers(chosen: list[Candidate], candidates: list[Candidate]) -> list[Candidate]:
     """The list items (or the unit after a colon, or a short lead-in to code such as "For
     example:") that follow each chosen unit."""
     by_place = {candidate.place: candidate for candidate in candidates}
     taken = {candidate.place for candidate in chosen}
-    followers: list[_Candidate] = []
+    followers: list[Candidate] = []
     for candidate in chosen:
         introduces = candidate.unit.introduces
         place = (candidate.passage, candidate.unit.position + 1)
@@ -480,18 +339,14 @@ def _followers(chosen: list[_Candidate], candidates: list[_Candidate]) -> list[_
     return followers
 
 
-def _best(candidates: Iterable[_Candidate]) -> list[_Candidate]:
+def _best(candidates: Iterable[Candidate]) -> list[Candidate]:
     return sorted(candidates, key=lambda c: (-c.score, c.passage, c.unit.position))
 
 
-def _choose(selection: Selection, candidate: _Candidate, seen: set[str]) -> bool:
-    normal = _normal(candidate.unit.text)
+def _choose(selection: Selection, candidate: Candidate, seen: set[str]) -> bool:
+    normal = normal_text(candidate.unit.text)
     if normal in seen:
         return False
     seen.add(normal)
     selection.chosen[candidate.place] = candidate.unit
     return True
-
-
-def _normal(text: str) -> str:
-    return " ".join(tokenize(text))

@@ -7,6 +7,7 @@ prompt text for meaning, and it has no special cases for any question or corpus.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -14,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from runner.config.model import ModelSettings
+from runner.llm.citations import source_labels
 from runner.llm.errors import NoModelError
 from runner.llm.evidence import evidence_of, weighed
 from runner.llm.providers.base import ProviderReply
@@ -23,7 +25,6 @@ from runner.llm.providers.extractive import (
     passages_from_facts,
     quoted_coverage,
     select,
-    source_labels,
 )
 from runner.llm.providers.offline_extract import extract
 from runner.llm.providers.offline_question import Part, parts
@@ -51,6 +52,7 @@ COMPOSE_UNITS = 4  # units compose may quote from pages handed over unread
 PART_QUERY_WORDS = 5  # a missing part of up to this many words is one query
 WORDS_PER_QUERY = 3  # longer parts (lists) are queried this many uncovered words at a time
 NOT_FOUND = "The available context does not answer this question."
+CLOSEST_SECTIONS = 3  # sections a "does not answer" names
 
 
 class OfflineProvider:
@@ -61,7 +63,18 @@ class OfflineProvider:
         """Nothing to get ready."""
 
     async def generate(self, request: LLMRequest, settings: ModelSettings) -> ProviderReply:
+        if _read_by_meaning(request.facts):  # the model's CPU time off the event loop
+            return ProviderReply(await asyncio.to_thread(respond, request))
         return ProviderReply(respond(request))
+
+
+def _read_by_meaning(facts: Mapping[str, Any]) -> bool:
+    """Some passage of the request carries a retrieval's meaning (runner.tools.meaning)."""
+    return any(
+        isinstance(passage, Mapping) and passage.get("meaning")
+        for key in ("passages", "context", "guaranteed")
+        for passage in facts.get(key) or ()
+    )
 
 
 def respond(request: LLMRequest) -> str:
@@ -391,7 +404,24 @@ def answer(request: LLMRequest) -> str:
         limit=ANSWER_UNITS,
         exclude=facts["question"],  # never the question itself, quoted back from a page
     )
-    return NOT_FOUND if chosen.empty else chosen.text(cite=True)
+    return not_found(context) if chosen.empty else chosen.text(cite=True)
+
+
+def not_found(context: Sequence[Passage]) -> str:
+    """Our "does not answer", naming the closest sections (the context's, in its search's
+    order) by document and heading, so that a reader knows where to look: never a quote from
+    a page that does not answer."""
+    sections: list[str] = []
+    for passage in sorted(context, key=lambda passage: passage.search_rank):
+        for source in passage.sources:
+            document, heading = source.get("document"), source.get("title") or ""
+            heading = source.get("heading") or heading
+            named = f"“{heading}” in {document}" if heading else str(document or "")
+            if named and named not in sections:
+                sections.append(named)
+    if not sections:
+        return NOT_FOUND
+    return f"{NOT_FOUND} The closest sections: {'; '.join(sections[:CLOSEST_SECTIONS])}."
 
 
 def tool(request: LLMRequest) -> str:
@@ -407,7 +437,7 @@ def tool(request: LLMRequest) -> str:
     if _records(context):
         return compare_records(question, context)
     chosen = select(question, context, per_guaranteed=GUARANTEED_UNITS, limit=ANSWER_UNITS)
-    return NOT_FOUND if chosen.empty else chosen.text(cite=True)
+    return not_found(context) if chosen.empty else chosen.text(cite=True)
 
 
 def _records(context: Sequence[Passage]) -> bool:

@@ -30,16 +30,7 @@ MARKUP_DIRECTIVE = re.compile(
     r"autoclass|automodule|autofunction)::"
 )
 _DIRECTIVE_OPTION = re.compile(r"^:[\w-]+:")  # `:linenos:`, `:caption: …` after a directive
-FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)[^`]+?\1")  # a backticked span (code, or a reST role's body)
-# a fenced block (as quoted in an answer) or a backticked span on one line
-_QUOTED_CODE = re.compile(r"(?ms)^(`{3,}|~{3,})[^\n]*\n.*?^\1[`~]*[ \t]*$|(`+)[^`\n]+?\2")
-
-
-def closes_fence(line: str, fence: str) -> bool:
-    """The line closes a block opened by `fence`: the same mark, at least as long, alone."""
-    stripped = line.strip()
-    return stripped.startswith(fence) and not stripped.strip(fence[0])
 
 
 def block_text(lines: list[str], *, directive: bool = False) -> str:
@@ -96,15 +87,3 @@ def outside_code(text: str, change: Callable[[str], str]) -> str:
         start = match.end()
     pieces.append(change(text[start:]))
     return "".join(pieces)
-
-
-def prose_pieces(text: str) -> list[tuple[int, str]]:
-    """The pieces of a reply outside its code (fenced blocks, backticked spans), each with its
-    offset: where `[1]` is a citation marker and not an index in the code."""
-    pieces, start = [], 0
-    for match in _QUOTED_CODE.finditer(text):
-        pieces.append((start, text[start : match.start()]))
-        pieces.append((-1, match[0]))  # code: kept as it is
-        start = match.end()
-    pieces.append((start, text[start:]))
-    return pieces

@@ -3,9 +3,11 @@ them is cited."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+from runner.llm.citations import source_labels
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,8 @@ class Passage:
     # its place among the passages of the same tool result (`key`), best first: a search's
     # pages come in its order, so 0 is the page the search ranked first
     rank: int = 0
+    # how its pages can be read by meaning (runner.tools.meaning), when a retrieval gave it
+    meaning: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     @property
     def search_rank(self) -> int:
@@ -53,12 +57,14 @@ def _passage(item: Any, rank: int) -> Passage:
     get = _get(item)
     sources = tuple(_source(source) for source in get("sources", ()) or ())
     number = get("number")
+    meaning = get("meaning")
     return Passage(
         str(get("text", "") or ""),
         sources,
         bool(get("guaranteed", False)),
         int(number) if number is not None else None,
         rank,
+        meaning if isinstance(meaning, Mapping) else None,
     )
 
 
@@ -69,18 +75,6 @@ def _source(source: Any) -> Mapping[str, Any]:
 
 
 # --- citations ----------------------------------------------------------------------------------
-
-
-def source_labels(sources: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
-    """`doc p. N` (or `doc` without a page) for each source, without repeats, in order."""
-    labels: list[str] = []
-    for source in sources:
-        label = str(source.get("document") or "")
-        if label and source.get("page") is not None:
-            label += f" p. {source['page']}"
-        if label and label not in labels:
-            labels.append(label)
-    return tuple(labels)
 
 
 def cited_by(

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from runner.llm.providers.offline_units import citation_text
+from runner.llm.citations import citation_text
 from runner.text.words import content_words, stem, tokenize
 
 Fields = tuple[tuple[str, str], ...]

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from runner.llm.citations import citation_text
 from runner.llm.providers.offline_code import fenced
 from runner.llm.providers.offline_passages import Passage, cited_by
 from runner.llm.providers.offline_question import compares
 from runner.llm.providers.offline_records import Record, compact_record, comparison
-from runner.llm.providers.offline_units import RECORD, ROW, Unit, citation_text, closed
+from runner.llm.providers.offline_units import RECORD, ROW, Unit, closed
 from runner.text.words import content_words, stem, tokenize
 
 

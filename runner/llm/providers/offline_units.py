@@ -23,23 +23,23 @@ What the parser knows about the text it reads (all of it general, nothing about 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import pairwise
 
+from runner.llm.citations import CITATION, PAGE_LABEL, citation_labels
 from runner.llm.providers.offline_code import (
     CODE_DIRECTIVE,
-    FENCE,
     MARKUP_DIRECTIVE,
     block_text,
-    closes_fence,
     inline,
     quotable,
     reads_as_prose,
 )
 from runner.llm.providers.offline_inline import plain_text
 from runner.llm.providers.offline_rows import record_fields, row_cells, row_fields, row_text
+from runner.text.markup import ADORNMENT, ATX_HEADING, FENCE, closes_fence
 from runner.text.words import STOP_WORDS, sentences, stem, tokenize
 
 SENTENCE, ITEM, ROW, RECORD = "sentence", "item", "row", "record"
@@ -70,27 +70,6 @@ class Unit:
 
 # --- sources written in the text ----------------------------------------------------------
 
-# "[docs/a.md, page 4] Heading or text": how retrieval tools label each page in a context.
-PAGE_LABEL = re.compile(r"^\[(?P<document>[^\[\]\n,]+), page (?P<page>\d+)\]\s*(?P<rest>.*)$")
-# "[doc p. 4; other.csv]": a citation as the offline provider writes it. A document has a dot
-# or a slash in it (a file name or a path), so "[1]" or "[optional]" are not citations.
-_DOCUMENT = r"[^\s\[\];,]*[./][^\s\[\];,]*"
-_LABEL = rf"{_DOCUMENT}(?:,? (?:p\.|page) \d+)?"
-CITATION = re.compile(rf"\[(?P<labels>{_LABEL}(?:; {_LABEL})*)\]")
-_PAGE_WORD = re.compile(r",? page (\d+)$")
-
-
-def citation_labels(inner: str) -> tuple[str, ...]:
-    """The labels of a citation's inner text, in the one format we write: `doc p. N`."""
-    return tuple(_PAGE_WORD.sub(r" p. \1", label.strip()) for label in inner.split("; "))
-
-
-def citation_text(labels: Iterable[str]) -> str:
-    """`[manual.md p. 3; policy.md]`, or "" without labels: the one citation format, each
-    label once, in order."""
-    unique = list(dict.fromkeys(labels))
-    return f"[{'; '.join(unique)}]" if unique else ""
-
 
 def _is_heading_text(rest: str) -> bool:
     """After a page label: a heading (a document title and a section heading joined by ` › `,
@@ -103,8 +82,6 @@ def _is_heading_text(rest: str) -> bool:
 
 # --- structure -------------------------------------------------------------------------------
 
-_MD_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
-_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")  # "=====", "-----", "~~~~"
 _DIRECTIVE = re.compile(r"^\s*\.\.(\s|$)")  # ".. note::", ".. _label:", ".. comment"
 _DOCTEST = re.compile(r"^\s*>>>(\s|$)")  # a session starts at a prompt; `...` goes on
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
@@ -233,7 +210,7 @@ class _Parser:
         stripped = line.strip()
         return (
             len(self.paragraph) == 1
-            and bool(_ADORNMENT.match(stripped))
+            and bool(ADORNMENT.match(stripped))
             and len(stripped) >= len(self.paragraph[0]) - 1
         )
 
@@ -337,18 +314,18 @@ class _Parser:
         return True
 
     def _heading(self, stripped: str) -> bool:
-        markdown = _MD_HEADING.match(stripped)
+        markdown = ATX_HEADING.match(stripped)
         if markdown:
             self._flush()
             self.boundary = len(self.found)
-            self.section = plain_text(markdown.group(1))
+            self.section = _deeper(self.section, plain_text(markdown.group(2)))
             return True
-        if not _ADORNMENT.match(stripped):
+        if not ADORNMENT.match(stripped):
             return False
         # an underline: the paragraph so far was one line, the title
         if len(self.paragraph) == 1 and len(stripped) >= len(self.paragraph[0]) - 1:
             self.boundary = len(self.found)
-            self.section = plain_text(self.paragraph.pop())
+            self.section = _deeper(self.section, plain_text(self.paragraph.pop()))
         elif self.paragraph:  # a horizontal rule or a stray line of dashes
             self._flush()
         return True  # an overline, a rule or an underline: never a sentence
@@ -448,6 +425,14 @@ def _analysed(text: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
         if token not in STOP_WORDS:
             kept.append(key)
     return frozenset(found), frozenset(pairwise(kept))
+
+
+def _deeper(place: str, heading: str) -> str:
+    """The section of the units under a heading: the page's place (`Title › Heading`, from its
+    label) when the heading is the one it ends with, so that the document's title still counts
+    for a page that repeats its own heading ("Spare Parts Availability Policy › Availability
+    periods" above `## Availability periods`); otherwise the heading."""
+    return place if place and place.split(" › ")[-1] == heading else heading
 
 
 def _literal_mark(match: re.Match[str]) -> str:

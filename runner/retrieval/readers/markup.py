@@ -3,15 +3,12 @@ Python (fast: the 1.4M words of the Python docs in about a second)."""
 
 from __future__ import annotations
 
-import re
 import string
 from collections.abc import Iterator, Sequence
 
 from runner.retrieval.readers.blocks import Block
+from runner.text.markup import ADORNMENT, ATX_HEADING, FENCE, closes_fence
 
-_ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")  # a line of one repeated punctuation mark
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _PUNCTUATION = frozenset(string.punctuation)
 
 
@@ -23,12 +20,16 @@ def blocks(text: str, fmt: str) -> Iterator[Block]:
     lines = text.splitlines()
     paragraph: list[str] = []
     styles: list[str] = []  # reST adornment styles in order of first appearance
-    in_fence = False
+    fence: str | None = None  # the fence of the code block being read
     i = 0
     while i < len(lines):
         line = lines[i]
-        if fmt == "markdown" and _FENCE.match(line):
-            in_fence = not in_fence
+        in_fence = fence is not None
+        if fmt == "markdown" and fence is not None and closes_fence(line, fence):
+            fence = None
+        elif fmt == "markdown" and fence is None and (opened := FENCE.match(line)):
+            fence = opened[1]
+            in_fence = True
         if not in_fence:
             heading = _heading_at(lines, i, fmt, starts_paragraph=not paragraph)
             if heading is not None:
@@ -59,7 +60,7 @@ def _heading_at(
     first: this runs on every line of the corpus."""
     line = lines[i]
     if fmt == "markdown" and line.startswith("#"):
-        atx = _ATX.match(line)
+        atx = ATX_HEADING.match(line)
         if atx:
             return atx.group(2), 1, atx.group(1)
     # adorned titles begin a paragraph, on an unindented line
@@ -68,7 +69,7 @@ def _heading_at(
     following = lines[i + 1]
     # an overlined title: adornment, title, the same adornment
     overlined = fmt != "markdown" and i + 2 < len(lines) and line[0] in _PUNCTUATION
-    if overlined and _ADORNMENT.match(line):
+    if overlined and ADORNMENT.match(line):
         title, under = following.strip(), lines[i + 2].strip()
         if title and under == line.strip():
             return title, 3, "over" + under[0]
@@ -76,7 +77,7 @@ def _heading_at(
     if not following or following[0] not in _PUNCTUATION or not line.strip():
         return None
     under = following.rstrip()
-    if not _ADORNMENT.match(under) or len(under) < len(line.rstrip()):
+    if not ADORNMENT.match(under) or len(under) < len(line.rstrip()):
         return None
     if fmt == "markdown":
         if under[0] not in "=-":

@@ -1,0 +1,173 @@
+"""The offline answerer's reading by meaning: each unit's cosine with the question, by the model
+that embedded the corpus's pages (docs/offline.md, "Reading by meaning").
+
+A retrieval whose search was by meaning hands its pages over with the model's name and the
+precision of its weights (runner.tools.meaning); the model is loaded once per process
+(`load_embedder`, safe from the worker threads searches run in), so reading by meaning costs
+only the embedding of the units a round reads, which are kept: the gatekeeper, the missing
+information and the answer of a round embed each unit once.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from threading import Lock
+from typing import Any
+
+from runner.embedding import ModelUnavailable
+from runner.llm.citations import source_labels
+from runner.llm.providers.offline_passages import Passage
+from runner.llm.providers.offline_scoring import Candidate
+from runner.llm.providers.offline_units import Unit
+
+KEPT_VECTORS = 20000  # units' vectors kept between calls (about 30 MB at 384 dimensions)
+
+_kept: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
+_keeping = Lock()
+
+
+def model_of(meanings: Sequence[Mapping[str, Any] | None]) -> tuple[str, str] | None:
+    """(model, precision) of the first well-formed meaning among the passages', if any."""
+    for meaning in meanings:
+        if isinstance(meaning, Mapping) and isinstance(meaning.get("model"), str):
+            return meaning["model"], str(meaning.get("precision") or "float32")
+    return None
+
+
+def cosines(model: tuple[str, str], question: str, texts: Sequence[str]) -> list[float] | None:
+    """The cosine of each text with the question, or None when the model cannot run here (the
+    extra or the model package gone): the units are then read by their words alone."""
+    try:
+        from runner.embedding.models import load_embedder, runtime_for
+
+        embedder = load_embedder(model[0], runtime_for(model[1]))
+        vectors = _vectors(embedder, model, [question, *texts])
+    except (ModelUnavailable, ImportError, OSError):
+        return None
+    asked = vectors[0]
+    return [float(vector @ asked) for vector in vectors[1:]]
+
+
+def _vectors(embedder: Any, model: tuple[str, str], texts: list[str]) -> list[Any]:
+    keys = [(model[0], model[1], text) for text in texts]
+    with _keeping:
+        missing = list(dict.fromkeys(key for key in keys if key not in _kept))
+    if missing:
+        embedded = embedder.embed([key[2] for key in missing])
+        with _keeping:
+            for key, vector in zip(missing, embedded, strict=True):
+                _kept[key] = vector
+            while len(_kept) > KEPT_VECTORS:
+                _kept.popitem(last=False)
+    with _keeping:
+        found = {key: _kept.get(key) for key in keys}
+    if any(vector is None for vector in found.values()):  # pushed out meanwhile: embed again
+        return list(embedder.embed(texts))
+    return [found[key] for key in keys]
+
+
+# --- what meaning adds to what the words chose --------------------------------------------------
+
+MEANING_FLOOR = 0.3  # a unit's cosine with the question below this does not answer it…
+RELATED_SHARE = 0.5  # …and a unit below this share of the best unit's cosine does not bear on it
+FIRST_UNITS = 2  # units the first page by meaning gives when the words chose none of it
+MEANING_PAGES = 3  # pages meaning may add to what the words chose
+
+
+@dataclass
+class Meaning:
+    """The cosines of the context's units with the question, and the page search by meaning
+    ranked first."""
+
+    cosine: dict[tuple[int, int], float]
+    context: list[Candidate]  # the context's units
+    first: list[Candidate]  # the units of the first page by meaning
+
+    @property
+    def best(self) -> float:
+        return max(self.cosine.values(), default=0.0)
+
+    def bears(self, candidate: Candidate) -> bool:
+        """The unit bears on the question: its cosine reaches the floor, or half the best's."""
+        cosine = self.cosine.get(candidate.place, 0.0)
+        return cosine >= MEANING_FLOOR or cosine >= RELATED_SHARE * self.best
+
+    def kept(self, chosen: list[Candidate]) -> list[Candidate]:
+        """The units the words chose that bear on the question: a sentence of a page that only
+        shares a word with it is not mixed into the answer."""
+        return [candidate for candidate in chosen if self.bears(candidate)]
+
+    def read(self, chosen: list[Candidate]) -> list[Candidate]:
+        """What the words chose, with what meaning adds, each when its page gave no unit yet and
+        it reaches MEANING_FLOOR: the first page by meaning read as a whole (its best units, at
+        most FIRST_UNITS), then the best unit of each other page, the page meaning the question
+        most first (the unit that means it most, whatever words it uses), up to MEANING_PAGES
+        pages in all."""
+        pages = {candidate.page for candidate in chosen}
+        added: list[Candidate] = []
+        best_first = [c for c in self.ranked(self.first)[:FIRST_UNITS] if self.meets(c)]
+        if best_first and best_first[0].page not in pages:
+            added += best_first
+            pages.add(best_first[0].page)
+        read = 1 if best_first else 0
+        for candidate in self.ranked(self.context):
+            if read >= MEANING_PAGES or not self.meets(candidate):
+                break
+            if candidate.page not in pages:
+                added.append(candidate)
+                pages.add(candidate.page)
+                read += 1
+        return _in_order(added) + chosen
+
+    def meets(self, candidate: Candidate) -> bool:
+        return self.cosine[candidate.place] >= MEANING_FLOOR
+
+    def ranked(self, candidates: Sequence[Candidate]) -> list[Candidate]:
+        return sorted(candidates, key=lambda c: (-self.cosine[c.place], c.passage, c.unit.position))
+
+
+def by_meaning(
+    question: str, passages: Sequence[Passage], context: Sequence[Candidate]
+) -> Meaning | None:
+    """The context's units read by meaning, or None when no passage can be (no page vectors,
+    or the model cannot run here): the words alone then decide."""
+    model = model_of([passage.meaning for passage in passages if not passage.guaranteed])
+    if model is None or not context:
+        return None
+    values = cosines(model, question, [_meant_text(candidate.unit) for candidate in context])
+    if values is None:
+        return None
+    cosine = {c.place: value for c, value in zip(context, values, strict=True)}
+    first_page = _first_page(passages, context)
+    first = [candidate for candidate in context if candidate.page == first_page]
+    return Meaning(cosine, list(context), first)
+
+
+def _in_order(candidates: Iterable[Candidate]) -> list[Candidate]:
+    return sorted(candidates, key=lambda candidate: candidate.place)
+
+
+def _meant_text(unit: Unit) -> str:
+    """What a unit means: its text under its heading (the section says what it is about)."""
+    heading = unit.section.rsplit(" › ", 1)[-1]
+    return f"{heading}: {unit.text}" if heading else unit.text
+
+
+def _first_page(
+    passages: Sequence[Passage], context: Sequence[Candidate]
+) -> tuple[int, tuple[str, ...]] | None:
+    """The page search by meaning ranked first (a passage, or a labelled page inside one)."""
+    for index, passage in enumerate(passages):
+        first = (passage.meaning or {}).get("first")
+        if not isinstance(first, Mapping) or passage.guaranteed:
+            continue
+        label = source_labels([first])
+        for candidate in context:
+            if candidate.passage != index:
+                continue
+            own = candidate.unit.labels or source_labels(passage.sources)
+            if label and set(label) <= set(own):
+                return candidate.page
+    return None

@@ -1,0 +1,99 @@
+"""How the offline provider reads a page (docs/offline.md, "How a passage is read"): what a unit
+holds besides its own words. One behaviour per test, on texts written here."""
+
+from __future__ import annotations
+
+import pytest
+
+from runner.llm.prompts import Passage
+from runner.llm.providers import offline_meaning
+from runner.sources import Source
+
+from .helpers import offline, run
+
+PARTS_TABLE = """\
+[policies/parts.md, page 2] Spare Parts Policy › Availability periods
+## Availability periods
+
+The period starts on the date the last unit of a model was produced.
+
+| Category | Functional parts | Cosmetic parts |
+|---|---|---|
+| Fridge-freezers | 10 years | 7 years |
+| Ovens and hobs | 12 years | 6 years |
+| Microwaves | 7 years | 5 years |
+"""
+
+
+def answer(question: str, *context: Passage) -> str:
+    _, prompts = offline()
+    return run(prompts.answer(question, [], list(context))).text
+
+
+def test_a_page_repeating_its_own_heading_keeps_its_documents_title_for_its_units() -> None:
+    # "spare" is only in the document's title: the row still answers, with its header
+    table = Passage(PARTS_TABLE, (Source("policies/parts.md", 2),))
+    reply = answer("How many years are oven spare parts stocked?", table)
+    assert reply.startswith("Ovens and hobs — Functional parts: 12 years; Cosmetic parts: 6 years.")
+
+
+# --- reading by meaning: the rules, with the model's cosines given (tests/embed runs the model)
+
+
+def meant(text: str, document: str, first: bool = False) -> Passage:
+    place = {"document": "a.md", "page": 1} if first else {"document": "z.md", "page": 1}
+    return Passage(text, (Source(document, 1),), "1:rag", meaning={"model": "m", "first": place})
+
+
+def given_cosines(monkeypatch: pytest.MonkeyPatch, by_text: dict[str, float]) -> None:
+    def cosines(_model: object, _question: str, texts: list[str]) -> list[float]:
+        return [next((v for k, v in by_text.items() if k in text), 0.0) for text in texts]
+
+    monkeypatch.setattr(offline_meaning, "cosines", cosines)
+
+
+def test_a_sentence_the_words_chose_that_means_nothing_of_the_question_is_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    right = "Stop the server with the stop command of apachectl."
+    wrong = "The web of cables by the stop sign is red."  # the words would quote it for "web"
+    given_cosines(monkeypatch, {right: 0.6, wrong: 0.1})
+    reply = answer("How do I stop the web server?", meant(right, "a.md"), meant(wrong, "b.md"))
+    assert reply == f"{right} [a.md p. 1]"
+
+
+def test_without_the_model_the_words_alone_decide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(offline_meaning, "cosines", lambda *_: None)  # the model cannot run here
+    right = "Stop the server with the stop command of apachectl."
+    reply = answer("How do I stop the server?", meant(right, "a.md"))
+    assert reply == f"{right} [a.md p. 1]"
+
+
+def test_the_first_page_by_meaning_is_quoted_though_the_words_chose_another(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first = "Send every visitor to the encrypted address with a permanent redirect."
+    worded = "HTTPS everywhere is a browser add-on for users."
+    given_cosines(monkeypatch, {first: 0.5, worded: 0.35})
+    reply = answer(
+        "How do I force everyone onto HTTPS?",
+        meant(first, "a.md", first=True),
+        meant(worded, "b.md"),
+    )
+    assert reply.startswith(f"{first} [a.md p. 1]")
+
+
+def test_each_page_that_means_the_question_gives_its_best_unit_and_the_others_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first = "Send every visitor to the encrypted address with a permanent redirect."
+    also = "A rewrite rule can move every plain request to the secure site."
+    unrelated = "The log rotates at midnight."
+    given_cosines(monkeypatch, {first: 0.5, also: 0.45, unrelated: 0.05})
+    reply = answer(
+        "How do I force everyone onto HTTPS?",
+        meant(first, "a.md", first=True),
+        meant(unrelated, "c.md"),
+        meant(also, "b.md"),
+    )
+    assert reply == f"{first} [a.md p. 1]\n{also} [b.md p. 1]"
