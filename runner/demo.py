@@ -8,7 +8,8 @@ At runner's top as an entry point (`python -m runner.demo`).
    searched by meaning too, `mode: hybrid`, on the standard install), with a progress bar;
 2. a comparison the coordinator decomposes into forced product lookups;
 3. a warranty question that asks for the model number, then its answer in the same session;
-4. a question the first pages do not cover, which falls back to deep search.
+4. a two-part question the gatekeeper checks the first pages against (deep search where they
+   fall short).
 
 Each step prints the command a user would type and its output: the answer, its sources and the
 task tree. The commands run in this process (llama-index is imported once), and a step whose
@@ -58,8 +59,8 @@ STEPS = (
         continues=True,
     ),
     Step(
-        "A question the first pages do not cover: the gatekeeper sends it to deep search, "
-        "neighbouring pages first, then a full search when those find nothing (C27-C32)",
+        "A two-part question: the gatekeeper reads whether the first pages answer both parts; "
+        "where they do not, deep search looks further (neighbouring pages first, C27-C32)",
         "How many years are oven spare parts stocked, and what is the no-fault-found fee?",
         "answer",
     ),
