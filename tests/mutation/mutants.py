@@ -109,6 +109,13 @@ MUTANTS = (
         ("tests/tools",),
     ),
     Mutant(
+        "the offline answerer's first unit of a section scores 25 % more (docs/offline.md)",
+        "runner/llm/providers/offline_scoring.py",
+        "LEAD_BONUS = 0.25",
+        "LEAD_BONUS = 0",
+        ("tests/llm/test_offline_scoring.py",),
+    ),
+    Mutant(
         "no page of the service may be framed, by old browsers either",
         "runner/serve/hosts.py",
         '    (b"x-frame-options", b"DENY"),\n',
