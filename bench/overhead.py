@@ -213,15 +213,22 @@ def langgraph_round(nodes: int, shape: str) -> Callable[[], Awaitable[None]]:
 
 
 def asyncio_round(nodes: int, shape: str) -> Callable[[], Awaitable[None]]:
-    async def noop() -> None:
-        return None
+    """The floor: one coroutine a node, all at once (wide) or one after another (deep), each
+    one counted, and the count checked as runner's rounds check that every node closed."""
+    visited = [0]
+
+    async def node() -> None:
+        visited[0] += 1
 
     async def run() -> None:
+        visited[0] = 0
         if shape == "wide":
-            await asyncio.gather(*(noop() for _ in range(nodes)))
+            await asyncio.gather(*(node() for _ in range(nodes)))
         else:
             for _ in range(nodes):
-                await noop()
+                await node()
+        if visited[0] != nodes:
+            raise AssertionError(f"asyncio ran {visited[0]} of {nodes} nodes")
 
     return run
 

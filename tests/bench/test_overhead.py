@@ -19,6 +19,20 @@ def test_each_system_runs_each_shape(system: str, shape: str):
     asyncio.run(run())  # runner's checks that every task node closed
 
 
+@pytest.mark.parametrize("shape", overhead.SHAPES)
+def test_the_asyncio_floor_awaits_one_coroutine_a_node(shape: str, monkeypatch):
+    awaited = []
+    real = asyncio.gather
+
+    async def counting_gather(*coroutines):
+        awaited.append(len(coroutines))
+        return await real(*coroutines)
+
+    monkeypatch.setattr(asyncio, "gather", counting_gather)
+    asyncio.run(overhead.asyncio_round(7, shape)())  # raises unless 7 nodes ran
+    assert awaited == ([7] if shape == "wide" else [])
+
+
 def test_a_deep_tree_deeper_than_the_recursion_limit_closes():
     # 1,200 levels: more than Python's default recursion limit of 1,000 frames
     asyncio.run(overhead.runner_round(1_200, "deep")())
