@@ -3,9 +3,9 @@
 At runner's top as a leaf the engine, the application layer and the faces all write or read.
 
 An event is `{seq, ms, event, task, ...fields}`: `seq` counts from 1, `ms` is the time since the
-trace began, `event` is one of `EVENTS` (design.md's list) and `task` the task number the event is
-about (null for round-level events). `schemas/trace.schema.json` describes every event's fields;
-`runner explain --session` and the tests read them.
+trace began, `event` is one of `EVENTS` (docs/orchestration.md lists them) and `task` the task
+number the event is about (null for round-level events). `schemas/trace.schema.json` describes
+every event's fields; `runner explain --session` and the tests read them.
 """
 
 from __future__ import annotations

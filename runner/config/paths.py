@@ -1,13 +1,13 @@
 """Paths a pipeline names stay inside its folder, on the text and once symlinks are followed.
 
-A pipeline's paths are relative to its file and may not leave its folder (design.md). The text
-check (no absolute path, no `..`) is the semantic check R108; this module is the other half,
-shared by validation, the model builder and the places that read files at run time: a path is
-resolved, symlinks followed, and refused when it lands outside the folder. Without it, a
-symlink placed in the folder would carry any file of the machine into a prompt. A corpus may
-opt out with `follow_symlinks: true` (a document set kept elsewhere and linked in); nothing
-else can. A corpus may also name a folder outside the pipeline's directly, with an absolute or
-`~` path (`written_outside`): its documents then stay inside that folder.
+A pipeline's paths are relative to its file and may not leave its folder (docs/reference.md,
+"Paths"). The text check (no absolute path, no `..`) is the semantic check R108; this module is
+the other half, shared by validation, the model builder and the places that read files at run
+time: a path is resolved, symlinks followed, and refused when it lands outside the folder.
+Without it, a symlink placed in the folder would carry any file of the machine into a prompt. A
+corpus may opt out with `follow_symlinks: true` (a document set kept elsewhere and linked in);
+nothing else can. A corpus may also name a folder outside the pipeline's directly, with an
+absolute or `~` path (`written_outside`): its documents then stay inside that folder.
 """
 
 from __future__ import annotations

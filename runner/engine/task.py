@@ -257,10 +257,6 @@ class ContextBuffer:
     def snapshot(self) -> BufferView:
         return BufferView(((self._log, len(self._log)),))
 
-    def snapshot_of(self, task_nos: set[str]) -> dict[str, tuple[PromptAndContext, ...]]:
-        """The entries produced on the given tasks (C17's `completed_so_far`)."""
-        return {k: tuple(v) for k, v in self._entries.items() if key_task_no(k) in task_nos}
-
     def keys(self) -> list[str]:
         return list(self._entries)
 

@@ -20,7 +20,6 @@ from runner.llm.errors import LLMConfigError
 from runner.llm.types import Purpose
 
 PROVIDERS = ("offline", "scripted", "replay", "openai_like", "ollama", "llama_index")
-STRUCTURED_MODES = ("json_schema", "json_object", "prompt")
 DEFAULT_CONTEXT_WINDOW = 8192  # when neither the pipeline nor the server says
 ENV_VARIABLE = "RUNNER_LLM"
 

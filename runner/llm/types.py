@@ -1,9 +1,10 @@
 """The vocabulary every LLM call of runner is written in.
 
-A request carries its purpose (design.md's fixed list), the rendered prompt, the subject text
-(the task's prompt), the tool name where there is one, the JSON Schema its reply must meet where
-one is expected, and `facts`: the variables the prompt was rendered from. Real models read the
-prompt; the offline provider reads the facts, so its heuristics never parse our own prompts.
+A request carries its purpose (the fixed list of runner.purposes), the rendered prompt, the
+subject text (the task's prompt), the tool name where there is one, the JSON Schema its reply
+must meet where one is expected, and `facts`: the variables the prompt was rendered from. Real
+models read the prompt; the offline provider reads the facts, so its heuristics never parse our
+own prompts.
 """
 
 from __future__ import annotations

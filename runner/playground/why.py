@@ -30,8 +30,6 @@ REASON_TEXT = {
     "deep_fallback": "the deep search, because the gatekeeper found the pages not enough",
 }
 
-STATUS_TEXT = {"done": "done", "skipped": "skipped", "failed": "failed", "waiting": "waiting"}
-
 # The two halves of one deep-search pair (`<n>.<i>.n`, `<n>.<i>.s`).
 PAIR_HALVES = {"n": "neighbouring pages", "s": "full search, if the neighbours found nothing"}
 

@@ -129,10 +129,6 @@ class CorpusIndex:
         """How many pages a keyword search finds at all (score above zero), before top_k."""
         return self.keyword.match_count(self.expanded(normalize(query)))
 
-    def indexed_terms(self, query: str) -> list[str]:
-        """The query's terms as BM25 sees them (stop words removed, stemmed, known to the index)."""
-        return self.keyword.query_tokens(normalize(query))
-
     def neighbors(self, node_id: str, window: int = 1) -> list[Page]:
         """The pages up to `window` before and after a page, in page order, the page itself
         left out; always of the same document. Navigation pages count in the window but are

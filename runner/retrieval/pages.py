@@ -385,21 +385,6 @@ def to_nodes(pages: Sequence[Page]) -> list[TextNode]:
     return nodes
 
 
-def from_node(node: TextNode) -> Page:
-    metadata = node.metadata
-    return Page(
-        node_id=node.node_id,
-        document=str(metadata["document"]),
-        page=int(metadata["page"]),
-        title=str(metadata.get("title", "")),
-        heading=str(metadata.get("heading", "")),
-        text=node.get_content(),
-        path=tuple(metadata.get("path", ())),
-        navigation=bool(metadata.get("navigation", False)),
-        headings=tuple(metadata.get("headings", ())),
-    )
-
-
 def corpus_folder(corpus: Corpus, pipeline_folder: Path) -> Path:
     """The corpus folder; a relative path is relative to the pipeline file."""
     return corpus.path if corpus.path.is_absolute() else pipeline_folder / corpus.path

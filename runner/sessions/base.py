@@ -351,7 +351,8 @@ def session_status(data: Mapping[str, Any]) -> str:
 def holding(store: Store, key: str, what: str, wait_s: float = 30.0) -> Iterator[None]:
     """Hold the store's lock on `key` for the block, waiting up to `wait_s` for another
     process (a `runner serve` worker, another command) to let it go; SessionBusyError past it.
-    For the command line; the service waits without blocking its event loop (serve.locks)."""
+    For the command line; the service waits without blocking its event loop
+    (runner.service.locks)."""
     deadline = time.monotonic() + wait_s
     pause = 0.01
     held = store.try_lock(key)

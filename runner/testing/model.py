@@ -12,8 +12,6 @@ from pathlib import Path
 
 from runner.config.model import ScriptRule
 
-OUTCOMES = ("answer", "clarification", "error")
-
 
 @dataclass(frozen=True)
 class LLMSpec:
