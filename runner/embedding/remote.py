@@ -17,6 +17,7 @@ import json
 import os
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -127,7 +128,7 @@ class RemoteEmbedder:
         reply = self._post({"model": self.spec.model, "input": texts})
         try:
             items = sorted(reply["data"], key=lambda item: int(item.get("index", 0)))
-            vectors = np.array([item["embedding"] for item in items], dtype=np.float32)
+            vectors = np.array([_pooled(item["embedding"]) for item in items], dtype=np.float32)
         except (KeyError, TypeError, ValueError) as error:
             raise self._error(f"its reply holds no list of embeddings ({error})") from None
         if vectors.ndim != 2 or len(vectors) != len(texts) or vectors.shape[1] == 0:
@@ -155,7 +156,7 @@ class RemoteEmbedder:
                 time.sleep(BACKOFF_S * 2 ** (attempt - 1))
             request = urllib.request.Request(url, data=data, headers=headers, method="POST")
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                with _opener(url).open(request, timeout=self.timeout_s) as response:
                     return json.loads(response.read().decode("utf-8"))
             except urllib.error.HTTPError as error:
                 why = f"HTTP {error.code}: {_text(error.read())}"
@@ -171,6 +172,21 @@ class RemoteEmbedder:
         return EmbeddingServiceError(
             f"embedding service {self.spec.api_base} (model {self.spec.model!r}): {problem}"
         )
+
+
+def _pooled(embedding: list[float] | list[list[float]]) -> np.ndarray:
+    """A text's vector: as sent, or the mean of its tokens' where the service sends a vector a
+    token (llama.cpp's server on a model that pools nothing, a chat model's GGUF)."""
+    rows = np.asarray(embedding, dtype=np.float32)
+    return rows.mean(axis=0) if rows.ndim == 2 else rows
+
+
+def _opener(url: str) -> urllib.request.OpenerDirector:
+    """A service on this machine is reached directly, never through the environment's proxy."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    local = host in ("localhost", "::1") or host.startswith("127.")
+    handlers = [urllib.request.ProxyHandler({})] if local else []
+    return urllib.request.build_opener(*handlers)
 
 
 def _text(body: bytes) -> str:

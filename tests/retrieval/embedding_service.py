@@ -1,7 +1,8 @@
 """A tiny OpenAI-compatible `/v1/embeddings` server for tests, on 127.0.0.1 and a free port:
 each text's vector counts its words hashed into 32 dimensions (texts sharing words point the
 same way), deterministic across processes. `failures` replies 503 that many times first
-(None: always)."""
+(None: always); `per_token` sends a vector a word, as llama.cpp's server does for a model that
+pools nothing."""
 
 from __future__ import annotations
 
@@ -25,17 +26,22 @@ def vector_of(text: str) -> list[float]:
     return counts
 
 
+def embedding(text: str, per_token: bool) -> list[float] | list[list[float]]:
+    return [vector_of(word) for word in text.split()] if per_token else vector_of(text)
+
+
 @dataclass
 class Service:
     url: str
     failures: int | None = 0
+    per_token: bool = False
     requests: list[dict[str, object]] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)
 
 
 @contextmanager
-def embedding_service(failures: int | None = 0) -> Iterator[Service]:
-    service = Service("", failures)
+def embedding_service(failures: int | None = 0, per_token: bool = False) -> Iterator[Service]:
+    service = Service("", failures, per_token)
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -51,7 +57,7 @@ def embedding_service(failures: int | None = 0) -> Iterator[Service]:
                 self._reply(404, {"error": "no such path"})
                 return
             data = [
-                {"object": "embedding", "index": i, "embedding": vector_of(text)}
+                {"object": "embedding", "index": i, "embedding": embedding(text, per_token)}
                 for i, text in enumerate(body["input"])
             ]
             self._reply(200, {"object": "list", "data": data, "model": body["model"]})

@@ -39,6 +39,13 @@ def test_vectors_are_the_service_s_made_unit_length() -> None:
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
 
 
+def test_a_vector_a_token_is_averaged_into_the_text_s() -> None:
+    with embedding_service(per_token=True) as service:
+        [vector] = embedder(service.url).embed(["kettle light"])
+    mean = (np.array(vector_of("kettle")) + np.array(vector_of("light"))) / 2
+    assert np.allclose(vector, mean / np.linalg.norm(mean), atol=1e-6)
+
+
 def test_texts_are_sent_sixty_four_a_request_with_the_model_named() -> None:
     with embedding_service() as service:
         vectors = embedder(service.url).embed([f"text {i}" for i in range(130)])
