@@ -1,8 +1,8 @@
 """A tiny OpenAI-compatible `/v1/embeddings` server for tests, on 127.0.0.1 and a free port:
 each text's vector counts its words hashed into 32 dimensions (texts sharing words point the
 same way), deterministic across processes. `failures` replies 503 that many times first
-(None: always); `per_token` sends a vector a word, as llama.cpp's server does for a model that
-pools nothing."""
+(None: always); `delay_s` waits before each reply; `per_token` sends a vector a word, as
+llama.cpp's server does for a model that pools nothing."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ class Service:
     url: str
     failures: int | None = 0
     per_token: bool = False
+    delay_s: float = 0.0  # before each reply
     requests: list[dict[str, object]] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)
 
@@ -48,6 +50,7 @@ def embedding_service(failures: int | None = 0, per_token: bool = False) -> Iter
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             service.requests.append(body)
             service.keys.append(self.headers.get("Authorization", ""))
+            time.sleep(service.delay_s)
             if service.failures is None or service.failures > 0:
                 if service.failures is not None:
                     service.failures -= 1

@@ -77,6 +77,14 @@ def test_a_service_that_keeps_failing_is_named_with_its_status_and_the_attempts(
     assert "HTTP 503" in message and f"tried {remote.ATTEMPTS} times" in message
 
 
+def test_a_reply_slower_than_the_timeout_is_tried_again_then_said() -> None:
+    with embedding_service() as service, pytest.raises(EmbeddingServiceError) as raised:
+        service.delay_s = 0.5
+        RemoteEmbedder(RemoteSpec("openai_like", service.url, "m"), timeout_s=0.1).embed(["k"])
+    assert len(service.requests) == remote.ATTEMPTS
+    assert "timed out" in str(raised.value)
+
+
 def test_the_key_is_read_from_the_named_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TINY_KEY", "secret-1")
     with embedding_service() as service:
