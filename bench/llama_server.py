@@ -78,8 +78,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running(log: Path) -> Iterator[Server]:
-    """The server, started on a free port of 127.0.0.1, and stopped on exit."""
+def running(log: Path, *, embedding: bool = False) -> Iterator[Server]:
+    """The server, started on a free port of 127.0.0.1, and stopped on exit; with `embedding`
+    it serves `/v1/embeddings` (a vector a token: the model pools nothing)."""
     port = free_port()
     command = [
         str(LLM_PYTHON),
@@ -101,6 +102,7 @@ def running(log: Path) -> Iterator[Server]:
         "127.0.0.1",
         "--port",
         str(port),
+        *(["--embedding", "true"] if embedding else []),
     ]
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w", encoding="utf-8") as output:

@@ -269,6 +269,9 @@ class _Builder:
         )
 
     def embedding(self, spec: Mapping[str, Any]) -> Embedding:
+        if "provider" in spec:  # a service embeds: it gives no word pieces to rerank with
+            service = _pick(spec, "provider", "api_base", "api_key_env")
+            return Embedding(spec["model"], spec.get("rerank", 0), **service)
         model = self.embedding_model(spec["model"])
         return Embedding(model, spec.get("rerank", DEFAULT_RERANK))
 

@@ -342,6 +342,11 @@ class Embedding:
     # a vector or hybrid search's first candidates (one page a section) reordered by how the
     # question's words match theirs (runner/retrieval/rerank.py); 0 turns it off
     rerank: int = DEFAULT_RERANK
+    # a service that embeds instead (runner/embedding/remote.py): `provider` (openai_like), its
+    # `api_base`, and the environment variable of its key; `model` is then the service's name
+    provider: str | None = None
+    api_base: str | None = None
+    api_key_env: str | None = None
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,15 @@ def unavailable(name: str) -> str | None:
     return None
 
 
+# the services an `embedding.provider` may name (remote.py embeds with them)
+PROVIDERS = ("openai_like",)
+
+
+def is_remote(name: str) -> bool:
+    """Whether a stored model name is a service's identity (`openai_like:MODEL@API_BASE`)."""
+    return name.partition(":")[0] in PROVIDERS and "@" in name
+
+
 def is_packaged(name: str) -> bool:
     return canonical(name) in PACKAGED
 

@@ -25,7 +25,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from runner.embedding.bert import BertEncoder, BertShape, ModelFormatError
-from runner.embedding.catalog import INSTALL_HINT, ModelFiles, ModelUnavailable, canonical, locate
+from runner.embedding.catalog import (
+    INSTALL_HINT,
+    ModelFiles,
+    ModelUnavailable,
+    canonical,
+    is_remote,
+    locate,
+)
 
 _BATCH = 32  # texts per forward pass
 # onnx-int8: onnxruntime on int8 weights (the fastest; vectors within a cosine of ~0.99 of the
@@ -336,7 +343,11 @@ _LOADING = threading.Lock()  # searches run in worker threads: a model is loaded
 
 def load_embedder(name: str, runtime: str | None = None) -> Embedder:
     """The embedder of a model on a runtime (the default one when None), loaded once per
-    process (its weights are read once)."""
+    process (its weights are read once); a service's (`remote.py`) when it names one."""
+    if is_remote(name):
+        from runner.embedding.remote import load_remote
+
+        return load_remote(name)  # type: ignore[return-value]  (an Embedder's protocols)
     name = canonical(name)
     runtime = runtime or default_runtime()
     with _LOADING:

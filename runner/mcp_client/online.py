@@ -7,6 +7,7 @@ runner/config/checks/mcp.py).
     M103  error    a server's tool has an input schema that is not a JSON Schema of an object
     M104  error    a fixed argument the tool's schema does not take, or does not accept
     M105  warning  `clarify.required` names an argument the tool's schema does not have
+    M106  error    a corpus's embedding service (`embedding.provider`) cannot embed a short text
 """
 
 from __future__ import annotations
@@ -181,10 +182,44 @@ def with_online_checks(reports: Sequence[FileReport]) -> list[FileReport]:
             checked.append(report)
             continue
         pipeline = load_pipeline(report.path)
-        if not pipeline.mcp_servers:
+        services = any(
+            corpus.embedding is not None and corpus.embedding.provider is not None
+            for corpus in pipeline.corpora.values()
+        )
+        if not pipeline.mcp_servers and not services:
             checked.append(report)
             continue
-        found = check_online(pipeline, read_document(report.path)).diagnostics
+        document = read_document(report.path)
+        found = [*check_online(pipeline, document).diagnostics]
+        found += embedding_services(pipeline, document)
         diagnostics = tuple(sort_diagnostics([*report.diagnostics, *found]))
         checked.append(replace(report, diagnostics=diagnostics))
     return checked
+
+
+def embedding_services(pipeline: Pipeline, document: Document) -> list[Diagnostic]:
+    """Each corpus's embedding service asked to embed one short text (M106 when it cannot)."""
+    from runner.embedding.remote import EmbeddingServiceError, RemoteEmbedder, RemoteSpec
+
+    found = []
+    for name, corpus in pipeline.corpora.items():
+        embedding = corpus.embedding
+        if embedding is None or embedding.provider is None or embedding.api_base is None:
+            continue
+        spec = RemoteSpec(
+            embedding.provider, embedding.api_base, embedding.model, embedding.api_key_env
+        )
+        try:
+            RemoteEmbedder(spec, timeout_s=10.0).embed(["runner validate --online"])
+        except EmbeddingServiceError as error:
+            found.append(
+                document.diagnostic(
+                    "M106",
+                    str(error),
+                    ("corpora", name, "embedding"),
+                    hint="start the service (llama.cpp's server needs --embedding), check "
+                    "`api_base` (the part before /embeddings) and that it serves `model`",
+                    at_key=True,
+                )
+            )
+    return found

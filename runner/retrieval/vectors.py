@@ -75,7 +75,9 @@ def embedded_text(page: Page) -> str:
 
 
 def model_folder(index_folder: Path, model: str) -> Path:
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(model).name or model).strip("_") or "model"
+    # a service's identity (`openai_like:MODEL@API_BASE`) whole: its last path part is the API's
+    named = model if "://" in model else Path(model).name or model
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", named).strip("_") or "model"
     return index_folder / VECTORS_FOLDER / slug
 
 

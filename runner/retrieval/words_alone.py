@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from runner.embedding.catalog import INSTALL_HINT, unavailable
+from runner.embedding.catalog import INSTALL_HINT, is_remote, unavailable
 
 log = logging.getLogger("runner.retrieval")
 _said = threading.Event()
@@ -19,6 +19,8 @@ def runnable_model(corpus: str, model: str | None) -> tuple[str | None, str | No
     and None when it can run here; None and the reason (said once a process) when not."""
     if model is None:
         return None, None
+    if is_remote(model):  # a service embeds: nothing to install here
+        return model, None
     reason = unavailable(model)
     if reason is None:
         return model, None

@@ -44,8 +44,18 @@ def corpora(checks: Checks) -> None:
 
 
 def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
-    if "embedding" in spec:
+    if "embedding" in spec and "provider" in spec["embedding"]:
+        embedding_service(checks, spec["embedding"], ("corpora", name, "embedding"))
+    elif "embedding" in spec:
         embedding_model(checks, spec["embedding"]["model"], ("corpora", name, "embedding", "model"))
+        for key in ("api_base", "api_key_env"):
+            if key in spec["embedding"]:
+                checks.emit(
+                    "R133",
+                    f"`embedding.{key}` is of a service, and no `provider` is named",
+                    ("corpora", name, "embedding", key),
+                    hint="add `provider: openai_like` to embed with the service, or drop the key",
+                )
     if isinstance(spec.get("synonyms"), str):
         synonyms_file(checks, spec["synonyms"], ("corpora", name, "synonyms"))
     for index, selector in enumerate(spec.get("html", {}).get("drop", [])):
@@ -84,6 +94,29 @@ def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
     if not documents and not refused:
         problem, hint = _no_documents(name, spec["path"], include, exclude, matched)
         checks.emit("R122", problem, where, hint=hint, warning=True)
+
+
+def embedding_service(checks: Checks, spec: Mapping[str, Any], where: KeyPath) -> None:
+    """A service that embeds (`provider`): its `api_base` given, and no reranking asked of it,
+    which needs word-piece vectors an embeddings endpoint does not give (R133)."""
+    if "api_base" not in spec:
+        checks.emit(
+            "R133",
+            f"embedding `provider: {spec['provider']}` needs `api_base`",
+            where,
+            hint="give the endpoint's base URL, the part before /embeddings: "
+            "`api_base: http://127.0.0.1:8080/v1`",
+            at_key=True,
+        )
+    if spec.get("rerank", 0) > 0:
+        checks.emit(
+            "R133",
+            "a corpus embedded by a service cannot rerank: an embeddings endpoint gives no "
+            "word-piece vectors",
+            (*where, "rerank"),
+            hint="write `rerank: 0` or leave it out, or drop `provider` to embed with runner's "
+            "own model",
+        )
 
 
 def embedding_model(checks: Checks, model: str, where: KeyPath) -> None:

@@ -1,0 +1,87 @@
+"""A tiny OpenAI-compatible `/v1/embeddings` server for tests, on 127.0.0.1 and a free port:
+each text's vector counts its words hashed into 32 dimensions (texts sharing words point the
+same way), deterministic across processes. `failures` replies 503 that many times first
+(None: always); `delay_s` waits before each reply; `per_token` sends a vector a word, as
+llama.cpp's server does for a model that pools nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+DIMENSIONS = 32
+
+
+def vector_of(text: str) -> list[float]:
+    counts = [0.0] * DIMENSIONS
+    for word in re.findall(r"[a-z]+", text.lower()):
+        counts[hashlib.blake2b(word.encode(), digest_size=2).digest()[0] % DIMENSIONS] += 1.0
+    counts[0] += 0.01  # never all zero
+    return counts
+
+
+def embedding(text: str, per_token: bool) -> list[float] | list[list[float]]:
+    return [vector_of(word) for word in text.split()] if per_token else vector_of(text)
+
+
+@dataclass
+class Service:
+    url: str
+    failures: int | None = 0
+    per_token: bool = False
+    delay_s: float = 0.0  # before each reply
+    requests: list[dict[str, object]] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def embedding_service(failures: int | None = 0, per_token: bool = False) -> Iterator[Service]:
+    service = Service("", failures, per_token)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            service.requests.append(body)
+            service.keys.append(self.headers.get("Authorization", ""))
+            time.sleep(service.delay_s)
+            if service.failures is None or service.failures > 0:
+                if service.failures is not None:
+                    service.failures -= 1
+                self._reply(503, {"error": "loading model"})
+                return
+            if self.path != "/v1/embeddings":
+                self._reply(404, {"error": "no such path"})
+                return
+            data = [
+                {"object": "embedding", "index": i, "embedding": embedding(text, per_token)}
+                for i, text in enumerate(body["input"])
+            ]
+            self._reply(200, {"object": "list", "data": data, "model": body["model"]})
+
+        def _reply(self, status: int, payload: dict[str, object]) -> None:
+            raw = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def log_message(self, *args: object) -> None:  # quiet
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    service.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield service
+    finally:
+        server.shutdown()
+        server.server_close()
