@@ -11,12 +11,14 @@ from typing import Any
 
 from runner.service.errors import ServiceError
 
+# status -> (the error's type, its code: a string, as the OpenAI API's codes are)
 _KINDS = {
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    409: "conflict_error",
-    503: "unavailable_error",
+    401: ("authentication_error", "unauthorized"),
+    403: ("permission_error", "forbidden"),
+    404: ("not_found_error", "not_found"),
+    405: ("invalid_request_error", "method_not_allowed"),
+    409: ("conflict_error", "conflict"),
+    503: ("unavailable_error", "unavailable"),
 }
 MAX_MESSAGE_CHARS = 500
 
@@ -27,7 +29,8 @@ def refusal(status: int, text: str) -> bytes:
 
     error = ServiceError(text.strip()[:MAX_MESSAGE_CHARS] or f"refused with HTTP {status}")
     error.status = status
-    error.kind = _KINDS.get(status, "invalid_request_error" if status < 500 else "internal_error")
+    fallback = ("invalid_request_error", "invalid_request") if status < 500 else None
+    error.kind, error.code = _KINDS.get(status) or fallback or ("internal_error", "internal_error")
     return json.dumps(error.to_json()).encode()
 
 

@@ -33,10 +33,10 @@ def crashing_check(monkeypatch: pytest.MonkeyPatch) -> None:
 
     real = semantic.check
 
-    def check(document):  # type: ignore[no-untyped-def]
+    def check(document, named=None):  # type: ignore[no-untyped-def]
         if document.path.name == "p03.yaml":
             raise TypeError("unhashable type: 'list'")
-        return real(document)
+        return real(document, named)
 
     monkeypatch.setattr(semantic, "check", check)
 

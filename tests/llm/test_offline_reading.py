@@ -62,6 +62,21 @@ def test_a_sentence_the_words_chose_that_means_nothing_of_the_question_is_left_o
     assert reply == f"{right} [a.md p. 1]"
 
 
+def test_a_sentence_holding_a_code_the_question_names_is_kept_whatever_its_cosine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the model reads "E24" as noise; the words know it is the code the customer sees
+    code = "E24 means a software update was interrupted: leave the dishwasher on."
+    other = "Standing water at the bottom of the tub after a wash is normal."
+    given_cosines(monkeypatch, {code: 0.05, other: 0.6})
+    reply = answer(
+        "My dishwasher shows E24 and the water stays at the bottom",
+        meant(code, "a.md"),
+        meant(other, "b.md"),
+    )
+    assert code in reply
+
+
 def test_without_the_model_the_words_alone_decide(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(offline_meaning, "cosines", lambda *_: None)  # the model cannot run here
     right = "Stop the server with the stop command of apachectl."

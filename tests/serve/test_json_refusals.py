@@ -22,7 +22,12 @@ def test_a_plain_text_refusal_becomes_the_services_json_error() -> None:
     got = app_answering(PlainTextResponse("Invalid Origin header", status_code=403)).get("/")
     assert got.status_code == 403
     assert got.json() == {
-        "error": {"message": "Invalid Origin header", "type": "permission_error", "code": 403}
+        "error": {
+            "message": "Invalid Origin header",
+            "type": "permission_error",
+            "param": None,
+            "code": "forbidden",
+        }
     }
 
 

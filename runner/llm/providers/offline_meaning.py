@@ -90,7 +90,11 @@ class Meaning:
         return max(self.cosine.values(), default=0.0)
 
     def bears(self, candidate: Candidate) -> bool:
-        """The unit bears on the question: its cosine reaches the floor, or half the best's."""
+        """The unit bears on the question: it holds a code or number the question names (an
+        error code, a model number: the model reads `E24` as noise, the words know it
+        exactly), or its cosine reaches the floor, or half the best's."""
+        if any(any(ch.isdigit() for ch in key) for key in candidate.match):
+            return True
         cosine = self.cosine.get(candidate.place, 0.0)
         return cosine >= MEANING_FLOOR or cosine >= RELATED_SHARE * self.best
 
