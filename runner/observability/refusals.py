@@ -8,6 +8,7 @@ A failure that may pass (a timeout, a 503) is the SDK's to log and retry, as alw
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import threading
 from typing import Any
@@ -66,14 +67,17 @@ class _RefusalFilter(logging.Filter):
         exporter = getattr(_EXPORTING, "exporter", None)
         if exporter is None:
             return True
-        args = record.args if isinstance(record.args, tuple) else ()
-        if "metrics" not in args and "metrics" not in str(record.msg):
+        # read from the message as written: a process may format records early (Ray's record
+        # factory does), so the status is not always among the record's arguments
+        said = _REFUSED.search(record.getMessage())
+        if said is None or int(said[1]) not in REFUSING:
             return True
-        status = next((a for a in args if isinstance(a, int) and 400 <= a < 600), None)
-        if status not in REFUSING:
-            return True
-        exporter.refuse(status)
+        exporter.refuse(int(said[1]))
         return False
+
+
+# the SDK's line: "Failed to export metrics batch code: 405, reason: Method Not Allowed"
+_REFUSED = re.compile(r"\bmetrics\b.*?\bcode: (\d{3})\b")
 
 
 _FILTER = _RefusalFilter()  # one for the process, on each of the SDK's loggers

@@ -397,3 +397,28 @@ def test_a_refusal_is_said_by_the_exporter_that_met_it_though_another_was_made_b
         finally:
             refusing.httpd.shutdown()
         assert capfd.readouterr().err.count(f"{url} refuses metrics (HTTP 405)") == 1
+
+
+def test_a_refusal_logged_already_formatted_is_still_recognised():
+    """A process whose log records are formatted when made (Ray's record factory) hands the
+    filter a message with no arguments: the refusal is read from the text."""
+    import logging
+
+    from runner.observability import refusals
+
+    exporter = refusals.OnceRefusedMetricExporter("http://127.0.0.1:9/v1/metrics")
+    record = logging.LogRecord(
+        "otel",
+        logging.ERROR,
+        "http.py",
+        1,
+        "Failed to export metrics batch code: 405, reason: Method Not Allowed",
+        None,
+        None,
+    )
+    refusals._EXPORTING.exporter = exporter
+    try:
+        assert refusals._FILTER.filter(record) is False
+    finally:
+        refusals._EXPORTING.exporter = None
+    assert exporter.refused == 405
