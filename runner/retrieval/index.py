@@ -10,7 +10,7 @@ an index that is up to date and rebuilds one that is missing or stale:
 
 - no walk at all: every folder the manifest lists (mtime, inode: a file added, removed or renamed
   changes its folder's mtime) and every file (size, mtime, inode) has the stat data recorded,
-  and `include`, `exclude` and `follow_symlinks` are as they were (`_unchanged_by_stat`);
+  and `include`, `exclude` and `follow_symlinks` are as they were (`manifests.unchanged_by_stat`);
 - fast check: the manifest's file list (relative path, size, mtime, inode) equals the folder's;
 - when it differs: the sha256 of the files' contents decides (a `touch` or a fresh checkout
   rebuilds nothing), and the manifest is refreshed;
@@ -27,18 +27,16 @@ vectors gains them without a BM25 rebuild.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.config.model import DEFAULT_RERANK
 from runner.config.paths import contained_documents
-from runner.documents.fingerprints import Change, content_sha256, file_change
+from runner.retrieval import manifests
 from runner.retrieval.corpus import (  # re-exported: where callers have found them
     SEARCH_MODES,
     CorpusIndex,
@@ -46,13 +44,11 @@ from runner.retrieval.corpus import (  # re-exported: where callers have found t
     ScoredPage,
 )
 from runner.retrieval.keyword import KeywordIndex
-from runner.retrieval.keyword import is_complete as keyword_complete
 from runner.retrieval.navigation import paginate_all
 from runner.retrieval.pages import (
     CorpusError,
     Page,
     check_corpus_folder,
-    corpus_entries,
     corpus_folder,
     document_root,
     read_document,
@@ -64,14 +60,6 @@ if TYPE_CHECKING:
     from runner.config.model import Corpus, Pipeline
     from runner.retrieval.vectors import VectorIndex
 
-MANIFEST_FILE = "manifest.json"
-# a folder or file changed this recently may change again within its timestamp's granularity
-RACY_SECONDS = 2.0
-MANIFEST_FORMAT = 8  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
-# 5: PDF headings from the outline; 6: a declared title over a numbered first heading;
-# 7: HTML furniture and permalinks dropped, every heading of a page kept (`headings`); 8: BM25
-# stored as flat arrays runner searches itself (keyword.py), the page store's counts stored
-
 # progress(stage, done, total): stage is "read" (files; ("read", 0, n) announces a build), then
 # "index" and "save" (0 of 1, then 1 of 1), and "embed" (pages embedded anew, when the corpus has
 # an embedding model). Only a build reports; loading is silent.
@@ -80,21 +68,6 @@ ProgressCallback = Callable[[str, int, int], None]
 
 class IndexMissingError(RuntimeError):
     """An index is missing or stale and building was not allowed (`--no-build`)."""
-
-
-@dataclass(frozen=True)
-class _Snapshot:
-    """What an index is built from: the corpus settings and its files."""
-
-    settings: dict[str, Any]
-    files: dict[str, list[int]]  # relative path -> [size, mtime_ns]
-    relatives: list[str] = field(default_factory=list)  # the files, relative, sorted
-
-    def paths(self, folder: Path) -> list[Path]:
-        return [folder / relative for relative in self.relatives]
-
-    def content_sha256(self, folder: Path) -> str:
-        return content_sha256(folder, self.relatives)
 
 
 # --- building and loading ------------------------------------------------------------------
@@ -119,19 +92,19 @@ def open_corpus(
     source = corpus_folder(corpus, pipeline.folder)
     check_corpus_folder(source, name, pipeline.path)
     target = index_folder(pipeline, name)
-    manifest = None if force else _unchanged_by_stat(target, corpus, source)
-    snapshot: _Snapshot | None = None
+    manifest = None if force else manifests.unchanged_by_stat(target, corpus, source)
+    snapshot: manifests.Snapshot | None = None
     if manifest is not None:
         reason = None  # the folder is not even listed: nothing in it changed
     else:
-        snapshot = _snapshot(corpus, source)
+        snapshot = manifests.snapshot(corpus, source)
         contained_documents(
             name,
             (source / relative for relative in snapshot.relatives),
             document_root(corpus, pipeline.folder),
             follow_symlinks=corpus.follow_symlinks,
         )
-        reason = "forced" if force else _stale_reason(target, snapshot, source, corpus)
+        reason = "forced" if force else manifests.stale_reason(target, snapshot, source, corpus)
     model, words_alone = runnable_model(name, vector_model(pipeline, corpus))
     index = _open(
         pipeline, corpus, model, source, target, snapshot, manifest, reason, build, progress
@@ -146,7 +119,7 @@ def _open(
     model: str | None,
     source: Path,
     target: Path,
-    snapshot: _Snapshot | None,
+    snapshot: manifests.Snapshot | None,
     manifest: dict[str, Any] | None,
     reason: str | None,
     build: bool,
@@ -157,7 +130,7 @@ def _open(
     name = corpus.name
     if reason is None:
         started = time.perf_counter()
-        pages = int((manifest or _read_manifest(target) or {}).get("pages", 0))
+        pages = int((manifest or manifests.read_manifest(target) or {}).get("pages", 0))
         vectors = _stored_vectors(target, model, pages, _reranks(corpus))
         stale = vectors is not None and not vectors.current
         if model is not None and (vectors is None or stale):
@@ -271,139 +244,13 @@ def _corpus(pipeline: Pipeline, name: str) -> Corpus:
     return corpus
 
 
-def _snapshot(corpus: Corpus, source: Path) -> _Snapshot:
-    entries = corpus_entries(source, corpus.include, corpus.exclude)
-    files = {relative: _file_stat(status) for relative, status in entries}
-    relatives = [relative for relative, _ in entries]
-    return _Snapshot(_settings(corpus), files, relatives)
-
-
-def _settings(corpus: Corpus) -> dict[str, Any]:
-    return {
-        "format": MANIFEST_FORMAT,
-        "max_words": corpus.max_words,
-        "html_drop": list(corpus.html_drop),  # the site's own bars: other pages when it changes
-    }
-
-
-def _file_stat(status: os.stat_result) -> list[int]:
-    return [status.st_size, status.st_mtime_ns, status.st_ino]
-
-
-def _listing(corpus: Corpus) -> dict[str, Any]:
-    """What chose the files: the same files under the same choice need no new listing."""
-    return {
-        "include": list(corpus.include),
-        "exclude": list(corpus.exclude),
-        "follow_symlinks": corpus.follow_symlinks,
-    }
-
-
-def _unchanged_by_stat(target: Path, corpus: Corpus, source: Path) -> dict[str, Any] | None:
-    """The manifest when it proves the corpus unchanged without listing its folder (the files
-    chosen the same way, the index complete, every folder and file with its recorded stat);
-    else None."""
-    manifest = _read_manifest(target)
-    if manifest is None or manifest.get("listing") != _listing(corpus):
-        return None
-    folders, files = manifest.get("folders"), manifest.get("files")
-    stored = manifest.get("settings") or {}
-    if not isinstance(folders, dict) or not isinstance(files, dict):
-        return None
-    if any(stored.get(key) != value for key, value in _settings(corpus).items()):
-        return None
-    if not ((target / PAGES_FILE).is_file() and keyword_complete(target)):
-        return None
-    root = str(source)
-    try:
-        for relative, data in folders.items():
-            if _folder_stat(os.stat(os.path.join(root, relative))) != data:
-                return None
-        for relative, data in files.items():
-            if _file_stat(os.stat(os.path.join(root, relative))) != data:
-                return None
-    except (OSError, ValueError):
-        return None
-    return manifest
-
-
-def _folder_stat(status: os.stat_result) -> list[int]:
-    return [status.st_mtime_ns, status.st_ino]
-
-
-def _folders(corpus: Corpus, source: Path, files: dict[str, list[int]]) -> dict[str, Any] | None:
-    """Every folder a listing of the corpus enters, with its stat data (glob's walk: links to
-    folders followed, hidden names skipped); None when the stat data cannot prove anything: a
-    pattern that names a hidden folder, or a folder or file changed too recently for its
-    timestamp to tell a later change apart (RACY_SECONDS)."""
-    if any(part.startswith(".") for pattern in corpus.include for part in pattern.split("/")):
-        return None
-    now = time.time_ns()
-    if any(now - data[1] < RACY_SECONDS * 1e9 for data in files.values()):
-        return None
-    folders: dict[str, list[int]] = {}
-    seen: set[tuple[int, int]] = set()
-    for here, names, _ in os.walk(source, followlinks=True):
-        status = os.stat(here)
-        if (status.st_dev, status.st_ino) in seen:  # a loop of links: walked once
-            names.clear()
-            continue
-        seen.add((status.st_dev, status.st_ino))
-        if now - status.st_mtime_ns < RACY_SECONDS * 1e9:
-            return None
-        names[:] = sorted(name for name in names if not name.startswith("."))
-        folders[os.path.relpath(here, source).replace(os.sep, "/")] = _folder_stat(status)
-    return folders
-
-
-def _read_manifest(target: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads((target / MANIFEST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _stale_reason(target: Path, snapshot: _Snapshot, source: Path, corpus: Corpus) -> str | None:
-    """None when the index is up to date; otherwise why it is not."""
-    manifest = _read_manifest(target)
-    complete = (target / PAGES_FILE).is_file() and keyword_complete(target)
-    if manifest is None or not complete:
-        return "missing"
-    stored = manifest.get("settings") or {}
-    if {key: stored.get(key) for key in snapshot.settings} != snapshot.settings:
-        return "stale (page settings changed)"
-    change = file_change(manifest, snapshot.files, lambda: snapshot.content_sha256(source))
-    if change is Change.CONTENT:
-        return "stale (corpus changed)"
-    listed = _listed(corpus, source, snapshot)
-    if change is Change.TOUCHED or manifest.get("folders") != listed["folders"]:
-        # a touch, a checkout, a folder's new stat: remembered for the next check
-        _write_manifest(target, {**manifest, "files": snapshot.files, **listed})
-    return None
-
-
-def _listed(corpus: Corpus, source: Path, snapshot: _Snapshot) -> dict[str, Any]:
-    """The manifest's record of how the corpus was listed, for `_unchanged_by_stat`."""
-    try:
-        folders = _folders(corpus, source, snapshot.files)
-    except OSError:
-        folders = None
-    return {"listing": _listing(corpus), "folders": folders}
-
-
-def _write_manifest(target: Path, manifest: dict[str, Any]) -> None:
-    temporary = target / f".{MANIFEST_FILE}.tmp"
-    temporary.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(temporary, target / MANIFEST_FILE)
-
-
 def _build(
     pipeline_path: Path,
     corpus: Corpus,
     model: str | None,
     source: Path,
     target: Path,
-    snapshot: _Snapshot,
+    snapshot: manifests.Snapshot,
     reason: str,
     progress: ProgressCallback | None,
 ) -> CorpusIndex:
@@ -450,12 +297,12 @@ def _build(
         "source": str(source),
         "settings": snapshot.settings,
         "files": snapshot.files,
-        **_listed(corpus, source, snapshot),
+        **manifests.listing_record(corpus, source, snapshot),
         "content_sha256": content,
         "pages": len(pages),
         "build_seconds": round(seconds, 3),
     }
-    _write_manifest(building, manifest)
+    manifests.write_manifest(building, manifest)
     _swap_in(building, target)
     report("save", 1, 1)
     status = IndexStatus(corpus.name, True, reason, len(pages), seconds, embedded)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import runner.retrieval.index as index_module
+import runner.retrieval.manifests as manifests_module
 from runner.retrieval import open_corpus
 
 from .conftest import folder_pipeline
@@ -40,13 +40,13 @@ def docs(tmp_path: Path) -> Path:
 def listings(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The corpus folders listed (globbed) by open_corpus."""
     listed: list[Path] = []
-    entries = index_module.corpus_entries
+    entries = manifests_module.corpus_entries
 
     def counted(folder, include, exclude=()):  # type: ignore[no-untyped-def]
         listed.append(folder)
         return entries(folder, include, exclude)
 
-    monkeypatch.setattr(index_module, "corpus_entries", counted)
+    monkeypatch.setattr(manifests_module, "corpus_entries", counted)
     return listed
 
 
