@@ -45,16 +45,8 @@ from runner.llm.retrying import backoff_delay, is_broken_body, is_transient
 from runner.llm.settings import DEFAULT_CONTEXT_WINDOW, model_settings
 from runner.llm.streaming import ANSWER_STREAM, Deltas
 from runner.llm.types import LLMReply, LLMRequest, Purpose
+from runner.llm.usable import correction, excerpt, usable
 from runner.text.words import estimate_tokens
-
-
-def _output_type(request: LLMRequest) -> str:
-    """The GenAI conventions' `gen_ai.output.type`: json when a reply schema was asked for."""
-    return "json" if request.schema is not None else "text"
-
-
-class EmptyReply(structured.InvalidReply):
-    """A reply with no text where text is the answer (`answer`, `compose`, a prompt tool)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,10 +149,10 @@ class Client:
             asked = dataclasses.replace(request, prompt=prompt)
             answer, attempts, record = await self._answer(asked, settings, attempts)
             try:
-                data = _usable(answer.text, request)
+                data = usable(answer.text, request)
             except structured.InvalidReply as error:
                 self._mark_invalid(record, str(error))
-                prompt = request.prompt + _correction(error, request)
+                prompt = request.prompt + correction(error, request)
                 last_error, last_text = error, answer.text
                 continue
             wrong = degenerate.in_reply(answer.text, request)
@@ -174,7 +166,7 @@ class Client:
             return self._accept(asked, settings, answer, data, attempts, started, wrong is None)
         raise LLMReplyError(
             f"the {request.purpose.value} reply{_for_tool(request)} was not usable after "
-            f"{rounds} attempt(s): {last_error}. Reply was: {_excerpt(last_text)}",
+            f"{rounds} attempt(s): {last_error}. Reply was: {excerpt(last_text)}",
             purpose=request.purpose.value,
             tool=request.tool,
             reply=last_text,
@@ -410,7 +402,7 @@ class Client:
                 exchange=exchange(request.prompt, answer.text),
                 response_model=answer.response_model,
                 response_id=answer.response_id,
-                output_type=_output_type(request),
+                output_type=request.output_type,
                 **({} if answer.cached else self._sent(request, settings)),  # a cache hit: none
             )
         )
@@ -442,7 +434,7 @@ class Client:
                 notice=notice,
                 prompt_cut=request.cut,
                 exchange=exchange(request.prompt, None),
-                output_type=_output_type(request),
+                output_type=request.output_type,
                 **self._sent(request, settings),
             )
         )
@@ -491,21 +483,6 @@ class Client:
         )
 
 
-def _usable(text: str, request: LLMRequest) -> Any:
-    """The reply's validated data (None without a schema). Raises InvalidReply."""
-    if request.schema is not None:
-        return structured.parse(text, request.schema)
-    if not text.strip():
-        raise EmptyReply("the reply was empty")
-    return None
-
-
-def _correction(error: structured.InvalidReply, request: LLMRequest) -> str:
-    if request.schema is not None:
-        return structured.correction(error, request.schema)
-    return "\n\nYour previous reply was empty. Reply to the request above."
-
-
 def _or_estimate(reported: int | None, text: str) -> int:
     return reported if reported is not None else estimate_tokens(text)
 
@@ -518,8 +495,3 @@ def _describe(error: BaseException) -> str:
     if isinstance(error, (asyncio.TimeoutError, TimeoutError)) and not str(error):
         return "timed out"
     return f"{type(error).__name__}: {error}"
-
-
-def _excerpt(text: str, limit: int = 300) -> str:
-    flat = text.strip()
-    return repr(flat if len(flat) <= limit else flat[:limit] + "…")

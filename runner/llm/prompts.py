@@ -9,14 +9,10 @@ are exactly the variables the template was rendered with (runner/llm/purposes.py
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
-
-from jinja2 import TemplateError
 
 from runner.config.model import Pipeline, PromptType, TemplateRef, ToolConfig
 from runner.llm import fitting
-from runner.llm.errors import LLMConfigError
 from runner.llm.grounding import grounded, unmarked
 from runner.llm.known_values import known_values, named_values, table_key
 from runner.llm.passages import (
@@ -30,13 +26,12 @@ from runner.llm.passages import (
     passages_from_buffer,
     passages_json,
 )
+from runner.llm.prompt_templates import PromptTemplateError, PromptTemplates, default_template
 from runner.llm.purposes import PURPOSE_VARIABLES
 from runner.llm.settings import model_settings
 from runner.llm.streaming import answer_written
 from runner.llm.structured import lenient_schema
 from runner.llm.types import LLMClient, LLMRequest, Purpose
-from runner.resources import templates_dir
-from runner.templating import environment as templates
 
 __all__ = [
     "Answer",
@@ -52,10 +47,6 @@ __all__ = [
     "passages_from_buffer",
     "passages_json",
 ]
-
-
-class PromptTemplateError(LLMConfigError):
-    """A purpose's template failed to render."""
 
 
 _GATEKEEPER_SCHEMA = {
@@ -78,7 +69,7 @@ class Prompts:
     def __init__(self, client: LLMClient, pipeline: Pipeline | None = None) -> None:
         self.client = client
         self.pipeline = pipeline
-        self._sources: dict[Path, str] = {}
+        self.templates = PromptTemplates(pipeline)
         self._rewrites: dict[tuple[str, str], str] = {}
 
     # --- classification ---------------------------------------------------------------------
@@ -407,7 +398,7 @@ class Prompts:
         streams: bool = False,
     ) -> Any:
         assert set(facts) == PURPOSE_VARIABLES[purpose], "facts must be the template variables"
-        prompt = self.render(purpose, facts, template)
+        prompt = self.templates.render(purpose, facts, template)
         request = LLMRequest(
             purpose,
             prompt,
@@ -452,39 +443,7 @@ class Prompts:
         template: TemplateRef | None,
     ) -> Callable[[Mapping[str, Sequence[Passage]]], str]:
         """The purpose's prompt of a choice of passages (`facts_of` makes the variables)."""
-        return lambda groups: self.render(purpose, facts_of(groups), template)
-
-    def render(
-        self, purpose: Purpose, variables: Mapping[str, Any], template: TemplateRef | None = None
-    ) -> str:
-        source, name = self._template(purpose, template)
-        try:
-            return templates.render(source, variables)
-        except TemplateError as error:
-            expected = ", ".join(sorted(PURPOSE_VARIABLES[purpose]))
-            raise PromptTemplateError(
-                f"{name}: the {purpose.value} template failed to render: {error}. "
-                f"It receives: {expected}"
-            ) from None
-
-    def _template(self, purpose: Purpose, template: TemplateRef | None) -> tuple[str, str]:
-        configured = self.pipeline.llm.templates.get(purpose.value) if self.pipeline else None
-        chosen = template or configured
-        if chosen is not None:
-            if chosen.inline is not None:
-                return chosen.inline, f"{chosen.where or 'inline template'}"
-            assert chosen.path is not None
-            return self._read(chosen.path), str(chosen.path)
-        path = default_template(purpose)
-        return self._read(path), str(path)
-
-    def _read(self, path: Path) -> str:
-        if path not in self._sources:
-            try:
-                self._sources[path] = path.read_text(encoding="utf-8")
-            except OSError as error:
-                raise PromptTemplateError(f"{path}: cannot read template ({error})") from None
-        return self._sources[path]
+        return lambda groups: self.templates.render(purpose, facts_of(groups), template)
 
 
 def _restatement(reply: str) -> str:
@@ -492,11 +451,6 @@ def _restatement(reply: str) -> str:
     line = next((line.strip() for line in reply.splitlines() if line.strip()), "")
     line = line.strip("\"'` ")
     return " ".join(line.split()[:_REWRITE_WORDS])
-
-
-def default_template(purpose: Purpose) -> Path:
-    """runner's own template for a purpose (every purpose but `tool`, which has none)."""
-    return templates_dir() / f"{purpose.value}.j2"
 
 
 def _tool_facts(tool: ToolConfig) -> dict[str, Any]:

@@ -30,6 +30,11 @@ class LLMRequest:
     # model writes it (runner.llm.streaming)
     streams: bool = False
 
+    @property
+    def output_type(self) -> str:
+        """The GenAI conventions' `gen_ai.output.type`: json when a reply schema is asked for."""
+        return "json" if self.schema is not None else "text"
+
 
 @dataclass(frozen=True)
 class LLMReply:
