@@ -40,9 +40,14 @@ from runner.llm.cassette import Entry, Recorder
 from runner.llm.endpoint import model_server
 from runner.llm.errors import LLMCallError, LLMError, LLMReplyError
 from runner.llm.exchanges import exchange
-from runner.llm.providers.base import Provider, ProviderReply, StreamingProvider
+from runner.llm.providers.base import (
+    DEFAULT_CONTEXT_WINDOW,
+    Provider,
+    ProviderReply,
+    StreamingProvider,
+)
 from runner.llm.retrying import backoff_delay, is_broken_body, is_transient
-from runner.llm.settings import DEFAULT_CONTEXT_WINDOW, model_settings
+from runner.llm.settings import model_settings
 from runner.llm.streaming import ANSWER_STREAM, Deltas
 from runner.llm.types import LLMReply, LLMRequest, Purpose
 from runner.llm.usable import correction, excerpt, usable

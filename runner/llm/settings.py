@@ -17,10 +17,9 @@ from pathlib import Path
 
 from runner.config.model import LLMConfig, ModelSettings
 from runner.llm.errors import LLMConfigError
+from runner.llm.providers import PROVIDERS
 from runner.llm.types import Purpose
 
-PROVIDERS = ("offline", "scripted", "replay", "openai_like", "ollama", "llama_index")
-DEFAULT_CONTEXT_WINDOW = 8192  # when neither the pipeline nor the server says
 ENV_VARIABLE = "RUNNER_LLM"
 
 

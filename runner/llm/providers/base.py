@@ -9,6 +9,9 @@ from runner.config.model import ModelSettings
 from runner.llm.streaming import Deltas
 from runner.llm.types import LLMRequest
 
+# The context window a model is fitted to when neither the pipeline nor its server states one.
+DEFAULT_CONTEXT_WINDOW = 8192
+
 
 @dataclass(frozen=True)
 class ProviderReply:

@@ -32,7 +32,12 @@ from runner.config.model import LLMConfig, ModelSettings
 from runner.llm import decoding
 from runner.llm.errors import LLMConfigError
 from runner.llm.providers.base import ProviderReply
-from runner.llm.providers.remote import api_key, chat_messages, reply_of, streamed_reply
+from runner.llm.providers.llama_index_chat import (
+    api_key,
+    chat_messages,
+    reply_of,
+    streamed_reply,
+)
 from runner.llm.streaming import Deltas
 from runner.llm.types import LLMRequest
 
@@ -66,7 +71,8 @@ def import_class(path: str | None) -> Any:
 
 
 class LlamaIndexClassProvider:
-    """One LLM object per (event loop, model settings), like the other remote providers."""
+    """The `llama_index` provider: one LLM object per (event loop, model settings), like the
+    model server providers (runner.llm.providers.model_server)."""
 
     name = "llama_index"
     cacheable = True

@@ -1,5 +1,6 @@
-"""Real models through the llama-index integrations: `openai_like` (any OpenAI-compatible
-server: vLLM, llama.cpp server, LM Studio, OpenAI itself) and `ollama`.
+"""`provider: openai_like` and `provider: ollama`: a model a server serves over HTTP — any
+OpenAI-compatible server (vLLM, llama.cpp's server, LM Studio, OpenAI itself) or Ollama —
+reached through llama-index's integrations for them (`OpenAILike`, `Ollama`).
 
 llama-index is imported here, lazily, and only when such a provider answers its first request.
 Its own retries are switched off (`max_retries=0`): the client's retry loop does the backoff, so
@@ -11,22 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import os
-from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from runner.config.model import LLMConfig, ModelSettings
 from runner.llm import decoding
 from runner.llm.errors import LLMConfigError
-from runner.llm.providers.base import ProviderReply
-from runner.llm.settings import DEFAULT_CONTEXT_WINDOW
+from runner.llm.providers.base import DEFAULT_CONTEXT_WINDOW, ProviderReply
+from runner.llm.providers.llama_index_chat import (
+    api_key,
+    chat_messages,
+    reply_of,
+    streamed_reply,
+)
 from runner.llm.streaming import Deltas
 from runner.llm.types import LLMRequest
 
-# Without `api_key_env` we send a placeholder: local servers need no key, and we never pick up
-# a key the pipeline did not name (it would be sent to whatever `api_base` says).
-_NO_KEY = "no-key"
 _EXTRAS = {"openai_like": "openai", "ollama": "ollama"}
 # What llama-index is told when the pipeline gives no window: runner fits its prompts itself,
 # and Ollama allocates what `num_ctx` says (runner's default window).
@@ -36,27 +36,16 @@ _UNSTATED_WINDOW = {"openai_like": DEFAULT_CONTEXT_WINDOW, "ollama": DEFAULT_CON
 _WINDOW_FIELDS = ("max_model_len", "context_length", "context_window")
 
 
-def api_key(config: LLMConfig) -> str:
-    if not config.api_key_env:
-        return _NO_KEY
-    value = os.environ.get(config.api_key_env)
-    if not value:
-        raise LLMConfigError(
-            f"llm.api_key_env names the environment variable {config.api_key_env!r}, "
-            "which is not set: export it before running (the key itself never goes in the YAML)"
-        )
-    return value
-
-
-class LlamaIndexProvider:
-    """One provider object per run; one llama-index LLM per (event loop, model settings),
-    because the underlying async HTTP clients belong to the loop that created them."""
+class ModelServerProvider:
+    """The `openai_like` or `ollama` provider (`name`). One provider object per run; one
+    llama-index LLM per (event loop, model settings), because the underlying async HTTP clients
+    belong to the loop that created them."""
 
     cacheable = True
 
     def __init__(self, name: str, config: LLMConfig) -> None:
         if name not in _EXTRAS:
-            raise LLMConfigError(f"unknown remote provider {name!r}")
+            raise LLMConfigError(f"{name!r} is not a model server provider (openai_like, ollama)")
         if not config.model:
             raise LLMConfigError(
                 f"provider {name} needs a model: set `llm.model` in the pipeline, or pass "
@@ -198,69 +187,6 @@ def _import_llm_class(name: str) -> Any:
         raise LLMConfigError(
             f"provider {name} needs the `{extra}` extra: pip install 'runner[{extra}]' ({error})"
         ) from None
-
-
-def chat_messages(request: LLMRequest) -> list[Any]:
-    """The request as llama-index chat messages: its prompt, as the user's message."""
-    from llama_index.core.base.llms.types import ChatMessage, MessageRole
-
-    return [ChatMessage(role=MessageRole.USER, content=request.prompt)]
-
-
-def reply_of(response: Any, text: str) -> ProviderReply:
-    """A llama-index chat response (the last chunk, when streamed) as runner's reply."""
-    usage = usage_of(response)
-    return ProviderReply(
-        text=text,
-        prompt_tokens=usage.get("prompt_tokens"),
-        completion_tokens=usage.get("completion_tokens"),
-        finish_reason=finish_reason_of(response),
-        response_model=_raw_field(response, "model"),
-        response_id=_raw_field(response, "id"),
-    )
-
-
-def _raw_field(response: Any, name: str) -> str | None:
-    """A field of the server's own response (OpenAI's `id` and `model`, Ollama's `model`)."""
-    raw = getattr(response, "raw", None)
-    value = raw.get(name) if isinstance(raw, Mapping) else getattr(raw, name, None)
-    return str(value) if isinstance(value, (str, int)) and str(value) else None
-
-
-async def streamed_reply(chunks: AsyncIterator[Any], on_delta: Deltas) -> ProviderReply:
-    """A llama-index chat stream read to its end, each chunk's new text to `on_delta`."""
-    parts: list[str] = []
-    last, finish = None, None
-    async for chunk in chunks:
-        if chunk.delta:
-            parts.append(chunk.delta)
-            on_delta(chunk.delta)
-        last, finish = chunk, finish_reason_of(chunk) or finish
-    if last is None:
-        return ProviderReply(text="")
-    return dataclasses.replace(reply_of(last, "".join(parts)), finish_reason=finish)
-
-
-def finish_reason_of(response: Any) -> str | None:
-    """Why the model stopped: OpenAI's `choices[0].finish_reason`, Ollama's `done_reason`."""
-    raw = getattr(response, "raw", None)
-    if isinstance(raw, Mapping):
-        reason = raw.get("done_reason")
-        if reason is None and isinstance(raw.get("choices"), list) and raw["choices"]:
-            reason = (raw["choices"][0] or {}).get("finish_reason")
-        return str(reason) if reason else None
-    choices = getattr(raw, "choices", None) or []
-    reason = getattr(choices[0], "finish_reason", None) if choices else None
-    return str(reason) if reason else None
-
-
-def usage_of(response: Any) -> dict[str, int]:
-    """Token counts as the provider reported them (OpenAI: `usage`; Ollama: eval counts)."""
-    counts = dict(getattr(response, "additional_kwargs", None) or {})
-    raw = getattr(response, "raw", None)
-    if "prompt_tokens" not in counts and isinstance(raw, dict):
-        counts.update(raw.get("usage") or {})
-    return {k: int(v) for k, v in counts.items() if k in ("prompt_tokens", "completion_tokens")}
 
 
 def _listed_window(llm: Any, model: str | None) -> int | None:
