@@ -12,28 +12,32 @@ import os
 import secrets
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import click
 
 from runner.cli import options
 from runner.cli.run import friendly_errors
 from runner.cli.sessions import Duration
+from runner.serve.config import DEFAULTS, LISTENING, Listening, ServeSettings, minimum
 
 
 @click.command("serve")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--host",
-    default="127.0.0.1",
+    default=DEFAULTS.host,
     show_default=True,
     help="The address to bind (IPv6 as ::1 or [::1]).",
 )
-@click.option("--port", default=8000, show_default=True, type=int, help="The port to bind.")
+@click.option(
+    "--port", default=LISTENING.port, show_default=True, type=int, help="The port to bind."
+)
 @click.option(
     "--workers",
-    default=1,
+    default=LISTENING.workers,
     show_default=True,
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=minimum(Listening, "workers")),
     help="Worker processes; more than one needs a store they can share (--state).",
 )
 @click.option(
@@ -56,21 +60,29 @@ from runner.cli.sessions import Duration
 @options.allow_python
 @click.option("--no-build", is_flag=True, help="Fail instead of building a missing index.")
 @click.option(
-    "--max-body-bytes", default=1 << 20, show_default=True, type=int, help="Request size limit."
+    "--max-body-bytes",
+    default=DEFAULTS.max_body_bytes,
+    show_default=True,
+    type=int,
+    help="Request size limit.",
 )
 @click.option(
-    "--max-message-chars", default=8000, show_default=True, type=int, help="Message limit."
+    "--max-message-chars",
+    default=DEFAULTS.max_message_chars,
+    show_default=True,
+    type=int,
+    help="Message limit.",
 )
 @click.option(
     "--lock-wait",
-    default=30.0,
+    default=DEFAULTS.lock_wait_s,
     show_default=True,
     type=float,
     help="Seconds a request waits for its session (busy with another request) before a 409.",
 )
 @click.option(
     "--drain-timeout",
-    default=30.0,
+    default=DEFAULTS.drain_timeout_s,
     show_default=True,
     type=float,
     help="On shutdown, seconds to let rounds in flight finish (the rest resume on next call).",
@@ -95,27 +107,27 @@ from runner.cli.sessions import Duration
 )
 @click.option(
     "--max-rounds-in-flight",
-    default=256,
+    default=DEFAULTS.max_rounds_in_flight,
     show_default=True,
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=minimum(ServeSettings, "max_rounds_in_flight")),
     help="Rounds a worker runs at once; more get 503 with Retry-After.",
 )
 @click.option(
     "--max-rounds-per-client",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=minimum(ServeSettings, "max_rounds_per_client")),
     help="Rounds one client (token) runs at once on a worker; more get 503 with Retry-After. "
     "Default: a quarter of --max-rounds-in-flight.",
 )
 @click.option(
     "--max-connections",
-    default=1000,
+    default=LISTENING.max_connections,
     show_default=True,
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=minimum(Listening, "max_connections")),
     help="Open connections a worker accepts (uvicorn's limit_concurrency); more get 503.",
 )
 @click.option(
     "--body-timeout",
-    default=10.0,
+    default=DEFAULTS.body_timeout_s,
     show_default=True,
     type=float,
     help="Seconds a request body may take to arrive (408 after).",
@@ -125,7 +137,9 @@ from runner.cli.sessions import Duration
     is_flag=True,
     help="Also serve each pipeline as an MCP tool at /mcp (streamable HTTP; needs the mcp extra).",
 )
-@click.option("--log-level", default="info", show_default=True, help="uvicorn's log level.")
+@click.option(
+    "--log-level", default=LISTENING.log_level, show_default=True, help="uvicorn's log level."
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def command(
     paths: tuple[Path, ...],
@@ -161,7 +175,7 @@ def command(
     """
     with friendly_errors(debug):
         from runner.cli.webapp import build_app
-        from runner.serve.config import SETTINGS_ENV, ServeSettings
+        from runner.serve.config import SETTINGS_ENV
         from runner.serve.http import load_tokens
 
         host = checked_hosts(host, allowed_host)
@@ -194,14 +208,14 @@ def command(
         )
         import uvicorn
 
-        common = {
+        common: dict[str, Any] = {
             "host": host,
             "port": port,
             "log_level": log_level,
             "timeout_graceful_shutdown": int(drain_timeout) or None,
             "access_log": log_level == "debug",
             "limit_concurrency": max_connections,
-            "timeout_keep_alive": KEEP_ALIVE_S,
+            "timeout_keep_alive": LISTENING.keep_alive_s,
         }
         if workers == 1:
             app = build_app(settings)  # load errors are told here, before binding
@@ -212,9 +226,6 @@ def command(
         os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="runner-m-"))
         build_app(settings).state.service.close()  # check once that everything loads
         uvicorn.run("runner.cli.webapp:worker_app", factory=True, workers=workers, **common)
-
-
-KEEP_ALIVE_S = 5  # an idle connection is closed after this
 
 
 def checked_hosts(host: str, allowed: tuple[str, ...]) -> str:

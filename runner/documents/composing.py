@@ -17,7 +17,7 @@ from yaml.resolver import Resolver
 
 
 @dataclass(frozen=True)
-class Limits:
+class YamlLimits:
     """What one YAML file may hold. A pipeline has a few hundred nodes and a depth below 10."""
 
     max_bytes: int = 10 * 1024 * 1024  # the file's size on disk
@@ -28,12 +28,12 @@ class Limits:
         return f"{self.max_bytes:,} bytes, {self.max_nodes:,} nodes, depth {self.max_depth}"
 
 
-DEFAULT_LIMITS = Limits()
+DEFAULT_LIMITS = YamlLimits()
 # Lookup tables are data: a YAML or JSON table may hold more than a pipeline, but a YAML node
 # costs PyYAML ~8 µs and ~500 bytes (5,000,000 of them took 46 s and 2 GB to refuse), so that
 # any table is read or refused within ~2 s and 500 MB; a larger table belongs in a CSV file
 # (never composed: a million CSV rows are read in about a second).
-TABLE_LIMITS = Limits(max_bytes=20 * 1024 * 1024, max_nodes=250_000)
+TABLE_LIMITS = YamlLimits(max_bytes=20 * 1024 * 1024, max_nodes=250_000)
 
 
 class Refused(Exception):
@@ -74,7 +74,7 @@ class _CountingComposer(Composer, _Events, Resolver):
     """PyYAML's composer on the fast parser's events, counting nodes and depth as it composes.
     (Composer comes first in the bases, so its `get_single_node` replaces libyaml's own.)"""
 
-    def __init__(self, text: str, limits: Limits) -> None:
+    def __init__(self, text: str, limits: YamlLimits) -> None:
         _Events.__init__(self, text)
         Composer.__init__(self)
         Resolver.__init__(self)
@@ -107,11 +107,11 @@ class _CountingComposer(Composer, _Events, Resolver):
 TOO_DEEP = "flatten the structure; nothing in a pipeline nests this deep"
 
 
-def too_deep_message(limits: Limits) -> str:
+def too_deep_message(limits: YamlLimits) -> str:
     return f"lists and mappings are nested more than {limits.max_depth} deep"
 
 
-def compose(text: str, limits: Limits = DEFAULT_LIMITS) -> yaml.Node | None:
+def compose(text: str, limits: YamlLimits = DEFAULT_LIMITS) -> yaml.Node | None:
     """The node tree of one YAML document, like `yaml.compose`. Raises Refused past a limit,
     yaml.YAMLError for a syntax error."""
     composer = _CountingComposer(text, limits)

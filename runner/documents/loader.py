@@ -21,8 +21,8 @@ from yaml.resolver import Resolver
 from runner.documents.composing import (
     DEFAULT_LIMITS,
     TOO_DEEP,
-    Limits,
     Refused,
+    YamlLimits,
     compose,
     too_deep_message,
 )
@@ -54,7 +54,7 @@ class Position:
 
 
 @dataclass
-class Document:
+class YamlFile:
     """A loaded YAML file: plain data plus the node each key path's value (and key) came from.
     Positions are made from the nodes when asked for: most are never needed."""
 
@@ -105,13 +105,18 @@ class Document:
         )
 
 
+# The former name, until runner/config/, runner/testing/loader.py and runner/mcp_client/online.py
+# say YamlFile: `Document` is a corpus's document (runner.retrieval.readers).
+Document = YamlFile
+
+
 class LoadError(Exception):
     def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.message)
         self.diagnostic = diagnostic
 
 
-def read_document(path: Path, limits: Limits = DEFAULT_LIMITS) -> Document:
+def read_document(path: Path, limits: YamlLimits = DEFAULT_LIMITS) -> YamlFile:
     """Read and parse a YAML file. Raises LoadError with a positioned diagnostic."""
     try:
         with path.open("rb") as handle:
@@ -151,7 +156,7 @@ def read_document(path: Path, limits: Limits = DEFAULT_LIMITS) -> Document:
     return parse_document(path, text.replace("\r\n", "\n").replace("\r", "\n"), limits)
 
 
-def read_head(path: Path, limits: Limits = DEFAULT_LIMITS) -> str | None:
+def read_head(path: Path, limits: YamlLimits = DEFAULT_LIMITS) -> str | None:
     """The text of a file's first `max_bytes` (what the loader would read), for deciding what
     kind of file it is; None when it cannot be read. Bytes that are not UTF-8 are replaced, so
     that a pipeline with a stray byte, or saved as UTF-16, is still found, and then refused
@@ -167,7 +172,7 @@ def read_head(path: Path, limits: Limits = DEFAULT_LIMITS) -> str | None:
     return raw.decode("utf-8", errors="replace")
 
 
-def parse_document(path: Path, text: str, limits: Limits = DEFAULT_LIMITS) -> Document:
+def parse_document(path: Path, text: str, limits: YamlLimits = DEFAULT_LIMITS) -> YamlFile:
     """Parse YAML text (one document) into plain data with positions."""
     try:
         root = compose(text, limits)
@@ -189,7 +194,7 @@ def parse_document(path: Path, text: str, limits: Limits = DEFAULT_LIMITS) -> Do
         raise LoadError(_reader_diagnostic(path, text, error)) from error
     except yaml.YAMLError as error:  # other unmarked errors
         raise LoadError(Diagnostic("Y001", f"YAML syntax error: {error}", path, 1, 1)) from error
-    document = Document(path, text)
+    document = YamlFile(path, text)
     if root is not None:
         document.data = _Converter(document, limits).convert(root, ())
     return document
@@ -255,7 +260,7 @@ def _syntax_hint(message: str, char: str) -> str:
 class _Converter:
     """Nodes -> plain data, recording positions, refusing duplicate keys and alias bombs."""
 
-    def __init__(self, document: Document, limits: Limits) -> None:
+    def __init__(self, document: YamlFile, limits: YamlLimits) -> None:
         self.document = document
         self.limits = limits
         self.constructor = SafeConstructor()

@@ -26,7 +26,7 @@ from runner.eval.setup import EvalSpec
 from runner.eval.totals import summarize
 
 if TYPE_CHECKING:
-    from runner.llm.client import Client
+    from runner.llm.client import ProviderClient
 
 
 @dataclass
@@ -43,7 +43,7 @@ class EvalOptions:
     index_progress: Callable[[str, str, int, int], None] | None = None
     # an LLM client to ask with instead of the pipeline's (a benchmark's simulated model; local
     # runs only): the run owns it and closes it
-    client: Client | None = None
+    client: ProviderClient | None = None
 
 
 class RunIncomplete(RuntimeError):

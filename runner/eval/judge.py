@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from runner.llm.types import LLMRequest, Purpose
 
 if TYPE_CHECKING:
-    from runner.llm.client import Client
+    from runner.llm.client import ProviderClient
 
 CORRECTNESS = "eval_judge_correctness"
 FAITHFULNESS = "eval_judge_faithfulness"
@@ -76,7 +76,7 @@ class Grade:
 class Judge:
     """Grades answers with its own LLM client (closed with the judge)."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: ProviderClient) -> None:
         self.client = client
 
     async def correctness(self, question: str, reference: str, answer: str) -> Grade:

@@ -17,7 +17,7 @@ from runner.eval.model import Question
 from runner.eval.setup import EvalSpec, asking, open_judge, open_runtime
 
 if TYPE_CHECKING:
-    from runner.llm.client import Client
+    from runner.llm.client import ProviderClient
 
 
 async def ask_each(
@@ -41,7 +41,7 @@ def run_local(
     *,
     jobs: int = 1,
     index_progress: Callable[[str, str, int, int], None] | None = None,
-    client: Client | None = None,
+    client: ProviderClient | None = None,
 ) -> dict[str, float]:
     """Returns how long opening the pipeline (its indexes included) and asking took."""
     started = time.perf_counter()

@@ -24,7 +24,7 @@ from jsonschema import Draft202012Validator
 from runner.config.humanize import humanize
 from runner.config.suggest import suggestion_suffix
 from runner.documents.diagnostics import Diagnostic, sort_diagnostics
-from runner.documents.loader import Document, LoadError, parse_document, read_document
+from runner.documents.loader import LoadError, YamlFile, parse_document, read_document
 from runner.eval.model import Gold, Question, QuestionSet
 from runner.resources import schema_path
 
@@ -185,12 +185,12 @@ def _jsonl_rows(path: Path, diagnostics: list[Diagnostic]) -> tuple[list[_Row], 
     return rows, ""
 
 
-def _line_document(path: Path, text: str, data: Any) -> Document:
+def _line_document(path: Path, text: str, data: Any) -> YamlFile:
     """One JSONL line as a document, for the columns of its keys (JSON is YAML)."""
     try:
         return parse_document(path, text)
     except LoadError:
-        return Document(path, text, data)
+        return YamlFile(path, text, data)
 
 
 def _csv_rows(path: Path, diagnostics: list[Diagnostic]) -> tuple[list[_Row], str]:

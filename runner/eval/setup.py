@@ -21,7 +21,7 @@ from runner.eval.asking import Asker
 if TYPE_CHECKING:
     from runner.app import Runtime
     from runner.eval.judge import Judge
-    from runner.llm.client import Client
+    from runner.llm.client import ProviderClient
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def open_runtime(
     spec: EvalSpec,
     *,
     index_progress: Callable[[str, str, int, int], None] | None = None,
-    client: Client | None = None,
+    client: ProviderClient | None = None,
 ) -> Runtime:
     from runner.app import Runtime
 

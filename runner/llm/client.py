@@ -89,7 +89,7 @@ class _Timing:
         return delta
 
 
-class Client:
+class ProviderClient:
     """Implements `LLMClient`. `.stats` totals by purpose; `.calls` feeds `llm.call` events."""
 
     def __init__(
@@ -500,3 +500,6 @@ def _describe(error: BaseException) -> str:
     if isinstance(error, (asyncio.TimeoutError, TimeoutError)) and not str(error):
         return "timed out"
     return f"{type(error).__name__}: {error}"
+
+
+Client = ProviderClient  # the former name, until llm/__init__.py and app.py say ProviderClient

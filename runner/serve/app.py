@@ -24,14 +24,10 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from runner.serve.config import DEFAULTS
 from runner.serve.connections import BodyDeadline, McpGuard
 from runner.serve.hosts import LOOPBACK_NAMES, SecurityHeaders, TrustedHosts, check_host_names
-from runner.serve.http import (
-    DEFAULT_BODY_TIMEOUT_S,
-    DEFAULT_MAX_BODY_BYTES,
-    error_response,
-    log,
-)
+from runner.serve.http import error_response, log
 from runner.service.errors import NotFound, ServiceError, Unauthorized, as_service_error
 from runner.service.failures import log_unexpected
 from runner.service.principals import TokenBackend, under
@@ -47,14 +43,14 @@ def create_app(
     service: Service,
     *,
     tokens: Sequence[str] = (),
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    drain_timeout_s: float = 30.0,
+    max_body_bytes: int = DEFAULTS.max_body_bytes,
+    drain_timeout_s: float = DEFAULTS.drain_timeout_s,
     extra_routes: Sequence[BaseRoute] = (),
     public_prefixes: Sequence[str] = (),
     cookie_prefixes: Sequence[str] = (),
     login_path: str | None = None,
     allowed_hosts: Sequence[str] = LOOPBACK_NAMES,
-    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
+    body_timeout_s: float = DEFAULTS.body_timeout_s,
     session_ttl_s: float | None = None,
     metrics: bool = True,
     close_service: bool = True,

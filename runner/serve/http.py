@@ -13,6 +13,7 @@ from typing import Any
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 
+from runner.serve.config import DEFAULTS
 from runner.service.errors import (
     BadRequest,
     ClientGone,
@@ -24,8 +25,6 @@ from runner.service.errors import (
 from runner.text.redact import ERRORS
 
 TOKENS_ENV = "RUNNER_SERVE_TOKENS"  # comma-separated bearer tokens
-DEFAULT_MAX_BODY_BYTES = 1 << 20
-DEFAULT_BODY_TIMEOUT_S = 10.0
 log = logging.getLogger("runner.serve")
 
 
@@ -55,7 +54,7 @@ async def read_json(request: Request, limit: int, timeout_s: float | None = None
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large(int(declared), limit)
     if timeout_s is None:  # the app's setting (create_app's body_timeout_s)
-        timeout_s = getattr(request.app.state, "body_timeout_s", DEFAULT_BODY_TIMEOUT_S)
+        timeout_s = getattr(request.app.state, "body_timeout_s", DEFAULTS.body_timeout_s)
     wait = float(timeout_s)
     try:
         body = await asyncio.wait_for(_read_body(request, limit), timeout=wait)

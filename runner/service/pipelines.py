@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from runner.service import defaults
 from runner.service.errors import BadRequest, NotFound, Unavailable, as_service_error
 from runner.service.failures import log_round_error, log_unexpected
 from runner.service.locks import KeyLocks
@@ -45,13 +46,13 @@ RoundObserver = Callable[[str, dict[str, Any], list[dict[str, Any]], float], Non
 
 @dataclass(frozen=True)
 class Limits:
-    max_message_chars: int = 8_000
-    lock_wait_s: float = 30.0  # how long a request waits for its session before a 409
+    max_message_chars: int = defaults.MAX_MESSAGE_CHARS
+    lock_wait_s: float = defaults.LOCK_WAIT_S  # a request's wait for its session, then a 409
     max_request_id_chars: int = 200
     store_threads: int = 32  # blocking store calls in flight at once, off the event loop
     # rounds running at once in this worker (a stream's client that left still counts: its
     # round finishes and is stored); past it a round is refused with 503 and Retry-After
-    max_rounds_in_flight: int = 256
+    max_rounds_in_flight: int = defaults.MAX_ROUNDS_IN_FLIGHT
     # rounds one client (a token) runs at once; None: a quarter of max_rounds_in_flight (at
     # least 1). The one client of a service without tokens has the whole worker
     max_rounds_per_client: int | None = None

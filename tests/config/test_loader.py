@@ -176,13 +176,13 @@ def test_a_long_list_is_refused_at_the_first_item_too_many() -> None:
 
 
 def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
-    from runner.documents.composing import Limits
+    from runner.documents.composing import YamlLimits
     from runner.documents.loader import read_document
 
     path = tmp_path / "big.yaml"
     path.write_text("a: " + "x" * 2000 + "\n", encoding="utf-8")
     with pytest.raises(LoadError) as caught:
-        read_document(path, Limits(max_bytes=1000))
+        read_document(path, YamlLimits(max_bytes=1000))
     assert (caught.value.diagnostic.code, caught.value.diagnostic.line) == ("Y011", 1)
     assert "1,000 bytes" in caught.value.diagnostic.message
 

@@ -193,7 +193,7 @@ def test_a_table_given_as_a_rows_mapping_is_read_as_a_run_reads_it(
 def test_a_yaml_table_past_the_size_limit_is_refused_unread(
     write_pipeline: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(composing, "TABLE_LIMITS", composing.Limits(max_bytes=100))
+    monkeypatch.setattr(composing, "TABLE_LIMITS", composing.YamlLimits(max_bytes=100))
     text = BASE + "  - name: prices\n    kind: lookup\n    table: t.yaml\n    key: model\n"
     table = "".join(f"- {{model: K{i}}}\n" for i in range(20))
     [(code, message)] = diagnostics(write_pipeline(text, {"t.yaml": table}))

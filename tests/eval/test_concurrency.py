@@ -11,7 +11,7 @@ from runner.config.model import LLMConfig, ModelSettings
 from runner.eval.evaluate import EvalOptions, evaluate
 from runner.eval.progress import Progress
 from runner.eval.setup import EvalSpec
-from runner.llm.client import Client
+from runner.llm.client import ProviderClient
 from runner.llm.providers.base import ProviderReply
 from runner.llm.providers.offline import respond
 from runner.llm.types import LLMRequest
@@ -44,7 +44,7 @@ def test_jobs_share_one_client_whose_concurrency_limit_holds(
     hr_module: Path, tmp_path: Path
 ) -> None:
     provider = CountingProvider()
-    client = Client(provider, LLMConfig(provider="offline", concurrency=2))
+    client = ProviderClient(provider, LLMConfig(provider="offline", concurrency=2))
     outcome = evaluate(
         EvalSpec(hr_module),
         hr_module.parent / "eval" / "questions.yaml",

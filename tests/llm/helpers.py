@@ -19,7 +19,7 @@ from runner.config.model import (
     ToolKind,
 )
 from runner.llm import build_client
-from runner.llm.client import Client
+from runner.llm.client import ProviderClient
 from runner.llm.prompts import Prompts
 from runner.llm.types import LLMClient, LLMReply, LLMRequest
 
@@ -70,11 +70,11 @@ def lookup_tool(table: Path, key: str, **kwargs: Any) -> ToolConfig:
     )
 
 
-def scripted(*rules: ScriptRule, **config: Any) -> Client:
+def scripted(*rules: ScriptRule, **config: Any) -> ProviderClient:
     return build_client(LLMConfig(provider="scripted", script=rules, **config), environ={})
 
 
-def http_client(server: Any, **overrides: Any) -> Client:
+def http_client(server: Any, **overrides: Any) -> ProviderClient:
     """An openai_like client of a fake server (tests/llm/fake_servers.py), its backoff tiny."""
     settings: dict[str, Any] = {
         "provider": "openai_like",
@@ -90,6 +90,6 @@ def http_client(server: Any, **overrides: Any) -> Client:
     return client
 
 
-def offline(pipeline: Pipeline | None = None) -> tuple[Client, Prompts]:
+def offline(pipeline: Pipeline | None = None) -> tuple[ProviderClient, Prompts]:
     client = build_client(LLMConfig(), pipeline=pipeline, environ={})
     return client, Prompts(client, pipeline)

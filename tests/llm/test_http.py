@@ -10,7 +10,7 @@ import pytest
 
 from runner.config.model import LLMConfig, ModelSettings
 from runner.llm import LLMCallError, LLMConfigError, LLMReplyError, build_client
-from runner.llm.client import Client
+from runner.llm.client import ProviderClient
 from runner.llm.types import LLMRequest, Purpose
 
 from .fake_servers import FakeLLMServer, Step, error, reply, stall
@@ -20,7 +20,7 @@ SCHEMA = {"type": "object", "properties": {"enough": {"type": "boolean"}}, "requ
 QUESTION = LLMRequest(Purpose.ANSWER, "How long does the battery last?", subject="battery")
 
 
-def client_for(server: FakeLLMServer, tmp_path: Path, **overrides: object) -> Client:
+def client_for(server: FakeLLMServer, tmp_path: Path, **overrides: object) -> ProviderClient:
     return http_client(server, **overrides)
 
 

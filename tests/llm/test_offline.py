@@ -1,4 +1,4 @@
-"""The offline provider's heuristics (docs/offline.md), through the real Prompts and Client."""
+"""The offline provider's heuristics (docs/offline.md), through the real Prompts and client."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The offline provider's answer heuristics (docs/offline.md), one behaviour per test, on small
-texts written here. Passages go through the real Prompts and Client, as a pipeline's do."""
+texts written here. Passages go through the real Prompts and client, as a pipeline's do."""
 
 from __future__ import annotations
 

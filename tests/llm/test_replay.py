@@ -8,7 +8,7 @@ import yaml
 from runner.config.model import LLMConfig, ScriptRule
 from runner.llm import CassetteError, CassetteMissError, build_client
 from runner.llm.cassette import prompt_hash
-from runner.llm.client import Client
+from runner.llm.client import ProviderClient
 from runner.llm.types import LLMRequest, Purpose
 
 from .helpers import run
@@ -24,7 +24,7 @@ def record(cassette: Path, *requests: LLMRequest) -> list[str]:
     return [run(client.complete(r)).text for r in requests]
 
 
-def replay(cassette: Path) -> Client:
+def replay(cassette: Path) -> ProviderClient:
     return build_client(LLMConfig(provider="replay", cassette=cassette), environ={})
 
 
