@@ -114,6 +114,7 @@ from runner.serve.config import DEFAULTS, LISTENING, Listening, ServeSettings, m
 )
 @click.option(
     "--max-rounds-per-client",
+    default=DEFAULTS.max_rounds_per_client,
     type=click.IntRange(min=minimum(ServeSettings, "max_rounds_per_client")),
     help="Rounds one client (token) runs at once on a worker; more get 503 with Retry-After. "
     "Default: a quarter of --max-rounds-in-flight.",
