@@ -1,7 +1,9 @@
 """Built-in tool kinds: one module per kind, each exposing `build(config, services) -> Tool`.
 
 The engine never imports this package; the command line composes tools and engine. Modules are
-imported lazily, so a pipeline without retrieval tools never imports llama-index.
+imported lazily, so a pipeline without retrieval tools never imports llama-index. `KIND_MODULES`
+is the registry; the schema's `kind` enum names the same set (tests/tools/test_kind_registry.py).
+The LLM providers have one like it: a name to what builds it (runner.llm.providers.PROVIDERS).
 """
 
 from __future__ import annotations
