@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+import re
+from pathlib import Path
 
 import click
 import pytest
@@ -29,6 +31,27 @@ TO_SETTINGS = {
     "body_timeout": "body_timeout_s",
 }
 TO_LISTENING = ("port", "workers", "max_connections", "log_level")
+
+SERVE_MD = Path(__file__).resolve().parents[2] / "docs" / "serve.md"
+# a row of serve.md's option table, and the default its text states: "(default 1 MiB)"
+ROW = re.compile(r"^\| `--(?P<option>[a-z-]+)[^`]*` \| (?P<text>.*) \|$", re.M)
+STATED = re.compile(r"\(default `?(?P<value>[^`;)]+)`?[;)]")
+UNITS = {" MiB": 1 << 20, " s": 1}
+
+
+def stated_defaults() -> dict[str, str]:
+    rows = ROW.finditer(SERVE_MD.read_text(encoding="utf-8"))
+    found = {row["option"].replace("-", "_"): STATED.search(row["text"]) for row in rows}
+    return {option: match["value"] for option, match in found.items() if match}
+
+
+def value_of(text: str) -> object:
+    """'1 MiB' -> 1048576, '8,000' -> 8000, '30 s' -> 30, '127.0.0.1' as it is."""
+    for unit, factor in UNITS.items():
+        if text.endswith(unit):
+            return int(text[: -len(unit)].replace(",", "")) * factor
+    number = text.replace(",", "")
+    return int(number) if number.isdigit() else text
 
 
 @pytest.mark.parametrize("option", sorted(TO_SETTINGS))
@@ -81,3 +104,10 @@ def test_the_app_defaults_to_serves_settings(name: str) -> None:
 def test_the_settings_travel_to_the_workers_whole() -> None:
     settings = dataclasses.replace(DEFAULTS, paths=["a"], max_rounds_per_client=3)
     assert ServeSettings(**json.loads(settings.to_env())) == settings
+
+
+def test_serve_md_states_the_defaults_the_options_have() -> None:
+    stated = stated_defaults()
+    assert len(stated) >= 8, f"serve.md's option table states fewer defaults: {stated}"
+    for option, text in stated.items():
+        assert value_of(text) == OPTIONS[option].default, f"docs/serve.md: --{option}"
