@@ -21,7 +21,7 @@ from typing import Any
 
 from runner.config.defaults import deep_search_tool_names, default_activation
 from runner.config.frozen import FrozenDict, FrozenList, frozen
-from runner.config.keys import defaults
+from runner.config.keys import defaults, filled
 from runner.config.model import (
     Activation,
     ActivationMode,
@@ -491,12 +491,6 @@ class _Builder:
         return Condition(
             ConditionKind.EXPRESSION, expression=data["run_if"], where=self.where((*path, "run_if"))
         )
-
-
-def filled(data: Mapping[str, Any], name: str, *keys: str) -> Mapping[str, Any]:
-    """A mapping of the file with the defaults the schema states for the keys it leaves out
-    (`name`, `keys`: where the mapping is in the schema, as for `runner.config.schema.default`)."""
-    return ChainMap(dict(data), dict(defaults(name, *keys)))
 
 
 def _pick(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:

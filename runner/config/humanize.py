@@ -334,7 +334,7 @@ class _Explainer:
                 "S110",
                 f"{self._subject(path)} gives both {pair}; keep one",
                 (*path, keys[-1]),
-                hint=_exclusive_hint(keys),
+                hint=_description(forbidden),  # what each of the two holds
                 at_key=True,
             )
             return
@@ -410,13 +410,6 @@ def describe(value: Any) -> str:
     if isinstance(value, Mapping):
         return "a mapping"
     return type(value).__name__
-
-
-def _exclusive_hint(keys: list[str]) -> str:
-    """What each of two keys that exclude each other holds: a file, or the text itself."""
-    if "offline" in keys:
-        return "`offline_template` names a file; `offline` holds the reply's text itself"
-    return "`template` names a file; `prompt` holds the template text itself"
 
 
 def _description(schema: Any) -> str:

@@ -9,6 +9,7 @@ also when a pipeline's validation is remembered (runner.config.validated) and no
 from __future__ import annotations
 
 import json
+from collections import ChainMap
 from collections.abc import Mapping
 from functools import cache
 from types import MappingProxyType
@@ -69,6 +70,12 @@ def defaults(name: str, *keys: str) -> Mapping[str, Any]:
     properties = _object(key_schema(name, *keys)).get("properties", {})
     found = {key: resolved(spec).get("default", _NONE) for key, spec in properties.items()}
     return MappingProxyType({key: value for key, value in found.items() if value is not _NONE})
+
+
+def filled(data: Mapping[str, Any], name: str, *keys: str) -> Mapping[str, Any]:
+    """A mapping of the file with the defaults the schema states for the keys it leaves out
+    (`name`, `keys`: where the mapping is in the schema, as for `default`)."""
+    return ChainMap(dict(data), dict(defaults(name, *keys)))
 
 
 _NONE = object()

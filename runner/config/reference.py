@@ -99,7 +99,7 @@ def exclusive_pairs(node: Mapping[str, Any]) -> dict[str, str]:
     pairs: dict[str, str] = {}
     for denial in denials:
         keys = denial.get("required", []) if isinstance(denial, Mapping) else []
-        if len(keys) == 2 and set(denial) == {"required"}:
+        if len(keys) == 2 and set(denial) <= {"required", "description"}:
             pairs[keys[0]] = keys[1]
     return pairs
 
