@@ -13,7 +13,6 @@ every place that reads such rules builds them alike; `frozen(value)` makes free 
 from __future__ import annotations
 
 import hashlib
-from collections import ChainMap
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -318,14 +317,14 @@ class _Builder:
 
     def tool(self, data: Mapping[str, Any], path: KeyPath) -> ToolConfig:
         kind = ToolKind(data["kind"])
-        # the kind's own keys' defaults, then those every tool has (the activation depends on
-        # the deep_search tools: runner.config.defaults)
-        data = ChainMap(
-            dict(data),
-            {"activation": default_activation(data, self.deep_search_tools)},
-            dict(defaults(f"{kind.value}_tool")),
-            dict(defaults("tool")),
-        )
+        # the defaults of the keys every tool has and of its kind's own (the activation's
+        # depends on the deep_search tools: runner.config.defaults)
+        data = {
+            **defaults("tool"),
+            **defaults(f"{kind.value}_tool"),
+            "activation": default_activation(data, self.deep_search_tools),
+            **data,
+        }
         coordinator_output = data.get("coordinator_output")
         return ToolConfig(
             name=data["name"],

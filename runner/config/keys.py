@@ -9,7 +9,6 @@ also when a pipeline's validation is remembered (runner.config.validated) and no
 from __future__ import annotations
 
 import json
-from collections import ChainMap
 from collections.abc import Mapping
 from functools import cache
 from types import MappingProxyType
@@ -58,8 +57,10 @@ def _object(node: Mapping[str, Any]) -> Mapping[str, Any]:
     return resolved(branches[0]) if len(branches) == 1 else node
 
 
+@cache
 def default(name: str, *keys: str) -> Any:
-    """A key's `default` as the schema states it (KeyError when it states none)."""
+    """A key's `default` as the schema states it (KeyError when it states none). Defaults are
+    shared by every caller: read them, never change them."""
     return key_schema(name, *keys)["default"]
 
 
@@ -72,10 +73,10 @@ def defaults(name: str, *keys: str) -> Mapping[str, Any]:
     return MappingProxyType({key: value for key, value in found.items() if value is not _NONE})
 
 
-def filled(data: Mapping[str, Any], name: str, *keys: str) -> Mapping[str, Any]:
+def filled(data: Mapping[str, Any], name: str, *keys: str) -> dict[str, Any]:
     """A mapping of the file with the defaults the schema states for the keys it leaves out
     (`name`, `keys`: where the mapping is in the schema, as for `default`)."""
-    return ChainMap(dict(data), dict(defaults(name, *keys)))
+    return {**defaults(name, *keys), **data}
 
 
 _NONE = object()

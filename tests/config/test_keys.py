@@ -31,9 +31,11 @@ def schema(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     """A copy of the pipeline schema that the builder reads while the test changes it."""
     changed = copy.deepcopy(keys.pipeline_schema())
     keys.defaults.cache_clear()
+    keys.default.cache_clear()
     monkeypatch.setattr(keys, "pipeline_schema", lambda: changed)
     yield changed
     keys.defaults.cache_clear()
+    keys.default.cache_clear()
 
 
 def test_a_key_s_default_is_read_by_its_place_in_the_schema() -> None:
