@@ -150,7 +150,7 @@ class _Builder:
             tools=tuple(self.tool(tool, ("tools", i)) for i, tool in enumerate(data["tools"])),
             version=data["version"],
             description=data["description"],
-            llm=self.llm(filled(data["llm"], "llm")),
+            llm=self.llm(data["llm"]),
             prompt_types=self.prompt_types(data.get("prompt_types")),
             corpora=MappingProxyType(
                 {name: self.corpus(name, spec) for name, spec in data["corpora"].items()}
@@ -160,13 +160,14 @@ class _Builder:
             ),
             retrieval_tool=data.get("retrieval_tool"),
             deep_fallback=self.deep_fallback(deep) if deep is not None else None,
-            answer=self.answer(filled(data["answer"], "answer")),
+            answer=self.answer(data["answer"]),
             limits=Limits(**filled(data["limits"], "limits")),
             state_dir=self.file_path(data.get("state_dir")),
             content_hash=hashlib.sha256(self.document.text.encode("utf-8")).hexdigest(),
         )
 
     def llm(self, data: Mapping[str, Any]) -> LLMConfig:
+        data = filled(data, "llm")
         cache = data["cache"]
         cache_path = self.file_path(cache.get("path")) if isinstance(cache, Mapping) else None
         plain = _pick(
@@ -309,6 +310,7 @@ class _Builder:
         )
 
     def answer(self, data: Mapping[str, Any]) -> AnswerConfig:
+        data = filled(data, "answer")
         return AnswerConfig(
             template=self.template(data, ("answer",)), **_pick(data, "max_context_items")
         )
