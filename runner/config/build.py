@@ -1,8 +1,9 @@
 """Validated pipeline data -> the typed, immutable model (runner.config.model).
 
 Runs only on data that passed the schema and the semantic checks, so it trusts the shapes and
-fills in the defaults. Paths are resolved against the pipeline's folder; objects an error may
-later need to point at get their `where`.
+fills in the defaults: those the schema states (`filled`), never a value written here, and
+those that depend on another part of the file (runner.config.defaults). Paths are resolved
+against the pipeline's folder; objects an error may later need to point at get their `where`.
 
 Public API (besides `build_pipeline`): `script_rule(data, where)` turns one scripted-LLM rule
 (`llm.script`, `llm.script_file`, or a test case's `llm.script`) into a `ScriptRule`, so that
@@ -12,15 +13,15 @@ every place that reads such rules builds them alike; `frozen(value)` makes free 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from runner.config.defaults import deep_search_tool_names, default_activation
 from runner.config.frozen import FrozenDict, FrozenList, frozen
+from runner.config.keys import defaults, filled
 from runner.config.model import (
-    DEFAULT_RERANK,
     Activation,
     ActivationMode,
     AnswerConfig,
@@ -141,59 +142,54 @@ class _Builder:
     # --- the pipeline ------------------------------------------------------------------
 
     def pipeline(self) -> Pipeline:
-        data: Mapping[str, Any] = self.document.data
+        data = filled(self.document.data, "pipeline")
         deep = data.get("deep_fallback")
         return Pipeline(
             path=self.file,
             domain=data["domain"],
             tools=tuple(self.tool(tool, ("tools", i)) for i, tool in enumerate(data["tools"])),
-            version=data.get("version", 1),
-            description=data.get("description", ""),
-            llm=self.llm(data.get("llm", {})),
+            version=data["version"],
+            description=data["description"],
+            llm=self.llm(data["llm"]),
             prompt_types=self.prompt_types(data.get("prompt_types")),
             corpora=MappingProxyType(
-                {name: self.corpus(name, spec) for name, spec in data.get("corpora", {}).items()}
+                {name: self.corpus(name, spec) for name, spec in data["corpora"].items()}
             ),
             mcp_servers=MappingProxyType(
-                {
-                    name: self.mcp_server(name, spec)
-                    for name, spec in data.get("mcp_servers", {}).items()
-                }
+                {name: self.mcp_server(name, spec) for name, spec in data["mcp_servers"].items()}
             ),
             retrieval_tool=data.get("retrieval_tool"),
             deep_fallback=self.deep_fallback(deep) if deep is not None else None,
-            answer=self.answer(data.get("answer", {})),
-            limits=Limits(**data.get("limits", {})),
+            answer=self.answer(data["answer"]),
+            limits=Limits(**filled(data["limits"], "limits")),
             state_dir=self.file_path(data.get("state_dir")),
             content_hash=hashlib.sha256(self.document.text.encode("utf-8")).hexdigest(),
         )
 
     def llm(self, data: Mapping[str, Any]) -> LLMConfig:
-        cache = data.get("cache", False)
+        data = filled(data, "llm")
+        cache = data["cache"]
         cache_path = self.file_path(cache.get("path")) if isinstance(cache, Mapping) else None
-        plain = {
-            key: data[key]
-            for key in (
-                "provider",
-                "model",
-                "api_base",
-                "api_key_env",
-                "temperature",
-                "max_tokens",
-                "timeout_s",
-                "max_retries",
-                "concurrency",
-                "structured_retries",
-                "fallback",
-                "structured",
-                "context_window",
-            )
-            if key in data
-        }
+        plain = _pick(
+            data,
+            "provider",
+            "model",
+            "api_base",
+            "api_key_env",
+            "temperature",
+            "max_tokens",
+            "timeout_s",
+            "max_retries",
+            "concurrency",
+            "structured_retries",
+            "fallback",
+            "structured",
+            "context_window",
+        )
         # `script_file` stays a path: the LLM layer reads it (it can also come from the CLI)
         rules = tuple(
             script_rule(rule, self.where(("llm", "script", i)))
-            for i, rule in enumerate(data.get("script", []))
+            for i, rule in enumerate(data["script"])
         )
         return LLMConfig(
             **plain,
@@ -203,10 +199,10 @@ class _Builder:
             script=rules,
             script_file=self.optional_read_path(data.get("script_file"), ("llm", "script_file")),
             llm_class=data.get("class"),
-            options=MappingProxyType(dict(data.get("options", {}))),
-            sampling=MappingProxyType(dict(data.get("sampling", {}))),
+            options=MappingProxyType(dict(data["options"])),
+            sampling=MappingProxyType(dict(data["sampling"])),
             purposes=MappingProxyType(
-                {name: ModelSettings(**spec) for name, spec in data.get("purposes", {}).items()}
+                {name: ModelSettings(**spec) for name, spec in data["purposes"].items()}
             ),
             templates=MappingProxyType(
                 {
@@ -214,7 +210,7 @@ class _Builder:
                         path=self.read_path(file, ("llm", "templates", purpose)),
                         where=self.where(("llm", "templates", purpose)),
                     )
-                    for purpose, file in data.get("templates", {}).items()
+                    for purpose, file in data["templates"].items()
                 }
             ),
         )
@@ -222,10 +218,11 @@ class _Builder:
     def prompt_types(self, data: Mapping[str, Any] | None) -> PromptTypes:
         if data is None:
             return PromptTypes()
+        data = filled(data, "prompt_types")
         types = tuple(self.prompt_type(name, spec) for name, spec in data["types"].items())
         return PromptTypes(
-            default=data.get("default", types[0].name),
-            classify=data.get("classify", "rule"),
+            default=data.get("default", types[0].name),  # the first type: no fixed value
+            classify=data["classify"],
             types=types,
         )
 
@@ -233,30 +230,26 @@ class _Builder:
     def prompt_type(name: str, spec: str | Mapping[str, Any]) -> PromptType:
         if isinstance(spec, str):
             return PromptType(name, spec)
-        return PromptType(
-            name,
-            spec.get("description", ""),
-            tuple(spec.get("keywords", ())),
-            spec.get("pattern"),
-        )
+        spec = filled(spec, "prompt_type")
+        # `keywords`, when given, are at least one: left out, there are none
+        keywords = tuple(spec.get("keywords", ()))
+        return PromptType(name, spec["description"], keywords, spec.get("pattern"))
 
     def corpus(self, name: str, spec: Mapping[str, Any]) -> Corpus:
-        extra: dict[str, Any] = {}
-        if "include" in spec:
-            extra["include"] = tuple(spec["include"])
-        if "exclude" in spec:
-            extra["exclude"] = tuple(spec["exclude"])
-        if "max_words" in spec.get("pages", {}):
-            extra["max_words"] = spec["pages"]["max_words"]
-        if "navigation" in spec.get("pages", {}):
-            extra["navigation"] = spec["pages"]["navigation"]
-        if "drop" in spec.get("html", {}):
-            extra["html_drop"] = tuple(spec["html"]["drop"])
+        spec = filled(spec, "corpus")
+        pages = filled(spec["pages"], "corpus", "pages")
+        extra: dict[str, Any] = {
+            "include": tuple(spec["include"]),
+            "exclude": tuple(spec["exclude"]),
+            "max_words": pages["max_words"],
+            "navigation": pages["navigation"],
+            "html_drop": tuple(filled(spec["html"], "corpus", "html")["drop"]),
+        }
         if "embedding" in spec:
-            extra["embedding"] = self.embedding(spec["embedding"])
+            extra["embedding"] = self.embedding(filled(spec["embedding"], "corpus", "embedding"))
         if "synonyms" in spec:
             extra["synonyms"] = self.synonyms(spec["synonyms"], ("corpora", name, "synonyms"))
-        follow = spec.get("follow_symlinks", False)
+        follow = spec["follow_symlinks"]
         where = ("corpora", name, "path")
         if written_outside(spec["path"]):  # a folder elsewhere, named on purpose
             path = Path(spec["path"]).expanduser().resolve()
@@ -269,11 +262,11 @@ class _Builder:
         )
 
     def embedding(self, spec: Mapping[str, Any]) -> Embedding:
-        if "provider" in spec:  # a service embeds: it gives no word pieces to rerank with
+        if "provider" in spec:  # a service embeds: it gives no word pieces to rerank with, and
+            # validation refused any `rerank` but 0 (R133)
             service = _pick(spec, "provider", "api_base", "api_key_env")
-            return Embedding(spec["model"], spec.get("rerank", 0), **service)
-        model = self.embedding_model(spec["model"])
-        return Embedding(model, spec.get("rerank", DEFAULT_RERANK))
+            return Embedding(spec["model"], rerank=0, **service)
+        return Embedding(self.embedding_model(spec["model"]), spec["rerank"])
 
     def embedding_model(self, model: str) -> str:
         """A folder beside the pipeline that holds a model, as an absolute path; anything else
@@ -282,27 +275,29 @@ class _Builder:
         return str(local) if local.is_dir() else model
 
     def mcp_server(self, name: str, spec: Mapping[str, Any]) -> McpServer:
+        spec = filled(spec, "mcp_server")
         return McpServer(
             name=name,
             command=spec.get("command"),
-            args=tuple(spec.get("args", ())),
-            env=frozen(spec.get("env", {})),
+            args=tuple(spec["args"]),
+            env=frozen(spec["env"]),
             url=spec.get("url"),
-            headers=frozen(spec.get("headers", {})),
+            headers=frozen(spec["headers"]),
             folder=self.folder,
             **_pick(spec, "timeout_s", "start_timeout_s"),
         )
 
     def synonyms(self, spec: str | Mapping[str, Any], path: KeyPath) -> dict[str, tuple[str, ...]]:
         """An inline mapping, or the one a YAML file holds (checked by validation: R132)."""
-        if isinstance(spec, str):
-            from runner.documents.loader import read_document
+        if not isinstance(spec, str):
+            return synonym_map(spec)
+        from runner.documents.loader import read_document
 
-            spec = read_document(self.read_path(spec, path)).data
-        return synonym_map(spec)
+        return synonym_map(read_document(self.read_path(spec, path)).data)
 
     def deep_fallback(self, data: Mapping[str, Any]) -> DeepFallback:
-        gate = data.get("gatekeeper", {})
+        data = filled(data, "deep_fallback")
+        gate = filled(data["gatekeeper"], "gatekeeper")
         gate_path = ("deep_fallback", "gatekeeper")
         gatekeeper = Gatekeeper(
             **_pick(gate, "mode", "min_coverage"),
@@ -310,11 +305,12 @@ class _Builder:
         )
         return DeepFallback(
             coordinator=data["coordinator"],
-            prompt_types=tuple(data.get("prompt_types", ())),
+            prompt_types=tuple(data["prompt_types"]),
             gatekeeper=gatekeeper,
         )
 
     def answer(self, data: Mapping[str, Any]) -> AnswerConfig:
+        data = filled(data, "answer")
         return AnswerConfig(
             template=self.template(data, ("answer",)), **_pick(data, "max_context_items")
         )
@@ -323,23 +319,30 @@ class _Builder:
 
     def tool(self, data: Mapping[str, Any], path: KeyPath) -> ToolConfig:
         kind = ToolKind(data["kind"])
-        activation = data.get("activation", default_activation(data, self.deep_search_tools))
+        # the defaults of the keys every tool has and of its kind's own (the activation's
+        # depends on the deep_search tools: runner.config.defaults)
+        data = {
+            **defaults("tool"),
+            **defaults(f"{kind.value}_tool"),
+            "activation": default_activation(data, self.deep_search_tools),
+            **data,
+        }
         coordinator_output = data.get("coordinator_output")
         return ToolConfig(
             name=data["name"],
             kind=kind,
-            description=data.get("description", ""),
-            priority=data.get("priority", 100),
-            activation=self.activation(activation),
-            instruction=data.get("instruction", ""),
-            examples=tuple(data.get("examples", ())),
-            consumes_context=data.get("consumes_context", False),
-            output=Output(data.get("output", "context")),
+            description=data["description"],
+            priority=data["priority"],
+            activation=self.activation(data["activation"]),
+            instruction=data["instruction"],
+            examples=tuple(data["examples"]),
+            consumes_context=data["consumes_context"],
+            output=Output(data["output"]),
             coordinator_output=Output(coordinator_output) if coordinator_output else None,
             decompose=self.decompose(data["decompose"], (*path, "decompose"))
             if "decompose" in data
             else None,
-            prompt_types=tuple(data.get("prompt_types", ())),
+            prompt_types=tuple(data["prompt_types"]),
             options=self.options(kind, data, path),
             where=self.where(path),
         )
@@ -348,10 +351,12 @@ class _Builder:
     def activation(data: str | Mapping[str, Any]) -> Activation:
         if isinstance(data, str):
             return Activation(ActivationMode(data))
-        return Activation(ActivationMode.RULE, tuple(data.get("keywords", ())), data.get("pattern"))
+        # `keywords`, when given, are at least one: left out, there are none
+        keywords = tuple(data.get("keywords", ()))
+        return Activation(ActivationMode.RULE, keywords, data.get("pattern"))
 
     def options(self, kind: ToolKind, data: Mapping[str, Any], path: KeyPath) -> KindOptions:
-        builders = {
+        builders: dict[ToolKind, Callable[[Mapping[str, Any], KeyPath], KindOptions]] = {
             ToolKind.PROMPT: self.prompt_options,
             ToolKind.LOOKUP: self.lookup_options,
             ToolKind.RETRIEVE: self.retrieve_options,
@@ -385,9 +390,9 @@ class _Builder:
             table=self.read_path(data["table"], (*path, "table")),
             key=keys[0],
             key_columns=tuple(keys),
-            match=data.get("match", "text"),
+            match=data["match"],
             parameter=data.get("parameter"),
-            columns=tuple(data.get("columns", ())),
+            columns=tuple(data["columns"]),
             clarify=self.clarify(data.get("clarify"), (*path, "clarify")),
         )
 
@@ -419,15 +424,15 @@ class _Builder:
     def python_options(self, data: Mapping[str, Any], path: KeyPath) -> PythonOptions:
         return PythonOptions(
             reference=data["class"],
-            settings=frozen(data.get("settings", {})),
+            settings=frozen(data["settings"]),
             path=self.optional_read_path(data.get("path"), (*path, "path")),
         )
 
     def mcp_options(self, data: Mapping[str, Any], path: KeyPath) -> McpOptions:
         return McpOptions(
             server=data["server"],
-            tool=data.get("tool", data["name"]),
-            arguments=frozen(data.get("arguments", {})),
+            tool=data.get("tool", data["name"]),  # the server's tool of the same name
+            arguments=frozen(data["arguments"]),
             clarify=self.clarify(data.get("clarify"), (*path, "clarify")),
         )
 
@@ -439,14 +444,16 @@ class _Builder:
     def clarify(self, data: Mapping[str, Any] | None, path: KeyPath) -> Clarify | None:
         if data is None:
             return None
+        data = filled(data, "clarify")
         return Clarify(
             question=self.inline(data["question"], (*path, "question")),
-            required=tuple(data.get("required", ())),
+            required=tuple(data["required"]),
         )
 
     # --- declarative coordinators ------------------------------------------------------
 
     def decompose(self, data: Mapping[str, Any], path: KeyPath) -> Decompose:
+        data = filled(data, "decompose")
         append = data.get("append_prompt")
         return Decompose(
             extract=self.extraction(data.get("extract"), (*path, "extract")),
@@ -454,21 +461,23 @@ class _Builder:
             append_prompt=self.inline(append, (*path, "append_prompt")) if append else None,
             subtasks=tuple(
                 self.subtask(spec, (*path, "subtasks", i))
+                # `subtasks`, when given, are at least one; a decompose may have none
                 for i, spec in enumerate(data.get("subtasks", ()))
             ),
-            activate_after_subtasks=data.get("activate_after_subtasks", False),
-            parallel=data.get("parallel", False),
+            activate_after_subtasks=data["activate_after_subtasks"],
+            parallel=data["parallel"],
         )
 
     def subtask(self, data: Mapping[str, Any], path: KeyPath) -> SubtaskTemplate:
+        data = filled(data, "subtask")
         conditional = data.get("conditional")
         return SubtaskTemplate(
             prompt=self.inline(data["prompt"], (*path, "prompt")),
             name=data.get("name"),
             id=data.get("id"),
             for_each=data.get("for_each"),
-            loop_var=data.get("as", "item"),
-            required_tools=tuple(data.get("required_tools", ())),
+            loop_var=data["as"],
+            required_tools=tuple(data["required_tools"]),
             condition=self.condition(conditional, (*path, "conditional")) if conditional else None,
             where=self.where(path),
         )

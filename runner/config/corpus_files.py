@@ -28,7 +28,8 @@ FORMATS = {
     ".pdf": "pdf",
 }
 # Every file below the folder; `corpus_entries` keeps those of a format runner reads. One walk of
-# the folder, where a pattern per format would walk it once for each.
+# the folder, where a pattern per format would walk it once for each. (The schema's default of
+# `include`, which the model's `Corpus.include` is checked against: tests/config.)
 DEFAULT_INCLUDE = ("**/*",)
 
 

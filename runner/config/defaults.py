@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from runner.config.keys import default
+
 # The keys of a `deep_search` tool that name its search tools (C29).
 SEARCH_TOOL_KEYS = ("search_tool", "neighbor_search_tool")
 
@@ -32,4 +34,6 @@ def deep_search_tool_names(data: Mapping[str, Any]) -> set[str]:
 
 def default_activation(tool: Mapping[str, Any], deep_search_tools: set[str]) -> str:
     """The activation of a tool that does not write one."""
-    return "coordinator_only" if tool["name"] in deep_search_tools else "suitability"
+    if tool["name"] in deep_search_tools:
+        return "coordinator_only"
+    return str(default("tool", "activation"))

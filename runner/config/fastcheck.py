@@ -4,8 +4,9 @@ jsonschema reports every error with its place, which is what an author needs, bu
 that on every document: each subschema it enters builds a new validator object, so a valid
 pipeline of a hundred lines takes milliseconds. Most files CI validates are valid. This module
 compiles the schema (its `$ref`s already written out by `runner.config.schema`) once into plain
-Python predicates with jsonschema's exact semantics (the same type checks, the same `equal` and
-`uniq`); a document they accept has no schema error, and only a document they reject goes
+Python predicates with jsonschema's exact semantics (the same type checks; a value that is no
+text is compared by a jsonschema validator of that one keyword, through its public API); a
+document they accept has no schema error, and only a document they reject goes
 through jsonschema for its errors.
 
 A keyword this compiler does not know makes `compile_schema` raise `Unsupported`: the caller then
@@ -19,7 +20,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from jsonschema._utils import equal, uniq
+from jsonschema import Draft202012Validator
 
 Check = Callable[[Any], bool]
 
@@ -41,6 +42,7 @@ _ANNOTATIONS = frozenset(
         "writeOnly",
         "format",
         "markdownDescription",
+        "defaultDescription",
         "patternErrorMessage",
     }
 )
@@ -109,18 +111,24 @@ def _type(types: Any, schema: Mapping[str, Any]) -> Check:
     return lambda value: any(check(value) for check in checks)
 
 
+def _by_jsonschema(keyword: str, argument: Any) -> Check:
+    """jsonschema's own answer for one keyword: its equality of JSON values (1 is not true,
+    1.0 is 1) is then the same by construction."""
+    return Draft202012Validator({keyword: argument}).is_valid
+
+
 def _enum(values: list[Any], schema: Mapping[str, Any]) -> Check:
     if all(isinstance(each, str) for each in values):
-        # `equal` with a text is `==`, and only a text equals a text: a set lookup says the same
+        # a text equals only the same text in jsonschema: a set lookup says the same
         texts = frozenset(values)
         return lambda value: isinstance(value, str) and value in texts
-    return lambda value: any(equal(each, value) for each in values)
+    return _by_jsonschema("enum", values)
 
 
 def _const(constant: Any, schema: Mapping[str, Any]) -> Check:
     if isinstance(constant, str):
         return lambda value: isinstance(value, str) and value == constant
-    return lambda value: equal(value, constant)
+    return _by_jsonschema("const", constant)
 
 
 def _properties(properties: Mapping[str, Any], schema: Mapping[str, Any]) -> Check:
@@ -205,7 +213,16 @@ def _bound(test: Callable[[Any], bool]) -> Check:
 def _unique(flag: bool, schema: Mapping[str, Any]) -> Check:
     if not flag:
         return lambda value: True
-    return lambda value: not isinstance(value, list) or uniq(value)
+    unique = _by_jsonschema("uniqueItems", True)
+
+    def check(value: Any) -> bool:
+        if not isinstance(value, list):
+            return True
+        if all(isinstance(item, str) for item in value):  # texts: equal only when the same
+            return len(set(value)) == len(value)
+        return unique(value)
+
+    return check
 
 
 def _pattern(pattern: str, schema: Mapping[str, Any]) -> Check:

@@ -138,7 +138,7 @@ class _Explainer:
     # --- handlers, one per schema keyword -----------------------------------------------
 
     def _alternatives(self, error: ValidationError) -> Iterator[Diagnostic]:
-        branches = list(error.validator_value)
+        branches = list(_argument(error))
         if all(set(branch) <= {"required"} for branch in branches):
             keys = [branch["required"][0] for branch in branches]
             wanted = " or ".join(f"`{key}`" for key in keys)
@@ -146,28 +146,29 @@ class _Explainer:
                 "S109",
                 f"{self._subject(_path(error))} needs {wanted}",
                 _path(error),
-                hint=_property_hint(error.schema, keys),
+                hint=_property_hint(_schema(error), keys),
             )
             return
         chosen = _likely_branch(error)
         if chosen is None:
             expected = " or ".join(_expected_types(branches))
+            found = describe(_instance(error))
             yield self._diagnostic(
                 "S103",
-                f"{self._subject(_path(error))} must be {expected}, not {describe(error.instance)}",
+                f"{self._subject(_path(error))} must be {expected}, not {found}",
                 _path(error),
-                hint=_description(error.schema),
+                hint=_description(_schema(error)),
             )
             return
         for sub_error in chosen:
             yield from self.explain(sub_error)
 
     def _unknown_keys(self, error: ValidationError) -> Iterator[Diagnostic]:
-        if not isinstance(error.instance, Mapping):
+        if not isinstance(_instance(error), Mapping):
             return
-        allowed = set(error.schema.get("properties", {}))
+        allowed = set(_schema(error).get("properties", {}))
         path = _path(error)
-        for key in error.instance:
+        for key in _instance(error):
             if key not in allowed:
                 self._note_misspelt(path, key, allowed)
                 yield self._diagnostic(
@@ -186,9 +187,9 @@ class _Explainer:
         branch = _schema_at(self.root, schema_path[:branch_at])
         branches = _schema_at(self.root, schema_path[: branch_at - 1])
         kind = _branch_value(branch["if"])
-        allowed = set(error.validator_value)
+        allowed = set(_argument(error))
         own = sorted(set(branch["then"].get("properties", {})))
-        key, path = str(error.instance), _path(error)
+        key, path = str(_instance(error)), _path(error)
         hint = f"a `{kind}` tool takes {', '.join(own)} besides the keys every tool takes"
         owners = [
             _branch_value(other["if"])
@@ -212,12 +213,12 @@ class _Explainer:
             self.misspelt.add((path, meant))
 
     def _required(self, error: ValidationError) -> Iterator[Diagnostic]:
-        instance = error.instance if isinstance(error.instance, Mapping) else {}
+        instance = _instance(error) if isinstance(_instance(error), Mapping) else {}
         path = _path(error)
-        for key in error.validator_value:
+        for key in _argument(error):
             if key in instance:
                 continue
-            hint = _property_hint(error.schema, [key])
+            hint = _property_hint(_schema(error), [key])
             guess = _guess_discriminator(error, key, instance)
             if guess:
                 hint = f"the keys given look like `{key}: {guess}`"
@@ -226,43 +227,41 @@ class _Explainer:
             )
 
     def _type(self, error: ValidationError) -> Iterator[Diagnostic]:
-        expected = error.validator_value
+        expected = _argument(error)
         names = [expected] if isinstance(expected, str) else list(expected)
         wanted = " or ".join(TYPE_NAMES.get(name, name) for name in names)
         path = _path(error)
-        hint = _description(error.schema)
-        if "string" in names and _is_scalar(error.instance):
-            written = self._source_text(path) or str(error.instance)
+        hint = _description(_schema(error))
+        if "string" in names and _is_scalar(_instance(error)):
+            written = self._source_text(path) or str(_instance(error))
             hint = f'quote it to make it a text: "{shorten(written)}"'
         yield self._diagnostic(
             "S103",
-            f"{self._subject(path)} must be {wanted}, not {describe(error.instance)}",
+            f"{self._subject(path)} must be {wanted}, not {describe(_instance(error))}",
             path,
             hint=hint,
         )
 
     def _enum(self, error: ValidationError) -> Iterator[Diagnostic]:
-        allowed = (
-            [error.validator_value] if error.validator == "const" else list(error.validator_value)
-        )
+        allowed = [_argument(error)] if error.validator == "const" else list(_argument(error))
         shown = ", ".join(str(value) for value in allowed)
-        value = error.instance
+        value = _instance(error)
         message = f"{self._subject(_path(error))}: `{shorten(value)}` is not allowed; expected "
         message += f"one of: {shown}" if len(allowed) > 1 else f"`{shown}`"
         if isinstance(value, str):
             message += suggestion_suffix(value, [str(choice) for choice in allowed])
-        yield self._diagnostic("S104", message, _path(error), hint=_description(error.schema))
+        yield self._diagnostic("S104", message, _path(error), hint=_description(_schema(error)))
 
     def _pattern(self, error: ValidationError) -> Iterator[Diagnostic]:
-        rule = error.schema.get("patternErrorMessage") or f"it must match `{error.validator_value}`"
+        rule = _schema(error).get("patternErrorMessage") or f"it must match `{_argument(error)}`"
         yield self._diagnostic(
             "S105",
-            f"{self._subject(_path(error))}: `{shorten(error.instance)}` is not valid: {rule}",
+            f"{self._subject(_path(error))}: `{shorten(_instance(error))}` is not valid: {rule}",
             _path(error),
         )
 
     def _range(self, error: ValidationError) -> Iterator[Diagnostic]:
-        bound = error.validator_value
+        bound = _argument(error)
         phrase = {
             "minimum": f"at least {bound}",
             "maximum": f"at most {bound}",
@@ -270,13 +269,13 @@ class _Explainer:
         }[str(error.validator)]
         yield self._diagnostic(
             "S106",
-            f"{self._subject(_path(error))} must be {phrase}, not {error.instance}",
+            f"{self._subject(_path(error))} must be {phrase}, not {_instance(error)}",
             _path(error),
-            hint=_description(error.schema),
+            hint=_description(_schema(error)),
         )
 
     def _empty(self, error: ValidationError) -> Iterator[Diagnostic]:
-        bound = error.validator_value
+        bound = _argument(error)
         what = {"minLength": "character", "minItems": "item", "minProperties": "entry"}[
             str(error.validator)
         ]
@@ -285,22 +284,21 @@ class _Explainer:
             "S107",
             f"{self._subject(_path(error))} {need}",
             _path(error),
-            hint=_description(error.schema),
+            hint=_description(_schema(error)),
         )
 
     def _too_many_keys(self, error: ValidationError) -> Iterator[Diagnostic]:
-        keys = ", ".join(f"`{shorten(key)}`" for key in error.instance)
+        keys = ", ".join(f"`{shorten(key)}`" for key in _instance(error))
         yield self._diagnostic(
             "S108",
-            f"{self._subject(_path(error))} takes only {error.validator_value} of its keys, "
-            f"got {keys}",
+            f"{self._subject(_path(error))} takes only {_argument(error)} of its keys, got {keys}",
             _path(error),
-            hint=_description(error.schema),
+            hint=_description(_schema(error)),
         )
 
     def _duplicate_item(self, error: ValidationError) -> Iterator[Diagnostic]:
         seen: list[Any] = []
-        for index, item in enumerate(error.instance):
+        for index, item in enumerate(_instance(error)):
             if item in seen:
                 yield self._diagnostic(
                     "S112",
@@ -313,21 +311,21 @@ class _Explainer:
 
     def _dependent(self, error: ValidationError) -> Iterator[Diagnostic]:
         path = _path(error)
-        for key, needed in error.validator_value.items():
-            if key not in error.instance:
+        for key, needed in _argument(error).items():
+            if key not in _instance(error):
                 continue
             for other in needed:
-                if other not in error.instance:
+                if other not in _instance(error):
                     yield self._diagnostic(
                         "S113",
                         f"`{key}` in {self._subject(path)} needs `{other}`",
                         (*path, key),
-                        hint=_property_hint(error.schema, [other]),
+                        hint=_property_hint(_schema(error), [other]),
                         at_key=True,
                     )
 
     def _not(self, error: ValidationError) -> Iterator[Diagnostic]:
-        forbidden = error.validator_value
+        forbidden = _argument(error)
         path = _path(error)
         if isinstance(forbidden, Mapping) and "required" in forbidden:
             keys = list(forbidden["required"])
@@ -336,7 +334,7 @@ class _Explainer:
                 "S110",
                 f"{self._subject(path)} gives both {pair}; keep one",
                 (*path, keys[-1]),
-                hint=_exclusive_hint(keys),
+                hint=_description(forbidden),  # what each of the two holds
                 at_key=True,
             )
             return
@@ -344,7 +342,7 @@ class _Explainer:
             "S111",
             f"`{path[-1]}` is not allowed in {self._subject(path[:-1])}",
             path,
-            hint=_description(error.schema),
+            hint=_description(_schema(error)),
             at_key=True,
         )
 
@@ -352,11 +350,11 @@ class _Explainer:
         if "then" in error.relative_schema_path and error.validator == "enum":
             yield from self._unknown_key_for_kind(error)
             return
-        path, key = _path(error), str(error.instance)
-        rule = error.schema.get("patternErrorMessage")
-        if rule is None and "enum" in error.schema:
-            rule = "expected one of: " + ", ".join(error.schema["enum"])
-            rule += suggestion_suffix(key, error.schema["enum"])
+        path, key = _path(error), str(_instance(error))
+        rule = _schema(error).get("patternErrorMessage")
+        if rule is None and "enum" in _schema(error):
+            rule = "expected one of: " + ", ".join(_schema(error)["enum"])
+            rule += suggestion_suffix(key, _schema(error)["enum"])
         yield self._diagnostic(
             "S105",
             f"{self._subject(path)}: the key `{shorten(key)}` is not valid: "
@@ -371,6 +369,24 @@ class _Explainer:
 
 def _path(error: ValidationError) -> KeyPath:
     return tuple(error.absolute_path)
+
+
+def _argument(error: ValidationError) -> Any:
+    """The failed keyword's value in the schema (typed as maybe unset: every error jsonschema
+    reports has it)."""
+    argument: Any = error.validator_value
+    return argument
+
+
+def _instance(error: ValidationError) -> Any:
+    """The value that failed (typed as maybe unset: every error jsonschema reports has it)."""
+    instance: Any = error.instance
+    return instance
+
+
+def _schema(error: ValidationError) -> Mapping[str, Any]:
+    """The schema the failed keyword belongs to (a boolean schema has no keywords)."""
+    return error.schema if isinstance(error.schema, Mapping) else {}
 
 
 def _is_scalar(value: Any) -> bool:
@@ -394,13 +410,6 @@ def describe(value: Any) -> str:
     if isinstance(value, Mapping):
         return "a mapping"
     return type(value).__name__
-
-
-def _exclusive_hint(keys: list[str]) -> str:
-    """What each of two keys that exclude each other holds: a file, or the text itself."""
-    if "offline" in keys:
-        return "`offline_template` names a file; `offline` holds the reply's text itself"
-    return "`template` names a file; `prompt` holds the template text itself"
 
 
 def _description(schema: Any) -> str:
@@ -468,7 +477,7 @@ def _guess_discriminator(
 ) -> str | None:
     """For a missing discriminator (`kind`): the branch whose keys the object uses most."""
     best: tuple[int, str] | None = None
-    for branch in error.schema.get("allOf", []):
+    for branch in _schema(error).get("allOf", []):
         condition = branch.get("if", {})
         if key not in condition.get("required", ()) or "then" not in branch:
             continue

@@ -5,7 +5,6 @@ Validating a thousand files must take seconds, so nothing here is rebuilt per fi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from typing import Any
@@ -13,12 +12,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from runner.resources import schema_path
-
-
-@cache
-def pipeline_schema() -> dict[str, Any]:
-    return json.loads(schema_path("pipeline").read_text(encoding="utf-8"))
+from runner.config.keys import pipeline_schema
 
 
 @cache

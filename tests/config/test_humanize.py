@@ -106,3 +106,12 @@ def test_a_misspelt_required_key_is_one_error_not_two(
     (diagnostic,) = validate_file(path).diagnostics
     assert (diagnostic.code, diagnostic.line, diagnostic.col) == ("S101", 6, 5)
     assert "did you mean `key`?" in diagnostic.message
+
+
+def test_two_keys_that_exclude_each_other_are_explained_by_the_schema(
+    write_pipeline: Callable[..., Path],
+) -> None:
+    path = write_pipeline(BASE + "answer: {template: answer.j2, prompt: hi}\n")
+    [diagnostic] = [d for d in validate_file(path).diagnostics if d.code == "S110"]
+    assert diagnostic.message == "answer gives both `template` and `prompt`; keep one"
+    assert diagnostic.hint == "`template` names a file; `prompt` holds the template text itself"

@@ -4,9 +4,11 @@ with the typed model."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
+import yaml
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
@@ -96,3 +98,24 @@ def test_runner_schema_prints_the_schema_file() -> None:
     result = CliRunner().invoke(main, ["schema"])
     assert result.exit_code == 0
     assert json.loads(result.output) == json.loads(schema_path("pipeline").read_text())
+
+
+DEFAULT_IN_WORDS = re.compile(r"(?i)\bdefault `?(\w[\w.]*)`?(?=[),;.:])")
+
+
+def test_a_default_a_description_names_is_the_key_s_default() -> None:
+    """A description that says "(default 4)" for an editor's hover says what `default` says."""
+    wrong = []
+    for path, node in walk(pipeline_schema()):
+        if not (path and path[-1] == "properties" and isinstance(node, dict)):
+            continue
+        for key, spec in node.items():
+            words = f"{spec.get('description', '')} {spec.get('markdownDescription', '')}"
+            for named in DEFAULT_IN_WORDS.findall(words):
+                value = yaml.safe_load(named)
+                scalar = not isinstance(spec.get("default"), list | dict)  # "[] is all" is words
+                if "default" in spec and scalar and value != spec["default"]:
+                    wrong.append((key, named, spec["default"]))
+                elif "default" not in spec and not isinstance(value, str):
+                    wrong.append((key, named, "no default"))
+    assert wrong == []

@@ -12,10 +12,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "schemas" / "pipeline.schema.json"
 REFERENCE = ROOT / "docs" / "reference.md"
 
-# The `llm` block's newest keys are documented together with their feature in docs/reference.md's
-# `llm` section; until that lands they may be named only in docs/llm.md.
-LLM_KEYS_DOCUMENTED_IN_LLM_MD = {"context_window", "options", "structured"}
-
 
 def schema_keys(node: object) -> Iterator[str]:
     if isinstance(node, dict):
@@ -39,11 +35,8 @@ def mentioned(key: str, text: str) -> bool:
 
 def test_every_schema_key_is_named_in_docs_reference_md() -> None:
     reference = REFERENCE.read_text(encoding="utf-8")
-    llm_md = (ROOT / "docs" / "llm.md").read_text(encoding="utf-8")
     keys = set(schema_keys(json.loads(SCHEMA.read_text(encoding="utf-8"))))
-    missing = {key for key in keys if not mentioned(key, reference)}
-    pending = {key for key in missing & LLM_KEYS_DOCUMENTED_IN_LLM_MD if mentioned(key, llm_md)}
-    assert sorted(missing - pending) == []
+    assert sorted(key for key in keys if not mentioned(key, reference)) == []
 
 
 def test_the_readme_docs_map_lists_every_docs_page() -> None:

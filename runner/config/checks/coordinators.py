@@ -11,6 +11,7 @@ from runner.config.checks.context import Checks
 from runner.config.checks.extraction import extraction
 from runner.config.checks.templates import expression, inline_template
 from runner.config.humanize import suggestion_suffix
+from runner.config.keys import filled
 from runner.documents.diagnostics import KeyPath, value_at
 from runner.purposes import CONDITION_VARIABLES, DECOMPOSE_VARIABLES, PURPOSE_VARIABLES, Purpose
 
@@ -35,7 +36,7 @@ def decompositions(checks: Checks) -> None:
 def subtask_template(
     checks: Checks, path: KeyPath, subtask: Mapping[str, Any], earlier: dict[str, int]
 ) -> None:
-    loop = {subtask.get("as", "item")} if "for_each" in subtask else set()
+    loop = {filled(subtask, "subtask")["as"]} if "for_each" in subtask else set()
     if "for_each" in subtask:
         expression(checks, (*path, "for_each"), DECOMPOSE_VARIABLES)
     inline_template(checks, (*path, "prompt"), DECOMPOSE_VARIABLES | loop)

@@ -13,8 +13,9 @@ from typing import Any
 
 from runner.config.checks.context import Checks
 from runner.config.checks.paths import existing_document, existing_path, inside_folder
-from runner.config.corpus_files import DEFAULT_INCLUDE, document_format, excluded, folder_glob
+from runner.config.corpus_files import document_format, excluded, folder_glob
 from runner.config.humanize import suggestion_suffix
+from runner.config.keys import default, filled
 from runner.config.paths import (
     PathOutsideFolder,
     PathUnusable,
@@ -58,9 +59,10 @@ def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
                 )
     if isinstance(spec.get("synonyms"), str):
         synonyms_file(checks, spec["synonyms"], ("corpora", name, "synonyms"))
-    for index, selector in enumerate(spec.get("html", {}).get("drop", [])):
+    corpus = filled(spec, "corpus")  # with the defaults of what it leaves out, as it runs
+    for index, selector in enumerate(filled(corpus["html"], "corpus", "html")["drop"]):
         css_selector(checks, selector, ("corpora", name, "html", "drop", index))
-    follow = spec.get("follow_symlinks", False)
+    follow = corpus["follow_symlinks"]
     where = ("corpora", name, "path")
     root = checks.folder  # the folder the documents must stay in
     if written_outside(spec["path"]):  # a folder elsewhere, named on purpose
@@ -80,8 +82,7 @@ def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
             return
         folder = found
         checks.note_path(folder, contents=False)  # its documents are listed, never read here
-    include = spec.get("include", list(DEFAULT_INCLUDE))
-    exclude = spec.get("exclude", [])
+    include, exclude = corpus["include"], corpus["exclude"]
     matched = corpus_documents(checks, name, folder, include)
     documents = [path for path in matched if not excluded(path.relative_to(folder), exclude)]
     try:
@@ -211,7 +212,7 @@ def _no_documents(
             f"{what} of {path} that `include` ({patterns}) matches",
             "narrow `exclude`, or add documents",
         )
-    if list(include) == list(DEFAULT_INCLUDE):
+    if list(include) == default("corpus", "include"):
         return (
             f"corpus `{name}` has no documents: {path} holds no file runner reads",
             "add .md, .rst, .txt, .html or .pdf files",

@@ -100,7 +100,8 @@ def script_file(checks: Checks) -> None:
         )
         return
     validator = definition_validator("script_file")
-    diagnostics = humanize(validator.iter_errors(document.data), document, validator.schema)
+    root = validator.schema if isinstance(validator.schema, Mapping) else None
+    diagnostics = humanize(validator.iter_errors(document.data), document, root)
     checks.diagnostics.extend(diagnostics)
     if diagnostics:
         return

@@ -137,7 +137,8 @@ def _metaschema_problem(error: ValidationError) -> str:
     where = ".".join(str(part) for part in error.absolute_path) or "the schema"
     enums = [e for e in error.context or () if e.validator == "enum"]
     if enums:
-        allowed = [str(value) for value in enums[0].validator_value]
+        values: Any = enums[0].validator_value  # typed as maybe unset; an enum error has it
+        allowed = [str(value) for value in values]
         return (
             f"`{where}`: `{error.instance}` is not allowed; expected one of: {', '.join(allowed)}"
             + suggestion_suffix(str(error.instance), allowed)

@@ -125,9 +125,9 @@ def _reads(
         yield from _reads(node.test, True, known)
         for child in then:
             yield from _reads(child, False, known | _tested(node.test))
-        for child in otherwise:
-            if child is not None:
-                yield from _reads(child, False, known)
+        for other in otherwise:
+            if other is not None:
+                yield from _reads(other, False, known)
         return
     for child, child_guarded in _children(node):
         yield from _reads(child, child_guarded, known)
