@@ -328,6 +328,7 @@ class LLMCall(TraceEvent):
 class TraceWarning(TraceEvent):
     EVENT: ClassVar[str] = "warning"
     message: str
+    tool: str | None = None  # the tool that wrote it, when a tool did
 
 
 @dataclass(frozen=True, kw_only=True)
