@@ -10,9 +10,10 @@ semantic conventions for generative AI (and runner's own attributes under `runne
         chat {model}                  an LLM call made for the task (suitability, …)
       chat {model}                    the final answer
 
-Plain data, no OpenTelemetry: `runner.observability.otel` makes real spans of it. The trace's
-events mark when a step ended; a step began where the step before it in the same task (or in
-one of its subtasks) ended, and an LLM call `latency_ms` before its event. Prompts, replies and
+Plain data, no OpenTelemetry: `runner.observability.otel` makes real spans of it. The trace is
+read as typed events (runner.trace.events); they mark when a step ended; a step began where
+the step before it in the same task (or in one of its subtasks) ended, and an LLM call
+`latency_ms` before its event. Prompts, replies and
 queries are in the spans only with `content` (the user's opt-in): the round's message and
 answer, task prompts and queries from the trace, each call's prompt and reply from the
 `exchanges` the round kept beside it (the trace holds no prompt text). Whatever looks like a

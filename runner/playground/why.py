@@ -6,6 +6,8 @@ run --json` prints) and its trace events. The tree is the result's own tree, eac
 with what the trace says happened to it: which coordinator made its subtasks, which tools were
 candidates and what the suitability call answered, who decided to skip a conditional subtask, the
 gatekeeper's verdict, whether the deep search ran and the pages each retrieval tool ranked.
+The trace is read as typed events and every note is runner.trace.why's, as `runner explain`'s
+sentences are.
 """
 
 from __future__ import annotations
