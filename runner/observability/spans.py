@@ -13,11 +13,11 @@ semantic conventions for generative AI (and runner's own attributes under `runne
 Plain data, no OpenTelemetry: `runner.observability.otel` makes real spans of it. The trace is
 read as typed events (runner.trace.events); they mark when a step ended; a step began where
 the step before it in the same task (or in one of its subtasks) ended, and an LLM call
-`latency_ms` before its event. Prompts, replies and
-queries are in the spans only with `content` (the user's opt-in): the round's message and
-answer, task prompts and queries from the trace, each call's prompt and reply from the
-`exchanges` the round kept beside it (the trace holds no prompt text). Whatever looks like a
-credential in them, or in an error, is hidden (runner.text.credentials).
+`latency_ms` before its event. Prompts, replies and queries are in the spans only with
+`content` (the user's opt-in): the round's message and answer, task prompts and queries from
+the trace, each call's prompt and reply from the `exchanges` the round kept beside it (the
+trace holds no prompt text). Whatever looks like a credential in them, or in an error, is
+hidden (runner.text.credentials).
 
 An error's own text is no part of a span's status without `content` either: an LLM server's
 400 may echo the prompt, a tool's error the user's words. Its status then says what failed and
