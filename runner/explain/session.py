@@ -16,14 +16,14 @@ from runner.trace.events import LLMCall, TaskStart, read_event, read_trace
 from runner.trace.why import shorten
 
 if TYPE_CHECKING:
-    from runner.sessions import RoundRecord, SessionStore
+    from runner.sessions import RoundRecord, Store
 
 
-def session_lines(store: SessionStore) -> list[str]:
+def session_lines(store: Store) -> list[str]:
     """One line per stored session: id, status, rounds, last change, pipeline."""
     sessions = store.sessions()
     if not sessions:
-        return [f"no sessions in {store.path}"]
+        return [f"no sessions in {store.location}"]  # a file, or a URL without its password
     lines = []
     for info in sessions:
         when = datetime.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M")
@@ -34,7 +34,7 @@ def session_lines(store: SessionStore) -> list[str]:
     return lines
 
 
-def explain_session(store: SessionStore, session_id: str, *, llm_calls: bool) -> Iterator[str]:
+def explain_session(store: Store, session_id: str, *, llm_calls: bool) -> Iterator[str]:
     state, _version = store.load(session_id)
     rounds = store.rounds(session_id)
     yield f"session {session_id} · pipeline {state.pipeline_path} · {len(rounds)} round(s)"
