@@ -519,7 +519,7 @@ SOURCES: dict[str, Callable[[Mapping[str, Any]], list[Row]]] = {
 RUNNER = ("runner", "schemas", "templates")
 MEASURES: dict[str, tuple[str, ...]] = {
     "multipart": (*RUNNER, "bench/multipart.py", "bench/simllm.py", "bench/pipelines"),
-    "overhead": ("runner/engine", "runner/trace.py", "bench/overhead.py"),
+    "overhead": ("runner/engine", "runner/trace", "bench/overhead.py"),
     "startup": (*RUNNER, "bench/startup.py"),
     "bombs": ("runner/documents", "runner/config", "runner/templating", "bench/bombs.py"),
     "tables": ("runner/tables", "runner/documents", "runner/tools/lookup.py", "bench/tables.py"),

@@ -2,30 +2,22 @@
 task tree. Shared by `runner run`, `runner chat`, `runner test` and `runner explain`, so it lives
 outside the command modules (imports flow from the commands to here, never back).
 
-At runner's top as the one showing layer the CLI, the service, explain and test share.
+At runner's top as the one showing layer the CLI, the service, explain and test share. What
+it says of a trace (the reasons tools ran, what failed) is runner.trace.why's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
+
+from runner.trace.events import Terminal, TraceEvent, of_kind, read_trace
+from runner.trace.why import shorten, task_status, tool_reason_label, traceback_of, what_failed
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from runner.engine.outcome import RoundResult
-
-# How the task tree names the reason a tool ran (the engine's activation reasons).
-REASONS = {
-    "forced": "forced",
-    "suitability": "suitability",
-    "rule": "rule",
-    "always": "always",
-    "retrieval": "retrieval",
-    "after_subtasks": "after subtasks",
-    "deep_fallback": "deep fallback",
-    "decompose_failed": "not activated (its decomposition failed)",
-}
 
 
 def describe_error(exc: BaseException) -> str:
@@ -62,25 +54,15 @@ def is_expected(exc: BaseException) -> bool:
     return type(exc).__name__ in {"CorpusError", "IndexMissingError"}
 
 
-def tracebacks(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+def tracebacks(events: Iterable[Mapping[str, Any] | TraceEvent]) -> list[tuple[str, str]]:
     """(what failed, its traceback) of every exception a round's trace recorded: a tool's, a
     coordinator's, a conditional decision's (the round went on without it), and the one that
     ended the round with an error, in the order they happened."""
     found = []
-    for event in events:
-        text = event.get("traceback")
-        if not isinstance(text, str):
-            continue
-        kind, task = event.get("event"), event.get("task")
-        if kind == "tool.error":
-            what = f"tool {event.get('tool')!r} on task {task}"
-        elif kind == "coordinator.error":
-            what = f"coordinator {event.get('coordinator')!r} on task {task}"
-        elif kind == "subtask.decision":
-            what = f"the decision on conditional subtask {task} by {event.get('decided_by')!r}"
-        else:
-            what = f"the round's error: {event.get('error')}"
-        found.append((what, text))
+    for event in read_trace(events):
+        text = traceback_of(event)
+        if text is not None:
+            found.append((what_failed(event), text))
     return found
 
 
@@ -143,7 +125,7 @@ def answered_by(result: RoundResult) -> frozenset[str]:
     """The completion keys of the tools whose result was the round's terminal answer (C25)."""
     if result.trace is None:
         return frozenset()
-    return frozenset(event["key"] for event in result.trace.of("terminal") if "key" in event)
+    return frozenset(event.key for event in of_kind(read_trace(result.trace.events), Terminal))
 
 
 def task_tree(task: Mapping[str, Any], terminal: frozenset[str] = frozenset()) -> Any:
@@ -166,7 +148,7 @@ def _fill(node: Any, task: Mapping[str, Any], terminal: frozenset[str]) -> None:
 def task_label(task: Mapping[str, Any]) -> Any:
     from rich.text import Text
 
-    status = "skipped" if task.get("skipped") else task.get("status", "")
+    status = task_status(task)
     style = {"done": "green", "skipped": "dim", "failed": "red", "waiting": "yellow"}.get(
         status, ""
     )
@@ -187,7 +169,7 @@ def task_label(task: Mapping[str, Any]) -> Any:
 def tool_label(tool: Mapping[str, Any], terminal: bool = False) -> Any:
     from rich.text import Text
 
-    reason = REASONS.get(tool.get("reason", ""), tool.get("reason", "") or "?")
+    reason = tool_reason_label(tool.get("reason"))
     label = Text(str(tool["name"]), style="cyan") + Text(f" — {reason}")
     status = tool.get("status")
     if status == "asked":
@@ -204,9 +186,3 @@ def tool_label(tool: Mapping[str, Any], terminal: bool = False) -> Any:
         if tool.get("guaranteed"):
             label += Text(", guaranteed")
     return label + Text(f"  ({tool['key']})", style="dim")
-
-
-def shorten(text: str, limit: int = 70) -> str:
-    """One line, cut to `limit` characters with an ellipsis."""
-    one_line = " ".join(str(text).split())
-    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"

@@ -10,13 +10,14 @@ semantic conventions for generative AI (and runner's own attributes under `runne
         chat {model}                  an LLM call made for the task (suitability, …)
       chat {model}                    the final answer
 
-Plain data, no OpenTelemetry: `runner.observability.otel` makes real spans of it. The trace's
-events mark when a step ended; a step began where the step before it in the same task (or in
-one of its subtasks) ended, and an LLM call `latency_ms` before its event. Prompts, replies and
-queries are in the spans only with `content` (the user's opt-in): the round's message and
-answer, task prompts and queries from the trace, each call's prompt and reply from the
-`exchanges` the round kept beside it (the trace holds no prompt text). Whatever looks like a
-credential in them, or in an error, is hidden (runner.text.credentials).
+Plain data, no OpenTelemetry: `runner.observability.otel` makes real spans of it. The trace is
+read as typed events (runner.trace.events); they mark when a step ended; a step began where
+the step before it in the same task (or in one of its subtasks) ended, and an LLM call
+`latency_ms` before its event. Prompts, replies and queries are in the spans only with
+`content` (the user's opt-in): the round's message and answer, task prompts and queries from
+the trace, each call's prompt and reply from the `exchanges` the round kept beside it (the
+trace holds no prompt text). Whatever looks like a credential in them, or in an error, is
+hidden (runner.text.credentials).
 
 An error's own text is no part of a span's status without `content` either: an LLM server's
 400 may echo the prompt, a tool's error the user's words. Its status then says what failed and
@@ -36,17 +37,36 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from runner.text.credentials import hide_credentials
+from runner.trace.events import (
+    Activation,
+    ClarificationAsk,
+    CoordinatorError,
+    CoordinatorRun,
+    CoordinatorSkip,
+    DeepFallback,
+    Gatekeeper,
+    LLMCall,
+    Retrieval,
+    RoundStart,
+    SubtaskDecision,
+    TaskEnd,
+    TaskStart,
+    Terminal,
+    ToolError,
+    ToolRun,
+    TraceEvent,
+    read_trace,
+)
 
 if TYPE_CHECKING:
     from runner.llm.exchanges import Exchange
 
-TOOL_ENDS = frozenset({"tool.run", "tool.error", "terminal", "clarification.ask"})
-COORDINATOR_ENDS = frozenset({"coordinator.run", "coordinator.error"})
+ToolEnd = ToolRun | ToolError | Terminal | ClarificationAsk
+TOOL_ENDS = (ToolRun, ToolError, Terminal, ClarificationAsk)
+COORDINATOR_ENDS = (CoordinatorRun, CoordinatorError)
 # events that say something happened on a task without a span of their own: the next step
 # begins after them
-STEPS = frozenset(
-    {"activation", "gatekeeper", "deep_fallback", "subtask.decision", "coordinator.skip"}
-)
+STEPS = (Activation, Gatekeeper, DeepFallback, SubtaskDecision, CoordinatorSkip)
 
 
 @dataclass
@@ -62,7 +82,7 @@ class SpanPlan:
 
 def plan_round(
     workflow: str,
-    events: Sequence[Mapping[str, Any]],
+    events: Sequence[Mapping[str, Any] | TraceEvent],
     result: Mapping[str, Any],
     content: bool,
     exchanges: Sequence[Exchange | None] = (),
@@ -73,12 +93,15 @@ def plan_round(
     """The span tree of one round (its root: the workflow span). `exchanges`: the prompt and
     reply of each `llm.call` event, in order (runner.observability.FinishedRound); `provider`:
     the LLM provider the round's client calls (else the first call's)."""
+    typed = read_trace(events)
     if provider is None:
-        provider = next((str(e["provider"]) for e in events if e.get("provider")), None)
+        provider = next(
+            (str(e.provider) for e in typed if isinstance(e, LLMCall) and e.provider), None
+        )
     planner = _Planner(workflow, result, content, exchanges, provider)
     if legacy_names:
         planner.root.attributes["gen_ai.workflow.name"] = workflow
-    return planner.plan(events)
+    return planner.plan(typed)
 
 
 class _Planner:
@@ -108,14 +131,14 @@ class _Planner:
         self.parents: dict[str, str | None] = {}
         self.last_at_depth: dict[int, str] = {}
         self.cursor: dict[str, float] = {}
-        self.retrievals: dict[tuple[str | None, str], list[Mapping[str, Any]]] = {}
-        self.calls: list[tuple[Mapping[str, Any], Exchange | None]] = []
+        self.retrievals: dict[tuple[str | None, str], list[Retrieval]] = {}
+        self.calls: list[tuple[LLMCall, Exchange | None]] = []
 
-    def plan(self, events: Sequence[Mapping[str, Any]]) -> SpanPlan:
+    def plan(self, events: Sequence[TraceEvent]) -> SpanPlan:
         if events:
-            self.root.start_ms = self.root.end_ms = float(events[0]["ms"])
+            self.root.start_ms = self.root.end_ms = float(events[0].ms)
         for event in events:
-            self.root.end_ms = max(self.root.end_ms, float(event["ms"]))
+            self.root.end_ms = max(self.root.end_ms, float(event.ms))
             self._take(event)
         for span in self.tasks.values():
             if span.end_ms < span.start_ms:  # never closed: it ran until the round ended
@@ -127,59 +150,60 @@ class _Planner:
 
     # --- the events, in order ----------------------------------------------------------------
 
-    def _take(self, event: Mapping[str, Any]) -> None:
-        name, task, ms = event["event"], event.get("task"), float(event["ms"])
-        if name == "round.start":
+    def _take(self, event: TraceEvent) -> None:
+        task, ms = event.task, float(event.ms)
+        if isinstance(event, RoundStart):
             self.root.start_ms = ms
             self.root.attributes.update(
                 {
-                    "gen_ai.conversation.id": event.get("session"),
-                    "runner.round": event.get("round"),
-                    "runner.round.kind": event.get("kind"),
+                    "gen_ai.conversation.id": event.session,
+                    "runner.round": event.round,
+                    "runner.round.kind": event.kind,
                 }
             )
             if self.content:
                 self.root.attributes["gen_ai.input.messages"] = input_messages(
-                    str(event.get("message") or "")
+                    str(event.message or "")
                 )
-        elif name == "task.start":
+        elif isinstance(event, TaskStart):
             self._start_task(event, ms)
-        elif name == "task.end" and task in self.tasks:
+        elif isinstance(event, TaskEnd) and task in self.tasks:
             self.tasks[task].end_ms = ms
-            self.tasks[task].attributes["runner.task.status"] = event.get("status")
+            self.tasks[task].attributes["runner.task.status"] = event.status
             self._advance(task, ms)
-        elif name in COORDINATOR_ENDS:
+        elif isinstance(event, COORDINATOR_ENDS):
             self._coordinator(event, ms)
-        elif name in TOOL_ENDS:
+        elif isinstance(event, TOOL_ENDS):
             self._tool(event, ms)
-        elif name == "retrieval":
-            self.retrievals.setdefault((task, str(event.get("tool"))), []).append(event)
-        elif name == "llm.call":
+        elif isinstance(event, Retrieval):
+            self.retrievals.setdefault((task, str(event.tool)), []).append(event)
+        elif isinstance(event, LLMCall):
             self.calls.append((event, next(self.exchanges, None)))
-        elif name in STEPS and task is not None:
+        elif isinstance(event, STEPS) and task is not None:
             self._advance(task, ms)
 
-    def _start_task(self, event: Mapping[str, Any], ms: float) -> None:
-        task, depth = str(event["task"]), int(event.get("depth") or 0)
+    def _start_task(self, event: TaskStart, ms: float) -> None:
+        task, depth = str(event.task), int(event.depth or 0)
         parent = self.last_at_depth.get(depth - 1) if depth else None
         attributes = {
             "runner.task": task,
             "runner.task.depth": depth,
-            "runner.task.prompt_type": event.get("prompt_type"),
-            "runner.task.owner": event.get("owner"),
-            "runner.task.conditional": event.get("conditional"),
-            "runner.task.resumed": event.get("resumed"),
+            "runner.task.prompt_type": event.prompt_type,
+            "runner.task.owner": event.owner,
+            "runner.task.conditional": event.conditional,
+            "runner.task.resumed": event.resumed,
         }
         if self.content:
-            attributes["runner.task.prompt"] = said(event.get("prompt"))
+            attributes["runner.task.prompt"] = said(event.prompt)
         span = SpanPlan(f"task {task}", ms, -1.0, attributes)
         self._span_of(parent).children.append(span)
         self.tasks[task], self.parents[task] = span, parent
         self.last_at_depth[depth] = task
         self.cursor[task] = ms
 
-    def _coordinator(self, event: Mapping[str, Any], ms: float) -> None:
-        task, name = event.get("task"), str(event.get("coordinator"))
+    def _coordinator(self, event: CoordinatorRun | CoordinatorError, ms: float) -> None:
+        task, name = event.task, str(event.coordinator)
+        run = event if isinstance(event, CoordinatorRun) else None
         span = SpanPlan(
             f"invoke_agent {name}",
             self._begun(task),
@@ -189,18 +213,18 @@ class _Planner:
                 "gen_ai.agent.name": name,
                 "gen_ai.provider.name": self.provider,  # required on invoke_agent
                 "runner.task": task,
-                "runner.subtasks": list(event.get("subtasks") or ()),
-                "runner.appended": event.get("appended"),
+                "runner.subtasks": list(run.subtasks or ()) if run else [],
+                "runner.appended": run.appended if run else None,
             },
         )
-        if event["event"] == "coordinator.error":
+        if isinstance(event, CoordinatorError):
             span.attributes["error.type"] = "coordinator_error"
-            span.error = self._status(event.get("error"), "the coordinator failed")
+            span.error = self._status(event.error, "the coordinator failed")
         self._span_of(task).children.append(span)
         self._advance(task, ms)
 
-    def _tool(self, event: Mapping[str, Any], ms: float) -> None:
-        task, name = event.get("task"), str(event.get("tool"))
+    def _tool(self, event: ToolEnd, ms: float) -> None:
+        task, name = event.task, str(event.tool)
         retrievals = self.retrievals.pop((task, name), [])
         span = SpanPlan(
             f"execute_tool {name}",
@@ -211,32 +235,31 @@ class _Planner:
                 "gen_ai.tool.name": name,
                 "gen_ai.tool.type": "datastore" if retrievals else "extension",
                 "runner.task": task,
-                "runner.reason": event.get("reason"),
-                "runner.key": event.get("key"),
-                "runner.result": event.get("result"),
-                "runner.step": event["event"],
+                "runner.reason": event.reason if isinstance(event, ToolRun) else None,
+                "runner.key": None if isinstance(event, ClarificationAsk) else event.key,
+                "runner.result": event.result if isinstance(event, ToolRun) else None,
+                "runner.step": event.EVENT,
             },
         )
-        if event["event"] == "tool.error":
+        if isinstance(event, ToolError):
             span.attributes["error.type"] = "tool_error"
-            span.error = self._status(event.get("error"), "the tool failed")
+            span.error = self._status(event.error, "the tool failed")
         span.children += [self._retrieval(found, span.start_ms) for found in retrievals]
         self._span_of(task).children.append(span)
         self._advance(task, ms)
 
-    def _retrieval(self, event: Mapping[str, Any], start_ms: float) -> SpanPlan:
-        corpus = str(event.get("corpus"))
-        pages = event.get("pages") or []
+    def _retrieval(self, event: Retrieval, start_ms: float) -> SpanPlan:
+        corpus = str(event.corpus)
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "retrieval",
             "gen_ai.data_source.id": corpus,
-            "runner.task": event.get("task"),
-            "runner.tool": event.get("tool"),
-            "runner.pages": len(pages),
+            "runner.task": event.task,
+            "runner.tool": event.tool,
+            "runner.pages": len(event.pages or ()),
         }
         if self.content:
-            attributes["gen_ai.retrieval.query.text"] = said(event.get("query"))
-        return SpanPlan(f"retrieval {corpus}", start_ms, float(event["ms"]), attributes)
+            attributes["gen_ai.retrieval.query.text"] = said(event.query)
+        return SpanPlan(f"retrieval {corpus}", start_ms, float(event.ms), attributes)
 
     def _span_of(self, task: str | None) -> SpanPlan:
         return self.tasks.get(task or "", self.root)
@@ -254,23 +277,23 @@ class _Planner:
 
     # --- LLM calls and the round ---------------------------------------------------------------
 
-    def _place_call(self, event: Mapping[str, Any], exchange: Exchange | None) -> None:
-        end = float(event["ms"])
+    def _place_call(self, event: LLMCall, exchange: Exchange | None) -> None:
+        end = float(event.ms)
         parent = self._call_parent(event, end)
-        start = max(end - float(event.get("latency_ms") or 0.0), parent.start_ms)
+        start = max(end - float(event.latency_ms or 0.0), parent.start_ms)
         span = chat_span(event, start, end, content=self.content)
         if exchange is not None:
             span.attributes.update(exchanged_messages(exchange, event))
         parent.children.append(span)
 
-    def _call_parent(self, event: Mapping[str, Any], end: float) -> SpanPlan:
+    def _call_parent(self, event: LLMCall, end: float) -> SpanPlan:
         """The span of the step the call was made for, when the call ended within it: its
         tool's (or coordinator's) on its task; for a call naming no tool, a coordinator's
         decomposition that was running; else its task's; else the round's."""
-        task_span = self.tasks.get(str(event.get("task")))
+        task_span = self.tasks.get(str(event.task))
         if task_span is None or not task_span.start_ms <= end <= task_span.end_ms:
             return self.root
-        tool = event.get("tool")
+        tool = event.tool
         for step in task_span.children:
             if not step.start_ms <= end <= step.end_ms:
                 continue
@@ -297,44 +320,42 @@ class _Planner:
             attributes["gen_ai.output.messages"] = output_messages(str(answer or ""), "stop")
 
 
-def chat_span(
-    event: Mapping[str, Any], start: float, end: float, *, content: bool = False
-) -> SpanPlan:
+def chat_span(event: LLMCall, start: float, end: float, *, content: bool = False) -> SpanPlan:
     """One LLM call (an attempt, or a reply from the cache)."""
-    model = str(event.get("model") or event.get("provider"))
-    outcome = event.get("outcome", "ok")
+    model = str(event.model or event.provider)
+    outcome = "ok" if event.outcome is None else event.outcome
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": event.get("provider"),
+        "gen_ai.provider.name": event.provider,
         "gen_ai.request.model": model,
-        "gen_ai.request.temperature": event.get("temperature"),
-        "gen_ai.request.max_tokens": event.get("max_tokens"),
-        "gen_ai.response.model": event.get("response_model"),
-        "gen_ai.response.id": event.get("response_id"),
-        "gen_ai.output.type": event.get("output_type"),
-        "server.address": event.get("server_address"),
-        "server.port": event.get("server_port"),
-        "gen_ai.usage.input_tokens": event.get("prompt_tokens"),
-        "gen_ai.usage.output_tokens": event.get("completion_tokens"),
-        "runner.purpose": event.get("purpose"),
-        "runner.task": event.get("task"),
-        "runner.tool": event.get("tool"),
-        "runner.cached": event.get("cached"),
-        "runner.attempt": event.get("attempt"),
+        "gen_ai.request.temperature": event.temperature,
+        "gen_ai.request.max_tokens": event.max_tokens,
+        "gen_ai.response.model": event.response_model,
+        "gen_ai.response.id": event.response_id,
+        "gen_ai.output.type": event.output_type,
+        "server.address": event.server_address,
+        "server.port": event.server_port,
+        "gen_ai.usage.input_tokens": event.prompt_tokens,
+        "gen_ai.usage.output_tokens": event.completion_tokens,
+        "runner.purpose": event.purpose,
+        "runner.task": event.task,
+        "runner.tool": event.tool,
+        "runner.cached": event.cached,
+        "runner.attempt": event.attempt,
         "runner.outcome": outcome,
-        "runner.tokens_estimated": event.get("tokens_estimated"),
-        "runner.queue_ms": event.get("queue_ms"),
-        "runner.structured": event.get("structured"),
+        "runner.tokens_estimated": event.tokens_estimated,
+        "runner.queue_ms": event.queue_ms,
+        "runner.structured": event.structured,
     }
     span = SpanPlan(f"chat {model}", start, end, attributes, kind="client")
     if outcome == "error":
-        attributes["error.type"] = error_type(str(event.get("error") or ""))
-        span.error = status_message(event.get("error"), "the LLM call failed", content)
+        attributes["error.type"] = error_type(str(event.error or ""))
+        span.error = status_message(event.error, "the LLM call failed", content)
     else:
         attributes["gen_ai.response.finish_reasons"] = [finish_reason(event)]
-    if event.get("first_token_ms") is not None:
+    if event.first_token_ms is not None:
         attributes["gen_ai.request.stream"] = True
-        attributes["gen_ai.response.time_to_first_chunk"] = float(event["first_token_ms"]) / 1000
+        attributes["gen_ai.response.time_to_first_chunk"] = float(event.first_token_ms) / 1000
     return span
 
 
@@ -362,7 +383,7 @@ def error_type(error: str) -> str:
 _EXCEPTION_NAME = re.compile(r"(?:^|[\s:])([A-Za-z_]\w*(?:Error|Exception|Timeout|Miss)):")
 
 
-def exchanged_messages(exchange: Exchange, event: Mapping[str, Any]) -> dict[str, str]:
+def exchanged_messages(exchange: Exchange, event: LLMCall) -> dict[str, str]:
     """A call's prompt (sent as one user message: runner.llm.providers.remote) and, when it
     was answered, its reply, as the conventions' message attributes."""
     messages = {"gen_ai.input.messages": input_messages(exchange.prompt)}
@@ -371,10 +392,10 @@ def exchanged_messages(exchange: Exchange, event: Mapping[str, Any]) -> dict[str
     return messages
 
 
-def finish_reason(call: Mapping[str, Any]) -> str:
+def finish_reason(call: LLMCall) -> str:
     """Why the model stopped, as the server said; the local providers (offline, scripted)
     write a whole reply: they stop, as it were."""
-    return str(call.get("finish_reason") or "stop")
+    return str(call.finish_reason or "stop")
 
 
 def input_messages(message: str) -> str:

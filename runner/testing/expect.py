@@ -1,7 +1,8 @@
 """Checking one round's result against a turn's `expect`: a list of what differed, in words.
 
 The result is the `runner run --json` object (`schemas/result.schema.json`), so a check reads
-exactly what a user of the command line sees.
+exactly what a user of the command line sees; its `retrieval` list is read as the trace's typed
+`retrieval` events (runner.trace.events).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from runner.testing.model import Expect, RetrievedExpect, SourceExpect, TextExpect
 from runner.text.headings import same_heading
+from runner.trace.events import RankedPage, Retrieval
 
 
 def check(expect: Expect, result: Mapping[str, Any]) -> list[str]:
@@ -26,7 +28,7 @@ def check(expect: Expect, result: Mapping[str, Any]) -> list[str]:
         *_skips(expect, list(walk(result.get("tasks")))),
         *_calls(expect, result.get("stats") or {}),
         *_degraded(expect, result),
-        *_retrieved(expect, result.get("retrieval") or []),
+        *_retrieved(expect, [Retrieval.listed(r) for r in result.get("retrieval") or []]),
     ]
 
 
@@ -84,18 +86,24 @@ def _sources(expect: Expect, sources: Sequence[Mapping[str, Any]]) -> Iterator[s
 
 
 def _same_source(wanted: SourceExpect, source: Mapping[str, Any]) -> bool:
-    document = str(source.get("document", ""))
-    same_document = document == wanted.document or document.endswith("/" + wanted.document)
-    same_page = wanted.page is None or source.get("page") == wanted.page
     held = [source.get("heading"), *(source.get("headings") or ())]  # a page of several sections
+    return _same_place(wanted, str(source.get("document", "")), source.get("page"), held)
+
+
+def _same_place(wanted: SourceExpect, document: str, page: Any, held: Sequence[Any]) -> bool:
+    same_document = document == wanted.document or document.endswith("/" + wanted.document)
+    same_page = wanted.page is None or page == wanted.page
     same_section = wanted.heading is None or any(same_heading(wanted.heading, h) for h in held)
     return same_document and same_page and same_section
 
 
 def source_label(source: Mapping[str, Any]) -> str:
     """`document § heading p. N`: what a source expectation can pin, shown to compare."""
-    page, heading = source.get("page"), source.get("heading")
-    label = str(source.get("document")) + (f" § {heading}" if heading else "")
+    return _place_label(source.get("document"), source.get("heading"), source.get("page"))
+
+
+def _place_label(document: Any, heading: Any, page: Any) -> str:
+    label = str(document) + (f" § {heading}" if heading else "")
     return label + (f" p. {page}" if page is not None else "")
 
 
@@ -109,9 +117,9 @@ def _tools(expect: Expect, runs: list[tuple[str, str]]) -> Iterator[str]:
             failed = ", ".join(key for key, _status in matching)
             yield f"ran but failed: {failed} (see the run's problems below)"
     for pattern in expect.not_ran:
-        matching = [key for key, _status in runs if fnmatchcase(key, pattern)]
-        if matching:
-            yield f"ran, but must not have: {', '.join(matching)}"
+        ran = [key for key, _status in runs if fnmatchcase(key, pattern)]
+        if ran:
+            yield f"ran, but must not have: {', '.join(ran)}"
 
 
 def _skips(expect: Expect, tasks: list[Mapping[str, Any]]) -> Iterator[str]:
@@ -154,26 +162,30 @@ def _by_task(stats: Mapping[str, Any], purpose: str) -> str:
     return f" ({', '.join(counts)})" if counts else ""
 
 
-def _retrieved(expect: Expect, retrievals: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+def _retrieved(expect: Expect, retrievals: Sequence[Retrieval]) -> Iterator[str]:
     """`retrieved`: some run of the tool returned the page within its first `top` pages."""
     for wanted in expect.retrieved:
-        runs = [r for r in retrievals if _same_tool(wanted.tool, str(r.get("tool", "")))]
+        runs = [r for r in retrievals if _same_tool(wanted.tool, r.tool)]
         if not runs:
-            ran = sorted({str(r.get("tool")) for r in retrievals}) or ["none"]
+            ran = sorted({r.tool for r in retrievals}) or ["none"]
             yield f"retrieved: {wanted.tool} ran no retrieval (retrievals by: {', '.join(ran)})"
             continue
-        if not any(_retrieved_in(wanted, run.get("pages") or []) for run in runs):
+        if not any(_retrieved_in(wanted, run.pages) for run in runs):
             got = "; ".join(
-                ", ".join(source_label(page) for page in run.get("pages") or []) or "no page"
+                ", ".join(_place_label(p.document, p.heading, p.page) for p in run.pages)
+                or "no page"
                 for run in runs
             )
             yield f"not retrieved: {wanted} (it returned {got})"
 
 
-def _retrieved_in(wanted: RetrievedExpect, pages: Sequence[Mapping[str, Any]]) -> bool:
+def _retrieved_in(wanted: RetrievedExpect, pages: Sequence[RankedPage]) -> bool:
     shown = pages if wanted.top is None else pages[: wanted.top]
     source = SourceExpect(wanted.document, wanted.page)
-    return any(_same_source(source, page) for page in shown)
+    return any(
+        _same_place(source, page.document, page.page, [page.heading, *(page.headings or ())])
+        for page in shown
+    )
 
 
 def _same_tool(wanted: str, actual: str) -> bool:

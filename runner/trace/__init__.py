@@ -1,11 +1,13 @@
 """The trace of a round: one event per step, each saying what happened and why.
 
-At runner's top as a leaf the engine, the application layer and the faces all write or read.
+A room near the bottom of the layers: the engine and the tools write a trace, the application
+layer and every face read it. Here is how one is written (`Trace`); `runner.trace.events` types
+its events, one dataclass each, and `runner.trace.why` says them in words, once for every face.
 
 An event is `{seq, ms, event, task, ...fields}`: `seq` counts from 1, `ms` is the time since the
 trace began, `event` is one of `EVENTS` (docs/orchestration.md lists them) and `task` the task
 number the event is about (null for round-level events). `schemas/trace.schema.json` describes
-every event's fields; `runner explain --session` and the tests read them.
+every event's fields (a test holds the types of `runner.trace.events` to it).
 """
 
 from __future__ import annotations
@@ -18,29 +20,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-EVENTS: frozenset[str] = frozenset(
-    {
-        "round.start",
-        "coordinator.run",
-        "coordinator.skip",
-        "coordinator.error",
-        "subtask.decision",
-        "task.start",
-        "task.end",
-        "activation",
-        "tool.run",
-        "tool.error",
-        "retrieval",
-        "clarification.ask",
-        "clarification.resume",
-        "terminal",
-        "gatekeeper",
-        "deep_fallback",
-        "llm.call",
-        "warning",
-        "round.end",
-    }
-)
+from runner.trace.events import EVENT_TYPES
+
+# every event a trace may hold: those runner.trace.events declares a type for
+EVENTS: frozenset[str] = frozenset(EVENT_TYPES)
 
 _RESERVED = frozenset({"seq", "ms", "event", "task"})
 
