@@ -269,11 +269,20 @@ class _Builder:
         )
 
     def embedding(self, spec: Mapping[str, Any]) -> Embedding:
-        if "provider" in spec:  # a service embeds: it gives no word pieces to rerank with
+        written = spec.get("rerank")
+        reranker = frozen(written) if isinstance(written, Mapping) else None
+        if reranker is not None:  # an endpoint reranks: `candidates` says how many
+            count = reranker.get("candidates", DEFAULT_RERANK)
+        else:  # a service gives no word pieces to rerank with: none unless an endpoint does
+            count = spec.get("rerank", 0 if "provider" in spec else DEFAULT_RERANK)
+        if "provider" in spec:
             service = _pick(spec, "provider", "api_base", "api_key_env")
-            return Embedding(spec["model"], spec.get("rerank", 0), **service)
+            settings = frozen(
+                _pick(spec, "class", "options", "timeout_s", "batch_size", "max_chars")
+            )
+            return Embedding(spec["model"], count, **service, settings=settings, reranker=reranker)
         model = self.embedding_model(spec["model"])
-        return Embedding(model, spec.get("rerank", DEFAULT_RERANK))
+        return Embedding(model, count, reranker=reranker)
 
     def embedding_model(self, model: str) -> str:
         """A folder beside the pipeline that holds a model, as an absolute path; anything else

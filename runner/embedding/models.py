@@ -347,7 +347,7 @@ def load_embedder(name: str, runtime: str | None = None) -> Embedder:
     if is_remote(name):
         from runner.embedding.remote import load_remote
 
-        return load_remote(name)  # type: ignore[return-value]  (an Embedder's protocols)
+        return load_remote(name)  # type: ignore[return-value]  # an Embedder's protocols
     name = canonical(name)
     runtime = runtime or default_runtime()
     with _LOADING:
