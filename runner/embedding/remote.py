@@ -131,9 +131,7 @@ __all__ = [
     "RemoteEmbedder",
     "RemoteSpec",
     "declare",
-    "embedder_for",
     "is_remote",
-    "load_remote",
     "spec_from",
     "spec_of",
 ]
@@ -253,24 +251,3 @@ def _pooled(embedding: Any) -> np.ndarray:
     token (llama.cpp's server on a model that pools nothing, a chat model's GGUF)."""
     rows = np.asarray(embedding, dtype=np.float32)
     return rows.mean(axis=0) if rows.ndim == 2 else rows
-
-
-def embedder_for(spec: RemoteSpec, timeout_s: float | None = None) -> RemoteEmbedder:
-    """The embedder of a service: over HTTP, or through a llama-index class."""
-    if spec.provider == "llama_index":
-        from runner.embedding.class_embedder import ClassEmbedder
-
-        return ClassEmbedder(spec, timeout_s)
-    return RemoteEmbedder(spec, timeout_s)
-
-
-_LOADED: dict[str, RemoteEmbedder] = {}
-_LOADING = threading.Lock()
-
-
-def load_remote(identity: str) -> RemoteEmbedder:
-    """The embedder of a service, one a process (it keeps the dimensions it learnt)."""
-    with _LOADING:
-        if identity not in _LOADED:
-            _LOADED[identity] = embedder_for(spec_of(identity))
-        return _LOADED[identity]

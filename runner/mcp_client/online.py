@@ -214,8 +214,9 @@ _SERVICE_HINTS = {
 def embedding_services(pipeline: Pipeline, document: Document) -> list[Diagnostic]:
     """Each corpus's embedding service asked to embed one short text (M106 when it cannot), and
     its rerank endpoint to score one (M107)."""
-    from runner.embedding.remote import EmbeddingServiceError, embedder_for, spec_from
+    from runner.embedding.remote import EmbeddingServiceError, spec_from
     from runner.embedding.rerank_service import RerankServiceError, RerankSpec, scores
+    from runner.embedding.services import embedder_for
 
     found = []
     for name, corpus in pipeline.corpora.items():

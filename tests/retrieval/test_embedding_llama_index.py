@@ -1,0 +1,174 @@
+"""`embedding: {provider: llama_index, class: ...}`: a llama-index embedding class embeds. The
+class here is a real one, llama-index-embeddings-openai-like's OpenAILikeEmbedding (a dev
+dependency), talking to the tiny OpenAI-compatible server of embedding_service.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from runner.config import validate_file
+from runner.embedding import endpoint
+from runner.embedding.class_embedder import import_class
+from runner.embedding.remote import EmbeddingServiceError, RemoteSpec
+from runner.embedding.services import embedder_for
+
+from .embedding_service import DIMENSIONS, embedding_service, vector_of
+from .provider_kit import QUESTION, invoke, vectors_record, write_pipeline
+
+OPENAI_LIKE = "llama_index.embeddings.openai_like.OpenAILikeEmbedding"
+
+
+@pytest.fixture(autouse=True)
+def _no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(endpoint, "BACKOFF_S", 0.0)
+
+
+def spec(url: str, **changes: object) -> RemoteSpec:
+    fields: dict[str, object] = {"embed_class": OPENAI_LIKE, "api_base": url} | changes
+    return RemoteSpec("llama_index", model="tiny-embed", **fields)  # type: ignore[arg-type]
+
+
+def unit(text: str) -> np.ndarray:
+    vector = np.array(vector_of(text), dtype=np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def test_the_class_s_vectors_are_made_unit_length_one_a_text() -> None:
+    with embedding_service() as service:
+        vectors = embedder_for(spec(service.url)).embed(["kettle light glows", "toaster"])
+    assert vectors.shape == (2, DIMENSIONS)
+    assert np.allclose(vectors[0], unit("kettle light glows"), atol=1e-6)
+    assert {body["model"] for body in service.requests} == {"tiny-embed"}  # as model_name
+
+
+def test_runner_s_batch_is_one_call_of_the_class() -> None:
+    with embedding_service() as service:
+        embedder_for(spec(service.url, batch_size=4)).embed([f"text {i}" for i in range(10)])
+    assert [len(body["input"]) for body in service.requests] == [4, 4, 2]  # type: ignore[arg-type]
+
+
+def test_a_question_is_embedded_by_the_class_s_query_embedding() -> None:
+    with embedding_service() as service:
+        vector, pieces = embedder_for(spec(service.url)).question("kettle light")
+    assert pieces is None and np.allclose(vector, unit("kettle light"), atol=1e-6)
+
+
+def test_options_are_the_class_s_keyword_arguments() -> None:
+    with embedding_service() as service:
+        embedded = embedder_for(spec(service.url, options={"dimensions": 32}))
+        embedded.embed(["kettle"])
+    assert service.requests[0]["dimensions"] == 32
+
+
+def test_the_key_reaches_the_class_as_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TINY_KEY", "secret-2")
+    with embedding_service() as service:
+        embedder_for(spec(service.url, api_key_env="TINY_KEY")).embed(["kettle"])
+    assert service.keys == ["Bearer secret-2"]
+
+
+def test_a_failing_service_is_tried_again_until_it_answers() -> None:
+    with embedding_service(failures=2) as service:
+        vectors = embedder_for(spec(service.url)).embed(["kettle"])
+    assert len(service.requests) == 3 and vectors.shape == (1, DIMENSIONS)
+
+
+def test_runner_s_attempts_are_the_only_ones() -> None:
+    """The class's own retries are turned off: they would multiply runner's."""
+    with embedding_service(failures=None) as service, pytest.raises(EmbeddingServiceError):
+        embedder_for(spec(service.url)).embed(["kettle"])
+    assert len(service.requests) == endpoint.ATTEMPTS
+
+
+def test_a_class_slower_than_timeout_s_is_said_after_the_attempts() -> None:
+    with embedding_service() as service, pytest.raises(EmbeddingServiceError) as raised:
+        service.delay_s = 0.5
+        embedder_for(spec(service.url, timeout_s=0.1)).embed(["kettle"])
+    assert len(service.requests) == endpoint.ATTEMPTS
+    assert OPENAI_LIKE in str(raised.value) and f"tried {endpoint.ATTEMPTS} times" in str(
+        raised.value
+    )
+
+
+def test_only_llama_index_embedding_classes_are_imported() -> None:
+    with pytest.raises(EmbeddingServiceError, match=r"llama_index\.embeddings\.<package>"):
+        import_class("os.system")
+
+
+def test_a_class_whose_package_is_missing_names_the_package() -> None:
+    with pytest.raises(EmbeddingServiceError, match="pip install llama-index-embeddings-nowhere"):
+        import_class("llama_index.embeddings.nowhere.NowhereEmbedding")
+
+
+def test_a_class_that_cannot_be_built_from_its_options_is_said() -> None:
+    wrong = spec("http://127.0.0.1:9/v1", options={"embed_batch_size": "many"})
+    with pytest.raises(
+        EmbeddingServiceError, match=r"could not be built from `embedding\.options`"
+    ):
+        embedder_for(wrong).embed(["kettle"])
+
+
+def test_core_s_mock_embedding_can_be_named() -> None:
+    mock = RemoteSpec(
+        "llama_index",
+        "",
+        "mock",
+        embed_class="llama_index.core.embeddings.MockEmbedding",
+        options={"embed_dim": 8},
+    )
+    vectors = embedder_for(mock).embed(["a", "b", "c"])
+    assert vectors.shape == (3, 8)
+
+
+# validation and end to end
+
+
+def test_a_llama_index_embedding_needs_its_class(tmp_path: Path) -> None:
+    report = validate_file(write_pipeline(tmp_path, {"provider": "llama_index", "model": "m"}))
+    [diagnostic] = report.diagnostics
+    assert diagnostic.code.startswith("S") and "class" in diagnostic.message
+
+
+def test_a_class_outside_llama_index_embeddings_is_refused(tmp_path: Path) -> None:
+    embedding = {"provider": "llama_index", "model": "m", "class": "os.path.Thing"}
+    [diagnostic] = validate_file(write_pipeline(tmp_path, embedding)).diagnostics
+    assert diagnostic.code.startswith("S") and "llama-index embedding class" in diagnostic.message
+
+
+def test_class_with_another_provider_is_refused(tmp_path: Path) -> None:
+    embedding = {"provider": "openai_like", "api_base": "http://h/v1", "model": "m"}
+    embedding["class"] = OPENAI_LIKE
+    [diagnostic] = validate_file(write_pipeline(tmp_path, embedding)).diagnostics
+    assert diagnostic.code == "R133" and "llama_index" in diagnostic.message
+
+
+def test_index_then_run_search_by_the_class_s_vectors(tmp_path: Path) -> None:
+    with embedding_service() as service:
+        embedding = {
+            "provider": "llama_index",
+            "class": OPENAI_LIKE,
+            "model": "tiny-embed",
+            "api_base": service.url,
+        }
+        path = write_pipeline(tmp_path, embedding)
+        assert invoke("validate", str(path), "--online").exit_code == 0
+        indexed = invoke("index", str(path))
+        assert indexed.exit_code == 0 and "no vectors" not in indexed.output, indexed.output
+        ran = invoke("run", str(path), QUESTION)
+        assert ran.exit_code == 0 and "kettle.md" in ran.output, ran.output
+    stored = json.loads(vectors_record(tmp_path))
+    assert stored["model"].startswith(f"llama_index:tiny-embed@{OPENAI_LIKE}#")
+    assert (stored["provider"], stored["dimensions"]) == ("llama_index", DIMENSIONS)
+
+
+def test_validate_online_says_a_class_that_cannot_embed(tmp_path: Path) -> None:
+    with embedding_service(failures=None) as service:
+        embedding = {"provider": "llama_index", "class": OPENAI_LIKE, "model": "m"}
+        path = write_pipeline(tmp_path, embedding | {"api_base": service.url})
+        result = invoke("validate", str(path), "--online")
+    assert result.exit_code == 1
+    assert "M106" in result.output and OPENAI_LIKE in result.output
