@@ -4,6 +4,7 @@ a scripted answer, so that `runner run` shows which page the search put first.""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ PAGES = {
 QUESTION = "Why does the kettle light glow?"
 
 
-def write_pipeline(tmp_path: Path, embedding: dict[str, Any]) -> Path:
+def write_pipeline(tmp_path: Path, embedding: Mapping[str, Any]) -> Path:
     (tmp_path / "docs").mkdir(exist_ok=True)
     for name, text in PAGES.items():
         (tmp_path / "docs" / name).write_text(text, encoding="utf-8")
@@ -31,7 +32,7 @@ def write_pipeline(tmp_path: Path, embedding: dict[str, Any]) -> Path:
             "provider": "scripted",
             "script": [{"purpose": "answer", "reply": "From the manual."}],
         },
-        "corpora": {"manuals": {"path": "docs", "embedding": embedding}},
+        "corpora": {"manuals": {"path": "docs", "embedding": dict(embedding)}},
         "retrieval_tool": "manual_rag",
         "tools": [
             {"name": "manual_rag", "kind": "retrieve", "corpus": "manuals", "top_k": 1}
