@@ -5,10 +5,14 @@ dependency), talking to the tiny OpenAI-compatible server of embedding_service.p
 from __future__ import annotations
 
 import json
+import sys
+import time
+import types
 from pathlib import Path
 
 import numpy as np
 import pytest
+from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from runner.config import validate_file
 from runner.embedding import endpoint
@@ -46,9 +50,10 @@ def test_the_class_s_vectors_are_made_unit_length_one_a_text() -> None:
 
 
 def test_runner_s_batch_is_one_call_of_the_class() -> None:
+    """The class's own batch (10 texts by default) is set to runner's."""
     with embedding_service() as service:
-        embedder_for(spec(service.url, batch_size=4)).embed([f"text {i}" for i in range(10)])
-    assert [len(body["input"]) for body in service.requests] == [4, 4, 2]  # type: ignore[arg-type]
+        embedder_for(spec(service.url, batch_size=20)).embed([f"text {i}" for i in range(25)])
+    assert [len(body["input"]) for body in service.requests] == [20, 5]  # type: ignore[arg-type]
 
 
 def test_a_question_is_embedded_by_the_class_s_query_embedding() -> None:
@@ -172,3 +177,49 @@ def test_validate_online_says_a_class_that_cannot_embed(tmp_path: Path) -> None:
         result = invoke("validate", str(path), "--online")
     assert result.exit_code == 1
     assert "M106" in result.output and OPENAI_LIKE in result.output
+
+
+# a class of the tests' own, under llama_index.embeddings. as a module of a package would be
+
+
+class TwoWays(BaseEmbedding):
+    """Questions one way, pages the other; `wait_s` before each page batch, with no timeout of
+    its own."""
+
+    wait_s: float = 0.0
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return [1.0, 0.0]
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return [1.0, 0.0]
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        time.sleep(self.wait_s)
+        return [0.0, 1.0]
+
+
+@pytest.fixture
+def two_ways(monkeypatch: pytest.MonkeyPatch) -> str:
+    module = types.ModuleType("llama_index.embeddings.runner_tests")
+    module.TwoWays = TwoWays  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    return f"{module.__name__}.TwoWays"
+
+
+def test_a_question_goes_through_the_query_embedding_and_pages_through_the_text_one(
+    two_ways: str,
+) -> None:
+    embedder = embedder_for(RemoteSpec("llama_index", "", "two", embed_class=two_ways))
+    assert embedder.question("kettle")[0].tolist() == [1.0, 0.0]
+    assert embedder.embed(["kettle"]).tolist() == [[0.0, 1.0]]
+
+
+def test_a_class_with_no_timeout_of_its_own_is_waited_for_timeout_s(two_ways: str) -> None:
+    slow = RemoteSpec(
+        "llama_index", "", "two", embed_class=two_ways, timeout_s=0.05, options={"wait_s": 0.3}
+    )
+    started = time.perf_counter()
+    with pytest.raises(EmbeddingServiceError, match=r"no reply within 0\.05 s"):
+        embedder_for(slow).embed(["kettle"])
+    assert time.perf_counter() - started < 0.3 * endpoint.ATTEMPTS
