@@ -17,11 +17,14 @@ Two request shapes, by `provider`, both `POST {api_base}/rerank`:
 A cross-encoder reads the question and each page together and is trained to score exactly
 that, so its scores order the candidates alone (runner's own word-by-word rerank, rerank.py,
 joins the search's scores instead: alone it was worse than the search). Bounded and retried as
-the embedding services are (endpoint.py); each text held to `max_chars`.
+the embedding services are (endpoint.py); each text held to `max_chars`; the same question
+over the same candidates scored once a process.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,9 +98,23 @@ def scores(spec: RerankSpec, query: str, texts: Sequence[str]) -> list[float]:
     return [found[row] for row in range(len(held))]
 
 
+CACHED = 256  # the last searches' scores kept: a round often asks the same question twice
+_SCORED: OrderedDict[tuple[RerankSpec, str, tuple[str, ...]], list[float]] = OrderedDict()
+_SCORING = threading.Lock()  # searches run in worker threads
+
+
 def reranked(spec: RerankSpec, query: str, texts: Sequence[str]) -> list[tuple[int, float]]:
     """(candidate, the endpoint's score) for each candidate, best first (ties keep the
-    search's order)."""
-    scored = scores(spec, query, texts)
+    search's order). The same question over the same candidates is scored once (the last
+    CACHED searches are kept)."""
+    key = (spec, query, tuple(texts))
+    with _SCORING:
+        known = _SCORED.get(key)
+    scored = known if known is not None else scores(spec, query, texts)
+    with _SCORING:
+        _SCORED[key] = scored
+        _SCORED.move_to_end(key)
+        while len(_SCORED) > CACHED:
+            _SCORED.popitem(last=False)
     order = sorted(range(len(scored)), key=lambda row: -scored[row])
     return [(row, scored[row]) for row in order]

@@ -63,6 +63,14 @@ def test_the_endpoint_s_scores_order_the_candidates_ties_in_the_search_s_order()
     assert order == [(1, 1.0), (0, 0.0), (2, 0.0)]
 
 
+def test_the_same_question_over_the_same_candidates_is_scored_once() -> None:
+    with rerank_service() as service:
+        first = reranked(tei(service.url), "kettle once", TEXTS)
+        again = reranked(tei(service.url), "kettle once", TEXTS)
+        reranked(tei(service.url), "kettle twice", TEXTS)
+    assert first == again and len(service.requests) == 2
+
+
 def test_a_reply_of_the_other_shape_asks_whether_provider_is_right() -> None:
     with rerank_service() as service, pytest.raises(RerankServiceError) as raised:
         scores(RerankSpec("cohere_like", service.url, "m"), "kettle", TEXTS)  # TEI's /rerank
