@@ -151,6 +151,19 @@ def test_class_with_another_provider_is_refused(tmp_path: Path) -> None:
     assert diagnostic.code == "R133" and "llama_index" in diagnostic.message
 
 
+def test_options_with_a_provider_that_reads_none_are_refused(tmp_path: Path) -> None:
+    embedding = {"provider": "openai_like", "api_base": "http://h/v1", "model": "m"}
+    embedding["options"] = {"dimensions": 256}
+    [diagnostic] = validate_file(write_pipeline(tmp_path, embedding)).diagnostics
+    assert diagnostic.code == "R133" and "options" in diagnostic.message
+
+
+def test_a_llama_index_class_needs_no_api_base(tmp_path: Path) -> None:
+    embedding = {"provider": "llama_index", "model": "m", "class": OPENAI_LIKE}
+    report = validate_file(write_pipeline(tmp_path, embedding))
+    assert report.pipeline is not None and not report.diagnostics, report.diagnostics
+
+
 def test_index_then_run_search_by_the_class_s_vectors(tmp_path: Path) -> None:
     with embedding_service() as service:
         embedding = {

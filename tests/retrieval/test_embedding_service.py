@@ -222,7 +222,7 @@ def test_a_change_of_model_re_embeds_every_page(tmp_path: Path) -> None:
         before = len(service.requests)
         second = CliRunner().invoke(main, ["index", str(path)])
         assert second.exit_code == 0, second.output
-        texts = sum(len(body["input"]) for body in service.requests[before:])  # type: ignore[arg-type]
+        texts = sum(len(body["input"]) for body in service.requests[before:])  # type: ignore[arg-type, misc]
     assert texts >= 11  # every page again, none of the other model's vectors kept
 
 
