@@ -26,6 +26,7 @@ class is wrong (TypeError, ValueError), which would only fail again.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import os
 import threading
@@ -45,6 +46,26 @@ CLASS_PREFIXES = ("llama_index.embeddings.", "llama_index.core.embeddings.")
 _NOT_RETRIED = (TypeError, ValueError, EmbeddingServiceError)
 
 
+def distribution_of(path: str) -> str:
+    """The pip package that carries a llama-index embedding class."""
+    if path.startswith(CLASS_PREFIXES[1]):
+        return "llama-index-core"
+    return "llama-index-embeddings-" + path.split(".")[2].replace("_", "-")
+
+
+def not_installed(path: str) -> str | None:
+    """Why the class's module cannot be imported here (found, not imported: validation must
+    not run a package's code), or None when it is installed."""
+    module_name = path.rpartition(".")[0]
+    try:
+        found = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        return f"its module {module_name} is not installed: pip install {distribution_of(path)}"
+    return None
+
+
 def import_class(path: str | None) -> type:
     """The class `llama_index.embeddings.<package>.<Class>`; an error naming the pip package
     when its module is not installed."""
@@ -54,12 +75,7 @@ def import_class(path: str | None) -> type:
             f"<Class>` (got {path!r}), e.g. llama_index.embeddings.openai_like.OpenAILikeEmbedding"
         )
     module_name, _, class_name = path.rpartition(".")
-    package = module_name.split(".")[2]
-    distribution = (
-        "llama-index-core"
-        if path.startswith(CLASS_PREFIXES[1])
-        else "llama-index-embeddings-" + package.replace("_", "-")
-    )
+    distribution = distribution_of(path)
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:

@@ -158,6 +158,15 @@ def test_options_with_a_provider_that_reads_none_are_refused(tmp_path: Path) -> 
     assert diagnostic.code == "R133" and "options" in diagnostic.message
 
 
+def test_a_class_whose_package_is_not_installed_is_a_warning_naming_it(tmp_path: Path) -> None:
+    embedding = {"provider": "llama_index", "model": "m"}
+    embedding["class"] = "llama_index.embeddings.nowhere.NowhereEmbedding"
+    report = validate_file(write_pipeline(tmp_path, embedding))
+    [diagnostic] = report.diagnostics
+    assert diagnostic.code == "R133" and diagnostic.severity.value == "warning"
+    assert "pip install llama-index-embeddings-nowhere" in diagnostic.message
+
+
 def test_a_llama_index_class_needs_no_api_base(tmp_path: Path) -> None:
     embedding = {"provider": "llama_index", "model": "m", "class": OPENAI_LIKE}
     report = validate_file(write_pipeline(tmp_path, embedding))

@@ -119,6 +119,18 @@ def embedding_service(checks: Checks, spec: Mapping[str, Any], where: KeyPath) -
             "`api_base: http://127.0.0.1:8080/v1`",
             at_key=True,
         )
+    if spec["provider"] == "llama_index" and "class" in spec:
+        from runner.embedding.class_embedder import not_installed
+
+        missing = not_installed(spec["class"])
+        if missing is not None:
+            checks.emit(
+                "R133",
+                f"embedding class `{spec['class']}`: {missing}",
+                (*where, "class"),
+                hint="install the class's package where runner indexes and answers",
+                warning=True,
+            )
     readers = {"class": ("llama_index",), "options": ("llama_index", "ollama")}
     for key, providers in readers.items():
         if key in spec and spec["provider"] not in providers:
