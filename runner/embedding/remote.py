@@ -36,8 +36,6 @@ from runner.embedding.endpoint import ATTEMPTS, cut
 BATCH = 64  # texts a request (`batch_size`)
 TIMEOUT_S = 60.0  # a request's bound (`timeout_s`)
 MAX_CHARS = 4000  # a text's characters at most (`max_chars`): about 1,000 word pieces
-# the keys of an `embedding:` block a service reads besides provider, api_base, model and key
-SETTINGS = ("class", "options", "timeout_s", "batch_size", "max_chars")
 
 
 @dataclass(frozen=True)
