@@ -166,9 +166,16 @@ class ClassEmbedder(RemoteEmbedder):
             except WaitedTooLong:
                 why = f"no reply within {self.timeout_s:g} s"
             except _NOT_RETRIED as error:
-                raise self._error(f"{type(error).__name__}: {error}") from None
+                raise self._error(_said(error)) from None
             except Exception as error:  # a class's own errors: its service failing
-                why = f"{type(error).__name__}: {error}"
+                why = _said(error)
             finally:
                 pool.shutdown(wait=False)  # a call that timed out is not waited for
         raise self._error(f"{why} (tried {attempt + 1} times)")
+
+
+def _said(error: Exception, limit: int = 300) -> str:
+    """A class's error in a line: its type and the start of its message (pydantic's run to
+    dozens of lines)."""
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text[:limit]}{'…' if len(text) > limit else ''}"

@@ -209,6 +209,7 @@ class TwoWays(BaseEmbedding):
     its own."""
 
     wait_s: float = 0.0
+    fails: int = 0  # pages' calls that raise a long error first
 
     def _get_query_embedding(self, query: str) -> list[float]:
         return [1.0, 0.0]
@@ -218,6 +219,9 @@ class TwoWays(BaseEmbedding):
 
     def _get_text_embedding(self, text: str) -> list[float]:
         time.sleep(self.wait_s)
+        if self.fails:
+            self.fails -= 1
+            raise RuntimeError("service unavailable " + "and more detail " * 100)
         return [0.0, 1.0]
 
 
@@ -245,3 +249,16 @@ def test_a_class_with_no_timeout_of_its_own_is_waited_for_timeout_s(two_ways: st
     with pytest.raises(EmbeddingServiceError, match=r"no reply within 0\.05 s"):
         embedder_for(slow).embed(["kettle"])
     assert time.perf_counter() - started < 0.3 * endpoint.ATTEMPTS
+
+
+def test_a_class_s_error_is_tried_again_and_said_in_a_line(two_ways: str) -> None:
+    failing = RemoteSpec(
+        "llama_index", "", "two", embed_class=two_ways, options={"fails": endpoint.ATTEMPTS}
+    )
+    with pytest.raises(EmbeddingServiceError) as raised:
+        embedder_for(failing).embed(["kettle"])
+    message = str(raised.value)
+    assert "RuntimeError: service unavailable" in message and len(message) < 500
+    assert f"tried {endpoint.ATTEMPTS} times" in message
+    recovering = RemoteSpec("llama_index", "", "two", embed_class=two_ways, options={"fails": 1})
+    assert embedder_for(recovering).embed(["kettle"]).tolist() == [[0.0, 1.0]]
