@@ -262,11 +262,23 @@ class _Builder:
         )
 
     def embedding(self, spec: Mapping[str, Any]) -> Embedding:
-        if "provider" in spec:  # a service embeds: it gives no word pieces to rerank with, and
-            # validation refused any `rerank` but 0 (R133)
+        written = spec["rerank"]
+        endpoint = isinstance(written, Mapping)
+        reranker = frozen(filled(written, "rerank_endpoint")) if endpoint else None
+        if reranker is not None:  # an endpoint reranks: `candidates` says how many
+            count = reranker["candidates"]
+        elif "provider" in spec:  # a service gives no word pieces: R133 let only 0 through
+            count = 0
+        else:
+            count = written
+        if "provider" in spec:
             service = _pick(spec, "provider", "api_base", "api_key_env")
-            return Embedding(spec["model"], rerank=0, **service)
-        return Embedding(self.embedding_model(spec["model"]), spec["rerank"])
+            settings = frozen(
+                _pick(spec, "class", "options", "timeout_s", "batch_size", "max_chars")
+            )
+            return Embedding(spec["model"], count, **service, settings=settings, reranker=reranker)
+        model = self.embedding_model(spec["model"])
+        return Embedding(model, count, reranker=reranker)
 
     def embedding_model(self, model: str) -> str:
         """A folder beside the pipeline that holds a model, as an absolute path; anything else

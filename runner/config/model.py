@@ -347,6 +347,12 @@ class Embedding:
     provider: str | None = None
     api_base: str | None = None
     api_key_env: str | None = None
+    # the service's further keys as written (`class`, `options`, `timeout_s`, `batch_size`,
+    # `max_chars`): runner/embedding/remote.py reads them, with their defaults
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    # `rerank` written as a mapping: the rerank endpoint that reorders the first `rerank`
+    # candidates instead (runner/embedding/rerank_service.py reads it)
+    reranker: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

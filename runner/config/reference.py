@@ -63,6 +63,7 @@ TABLES = (
     Table("script_rule"),
     Table("prompt_types"),
     Table("corpus", flatten=("pages", "html", "embedding")),
+    Table("rerank_endpoint"),
     Table("mcp_server"),
     Table("deep_fallback", flatten=("gatekeeper",)),
     Table("answer"),

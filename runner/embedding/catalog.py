@@ -110,11 +110,12 @@ def unavailable(name: str) -> str | None:
 
 
 # the services an `embedding.provider` may name (remote.py embeds with them)
-PROVIDERS = ("openai_like",)
+PROVIDERS = ("openai_like", "ollama", "llama_index")
 
 
 def is_remote(name: str) -> bool:
-    """Whether a stored model name is a service's identity (`openai_like:MODEL@API_BASE`)."""
+    """Whether a stored model name is a service's identity (`openai_like:MODEL@API_BASE`,
+    `ollama:MODEL@API_BASE`, `llama_index:MODEL@CLASS`)."""
     return name.partition(":")[0] in PROVIDERS and "@" in name
 
 

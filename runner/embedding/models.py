@@ -345,9 +345,9 @@ def load_embedder(name: str, runtime: str | None = None) -> Embedder:
     """The embedder of a model on a runtime (the default one when None), loaded once per
     process (its weights are read once); a service's (`remote.py`) when it names one."""
     if is_remote(name):
-        from runner.embedding.remote import load_remote
+        from runner.embedding.services import load_remote
 
-        return load_remote(name)  # type: ignore[return-value]  (an Embedder's protocols)
+        return load_remote(name)  # type: ignore[return-value]  # an Embedder's protocols
     name = canonical(name)
     runtime = runtime or default_runtime()
     with _LOADING:

@@ -1,52 +1,103 @@
-"""An embedder that asks a service: an OpenAI-compatible `/v1/embeddings` endpoint (vLLM,
-llama.cpp's server started with `--embedding`, Ollama's `/v1`, TEI, OpenAI), named by a corpus's
-`embedding: {provider: openai_like, api_base, model, api_key_env}`.
+"""Embedders that ask a service, named by a corpus's `embedding: {provider, ...}`:
+
+- `openai_like`: an OpenAI-compatible `POST {api_base}/embeddings` (vLLM, llama.cpp's server
+  started with `--embedding`, Ollama's `/v1`, Hugging Face TEI, OpenAI);
+- `ollama`: Ollama's own `POST {api_base}/api/embed` ({model, input} -> {embeddings});
+- `llama_index`: a llama-index embedding class (`class:`, built with `options:`), which
+  speaks to its service itself (class_embedder.py).
+
+Each is batched (`batch_size` texts a call), bounded (`timeout_s` a call, each text held to
+`max_chars` characters) and retried (endpoint.py), and its vectors are made unit length.
 
 Its vectors are stored under an identity that names the provider, the model and the endpoint
-(`openai_like:MODEL@API_BASE`): a change of any of them re-embeds the pages, and an index never
-mixes a service's vectors with runner's own. An embeddings endpoint gives one vector a text, not
-a vector a word piece, so a corpus embedded by a service does not rerank (validation refuses a
-`rerank` above 0 with a provider, R133).
-
-The standard library's urllib speaks HTTP here: nothing beyond numpy is needed.
+(`openai_like:MODEL@API_BASE`; a llama-index class in the endpoint's place), with a digest of
+the settings that change the vectors when any is set (`#…`: `options`, `max_chars`): a change
+of any of them re-embeds the pages, and an index never mixes a service's vectors with runner's
+own or another service's. An embeddings endpoint gives one vector a text, not a vector a word
+piece, so runner's own word-by-word rerank cannot run on them; a rerank endpoint can
+(rerank_service.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from runner.embedding import endpoint
 from runner.embedding.catalog import ModelUnavailable, is_remote
+from runner.embedding.endpoint import ATTEMPTS, cut
 
-BATCH = 64  # texts a request
-TIMEOUT_S = 60.0  # a request's bound
-ATTEMPTS = 4  # a request tried at most this often on 429, 5xx or a timeout
-BACKOFF_S = 0.5  # before the second attempt; doubled before each next
-_RETRIED = {429, 500, 502, 503, 504}
+BATCH = 64  # texts a request (`batch_size`)
+TIMEOUT_S = 60.0  # a request's bound (`timeout_s`)
+MAX_CHARS = 4000  # a text's characters at most (`max_chars`): about 1,000 word pieces
 
 
 @dataclass(frozen=True)
 class RemoteSpec:
-    """Where a service embeds: `provider`, its `api_base`, the `model` it serves, and the
-    environment variable holding its key (None: no key sent)."""
+    """Where a service embeds: `provider`, its `api_base`, the `model` it serves, the
+    environment variable holding its key (None: no key sent), and its bounds; a llama-index
+    class (`embed_class`, built with `options`) for provider llama_index."""
 
     provider: str
     api_base: str
     model: str
     api_key_env: str | None = None
+    timeout_s: float = TIMEOUT_S
+    batch_size: int = BATCH
+    max_chars: int = MAX_CHARS
+    embed_class: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def identity(self) -> str:
         """The name the index stores the vectors under."""
-        return f"{self.provider}:{self.model}@{self.api_base.rstrip('/')}"
+        where = self.embed_class if self.provider == "llama_index" else self.api_base.rstrip("/")
+        return f"{self.provider}:{self.model}@{where}{self._variant()}"
+
+    def _variant(self) -> str:
+        """`#digest` of what else changes the vectors, when any of it is set ('' otherwise, so
+        that an identity written before these settings existed stays the same)."""
+        changes: dict[str, Any] = {}
+        if self.options:
+            changes["options"] = dict(self.options)
+        if self.max_chars != MAX_CHARS:
+            changes["max_chars"] = self.max_chars
+        if self.provider == "llama_index" and self.api_base:
+            changes["api_base"] = self.api_base
+        if not changes:
+            return ""
+        text = json.dumps(changes, sort_keys=True, default=str)
+        return "#" + hashlib.blake2b(text.encode(), digest_size=4).hexdigest()
+
+    @property
+    def where(self) -> str:
+        """The service, as a message names it."""
+        if self.provider == "llama_index":
+            return f"embedding class {self.embed_class}"
+        return f"embedding service {self.api_base}"
+
+
+def spec_from(embedding: Any) -> RemoteSpec:
+    """The service a corpus's `embedding` (runner.config.model.Embedding, with a `provider`)
+    names: its keys as validated, each left out taking its default here."""
+    settings: Mapping[str, Any] = getattr(embedding, "settings", None) or {}
+    return RemoteSpec(
+        embedding.provider,
+        embedding.api_base or "",
+        embedding.model,
+        embedding.api_key_env,
+        timeout_s=float(settings.get("timeout_s", TIMEOUT_S)),
+        batch_size=int(settings.get("batch_size", BATCH)),
+        max_chars=int(settings.get("max_chars", MAX_CHARS)),
+        embed_class=settings.get("class"),
+        options=dict(settings.get("options", {})),
+    )
 
 
 _DECLARED: dict[str, RemoteSpec] = {}
@@ -60,15 +111,28 @@ def declare(spec: RemoteSpec) -> str:
 
 
 def spec_of(identity: str) -> RemoteSpec:
-    """The service an identity names: as declared, else read back from the identity."""
+    """The service an identity names: as declared, else read back from the identity (its
+    options, which only a digest names, then unknown)."""
     if identity in _DECLARED:
         return _DECLARED[identity]
     provider, _, rest = identity.partition(":")
-    model, _, api_base = rest.partition("@")
-    return RemoteSpec(provider, api_base, model)
+    model, _, where = rest.partition("@")
+    where = where.partition("#")[0]
+    if provider == "llama_index":
+        return RemoteSpec(provider, "", model, embed_class=where)
+    return RemoteSpec(provider, where, model)
 
 
-__all__ = ["RemoteEmbedder", "RemoteSpec", "declare", "is_remote", "load_remote", "spec_of"]
+__all__ = [
+    "ATTEMPTS",
+    "EmbeddingServiceError",
+    "RemoteEmbedder",
+    "RemoteSpec",
+    "declare",
+    "is_remote",
+    "spec_from",
+    "spec_of",
+]
 
 
 class EmbeddingServiceError(ModelUnavailable):
@@ -76,13 +140,15 @@ class EmbeddingServiceError(ModelUnavailable):
 
 
 class RemoteEmbedder:
-    """Texts in, unit-length float32 vectors out, from the service; batched, retried, bounded."""
+    """Texts in, unit-length float32 vectors out, from an HTTP service (openai_like, ollama);
+    batched, retried, bounded."""
 
-    def __init__(self, spec: RemoteSpec, timeout_s: float = TIMEOUT_S) -> None:
+    def __init__(self, spec: RemoteSpec, timeout_s: float | None = None) -> None:
         self.spec = spec
         self.name = spec.identity
-        self.timeout_s = timeout_s
+        self.timeout_s = spec.timeout_s if timeout_s is None else timeout_s
         self._dimensions: int | None = None
+        self._lock = threading.Lock()  # searches run in worker threads
 
     @property
     def precision(self) -> str:
@@ -100,10 +166,12 @@ class RemoteEmbedder:
     def embed(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
     ) -> np.ndarray:
-        batches = [list(texts[start : start + BATCH]) for start in range(0, len(texts), BATCH)]
+        size = max(1, self.spec.batch_size)
+        held = [cut(text, self.spec.max_chars) for text in texts]
         rows: list[np.ndarray] = []
-        for batch in batches:
-            rows.append(self._request(batch))
+        for start in range(0, len(held), size):
+            batch = held[start : start + size]
+            rows.append(self._checked(self._vectors(batch), len(batch)))
             if progress is not None:
                 progress(sum(len(found) for found in rows), len(texts))
         if not rows:
@@ -117,87 +185,67 @@ class RemoteEmbedder:
         progress: Callable[[int, int], None] | None = None,
     ) -> np.ndarray:
         """`embed`'s vectors; a service gives no word pieces, so `keep` gets none (an index of
-        a service's vectors keeps none: its corpus does not rerank)."""
+        a service's vectors keeps none)."""
         return self.embed(texts, progress)
 
     def question(self, text: str) -> tuple[np.ndarray, None]:
         """A search's question: its vector, and no word pieces (nothing to rerank with)."""
         return self.embed([text])[0], None
 
-    def _request(self, texts: list[str]) -> np.ndarray:
-        reply = self._post({"model": self.spec.model, "input": texts})
+    def _vectors(self, texts: list[str]) -> Any:
+        """The service's vectors of the texts, as it sends them (a list a text)."""
+        if self.spec.provider == "ollama":
+            body: dict[str, Any] = {"model": self.spec.model, "input": texts, "truncate": True}
+            if self.spec.options:
+                body["options"] = dict(self.spec.options)
+            reply = self._post("/api/embed", body)
+            try:
+                return list(reply["embeddings"])
+            except (KeyError, TypeError) as error:
+                raise self._error(f"its reply holds no `embeddings` ({error!r})") from None
+        reply = self._post("/embeddings", {"model": self.spec.model, "input": texts})
         try:
             items = sorted(reply["data"], key=lambda item: int(item.get("index", 0)))
-            vectors = np.array([_pooled(item["embedding"]) for item in items], dtype=np.float32)
-        except (KeyError, TypeError, ValueError) as error:
+            return [item["embedding"] for item in items]
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise self._error(f"its reply holds no list of embeddings ({error!r})") from None
+
+    def _checked(self, sent: Any, texts: int) -> np.ndarray:
+        """The vectors sent for `texts` texts as unit-length float32 rows, after checking that
+        there is one a text and that all have the dimensions of the first reply."""
+        try:
+            vectors = np.array([_pooled(item) for item in sent], dtype=np.float32)
+        except (TypeError, ValueError) as error:
             raise self._error(f"its reply holds no list of embeddings ({error})") from None
-        if vectors.ndim != 2 or len(vectors) != len(texts) or vectors.shape[1] == 0:
-            raise self._error(f"it sent {len(vectors)} vectors for {len(texts)} texts")
-        if self._dimensions is None:
-            self._dimensions = int(vectors.shape[1])
-        elif vectors.shape[1] != self._dimensions:
-            raise self._error(f"it sent vectors of {vectors.shape[1]}, then {self._dimensions}")
+        if vectors.ndim != 2 or len(vectors) != texts or vectors.shape[1] == 0:
+            raise self._error(f"it sent {len(vectors)} vectors for {texts} texts")
+        with self._lock:
+            if self._dimensions is None:
+                self._dimensions = int(vectors.shape[1])
+        if vectors.shape[1] != self._dimensions:
+            raise self._error(
+                f"it sent vectors of {self._dimensions} dimensions, then of {vectors.shape[1]}"
+            )
         norms = np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
         return vectors / norms
 
-    def _post(self, body: dict[str, object]) -> dict[str, object]:
-        """The reply of POST /embeddings, tried again (with backoff) on 429, 5xx or a timeout."""
-        url = f"{self.spec.api_base.rstrip('/')}/embeddings"
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.spec.api_key_env, "") if self.spec.api_key_env else ""
-        if self.spec.api_key_env and not key:
-            raise self._error(f"the environment variable {self.spec.api_key_env} is not set")
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        data = json.dumps(body).encode("utf-8")
-        why = ""
-        for attempt in range(ATTEMPTS):
-            if attempt:
-                time.sleep(BACKOFF_S * 2 ** (attempt - 1))
-            request = urllib.request.Request(url, data=data, headers=headers, method="POST")
-            try:
-                with _opener(url).open(request, timeout=self.timeout_s) as response:
-                    return json.loads(response.read().decode("utf-8"))
-            except urllib.error.HTTPError as error:
-                why = f"HTTP {error.code}: {_text(error.read())}"
-                if error.code not in _RETRIED:
-                    break
-            except (TimeoutError, urllib.error.URLError, ConnectionError) as error:
-                why = str(getattr(error, "reason", error))
-            except ValueError as error:  # not JSON
-                raise self._error(f"its reply is not JSON ({error})") from None
-        raise self._error(f"{why} (tried {attempt + 1} times)")
-
-    def _error(self, problem: str) -> EmbeddingServiceError:
-        return EmbeddingServiceError(
-            f"embedding service {self.spec.api_base} (model {self.spec.model!r}): {problem}"
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        """The reply of POST `api_base + path`, tried again (with backoff) on 429, 5xx or a
+        timeout."""
+        return endpoint.post_json(
+            f"{self.spec.api_base.rstrip('/')}{path}",
+            body,
+            timeout_s=self.timeout_s,
+            key_env=self.spec.api_key_env,
+            error=self._error,
         )
 
+    def _error(self, problem: str) -> EmbeddingServiceError:
+        return EmbeddingServiceError(f"{self.spec.where} (model {self.spec.model!r}): {problem}")
 
-def _pooled(embedding: list[float] | list[list[float]]) -> np.ndarray:
+
+def _pooled(embedding: Any) -> np.ndarray:
     """A text's vector: as sent, or the mean of its tokens' where the service sends a vector a
     token (llama.cpp's server on a model that pools nothing, a chat model's GGUF)."""
     rows = np.asarray(embedding, dtype=np.float32)
     return rows.mean(axis=0) if rows.ndim == 2 else rows
-
-
-def _opener(url: str) -> urllib.request.OpenerDirector:
-    """A service on this machine is reached directly, never through the environment's proxy."""
-    host = urllib.parse.urlsplit(url).hostname or ""
-    local = host in ("localhost", "::1") or host.startswith("127.")
-    handlers = [urllib.request.ProxyHandler({})] if local else []
-    return urllib.request.build_opener(*handlers)
-
-
-def _text(body: bytes) -> str:
-    return body.decode("utf-8", "replace").strip()[:200]
-
-
-_LOADED: dict[str, RemoteEmbedder] = {}
-
-
-def load_remote(identity: str) -> RemoteEmbedder:
-    """The embedder of a service, one a process (it keeps the dimensions it learnt)."""
-    if identity not in _LOADED:
-        _LOADED[identity] = RemoteEmbedder(spec_of(identity))
-    return _LOADED[identity]

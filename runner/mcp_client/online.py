@@ -8,6 +8,7 @@ runner/config/checks/mcp.py).
     M104  error    a fixed argument the tool's schema does not take, or does not accept
     M105  warning  `clarify.required` names an argument the tool's schema does not have
     M106  error    a corpus's embedding service (`embedding.provider`) cannot embed a short text
+    M107  error    a corpus's rerank endpoint (`embedding.rerank: {provider, ...}`) cannot score
 """
 
 from __future__ import annotations
@@ -183,7 +184,8 @@ def with_online_checks(reports: Sequence[FileReport]) -> list[FileReport]:
             continue
         pipeline = load_pipeline(report.path)
         services = any(
-            corpus.embedding is not None and corpus.embedding.provider is not None
+            corpus.embedding is not None
+            and (corpus.embedding.provider is not None or corpus.embedding.reranker is not None)
             for corpus in pipeline.corpora.values()
         )
         if not pipeline.mcp_servers and not services:
@@ -197,29 +199,52 @@ def with_online_checks(reports: Sequence[FileReport]) -> list[FileReport]:
     return checked
 
 
+ONLINE_TIMEOUT_S = 10.0  # a service's wait at most while validating
+# M106's fix, by provider
+_SERVICE_HINTS = {
+    "openai_like": "start the service (llama.cpp's server needs --embedding), check `api_base` "
+    "(the part before /embeddings) and that it serves `model`",
+    "ollama": "start Ollama (`ollama serve`) and pull the model (`ollama pull MODEL`); "
+    "`api_base` is the server's address, without /api or /v1 (http://127.0.0.1:11434)",
+    "llama_index": "install the class's package, check `embedding.options` against the class's "
+    "documentation, and that the service it calls is up",
+}
+
+
 def embedding_services(pipeline: Pipeline, document: Document) -> list[Diagnostic]:
-    """Each corpus's embedding service asked to embed one short text (M106 when it cannot)."""
-    from runner.embedding.remote import EmbeddingServiceError, RemoteEmbedder, RemoteSpec
+    """Each corpus's embedding service asked to embed one short text (M106 when it cannot), and
+    its rerank endpoint to score one (M107)."""
+    from runner.embedding.remote import EmbeddingServiceError, spec_from
+    from runner.embedding.rerank_service import RerankServiceError, RerankSpec, scores
+    from runner.embedding.services import embedder_for
 
     found = []
     for name, corpus in pipeline.corpora.items():
         embedding = corpus.embedding
-        if embedding is None or embedding.provider is None or embedding.api_base is None:
-            continue
-        spec = RemoteSpec(
-            embedding.provider, embedding.api_base, embedding.model, embedding.api_key_env
-        )
-        try:
-            RemoteEmbedder(spec, timeout_s=10.0).embed(["runner validate --online"])
-        except EmbeddingServiceError as error:
-            found.append(
-                document.diagnostic(
-                    "M106",
-                    str(error),
-                    ("corpora", name, "embedding"),
-                    hint="start the service (llama.cpp's server needs --embedding), check "
-                    "`api_base` (the part before /embeddings) and that it serves `model`",
-                    at_key=True,
+        where = ("corpora", name, "embedding")
+        if embedding is not None and embedding.provider is not None:
+            spec = spec_from(embedding)
+            try:
+                embedder = embedder_for(spec, min(spec.timeout_s, ONLINE_TIMEOUT_S))
+                embedder.embed(["runner validate --online"])
+            except EmbeddingServiceError as error:
+                hint = _SERVICE_HINTS.get(embedding.provider, _SERVICE_HINTS["openai_like"])
+                found.append(document.diagnostic("M106", str(error), where, hint=hint, at_key=True))
+        if embedding is not None and embedding.reranker is not None:
+            rerank = RerankSpec.of(embedding.reranker)
+            bounded = replace(rerank, timeout_s=min(rerank.timeout_s, ONLINE_TIMEOUT_S))
+            try:
+                scores(bounded, "runner validate --online", ["runner validate --online"])
+            except RerankServiceError as error:
+                found.append(
+                    document.diagnostic(
+                        "M107",
+                        str(error),
+                        (*where, "rerank"),
+                        hint="start the rerank service, check `api_base` (the part before "
+                        "/rerank), that `provider` is its request shape (tei or cohere_like) "
+                        "and that it serves `model`",
+                        at_key=True,
+                    )
                 )
-            )
     return found

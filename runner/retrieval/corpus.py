@@ -52,10 +52,13 @@ class CorpusIndex:
         keep_navigation: bool = False,
         synonyms: Mapping[str, tuple[str, ...]] | None = None,
         rerank: int = 0,
+        reranker: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = name
-        # a vector or hybrid search's first candidates reordered word by word (rerank.py)
+        # a vector or hybrid search's first candidates reordered word by word (rerank.py), or
+        # by the rerank endpoint `reranker` names (runner/embedding/rerank_service.py)
         self.rerank = rerank
+        self.reranker = reranker
         self.keep_navigation = keep_navigation  # the corpus's `pages.navigation: keep`
         self.vectors = vectors  # the page vectors of the corpus's embedding model, if any
         self.folder = folder  # the index folder
@@ -188,6 +191,13 @@ class CorpusIndex:
 
         assert self.vectors is not None  # an embedded search found them
         head = found[:count]
+        if self.reranker is not None:
+            from runner.embedding.rerank_service import RerankSpec
+            from runner.embedding.rerank_service import reranked as by_endpoint
+
+            texts = [embedded_text(hit.page) for hit in head]
+            scored = by_endpoint(RerankSpec.of(self.reranker), query, texts)
+            return [ScoredPage(head[row].page, score) for row, score in scored] + found[count:]
         embedder = load_embedder(self.vectors.model, runtime_for(self.vectors.precision))
         tokens = self.vectors.tokens
         order = reranked(

@@ -160,12 +160,9 @@ def vector_model(pipeline: Pipeline, corpus: Corpus) -> str | None:
     """The embedding model whose vectors the corpus's index keeps: its `embedding.model`, else
     runner's default when a tool searches it by `mode: vector` or `hybrid`; None: BM25 alone."""
     if corpus.embedding is not None and corpus.embedding.provider is not None:
-        from runner.embedding.remote import RemoteSpec, declare
+        from runner.embedding.remote import declare, spec_from
 
-        service = corpus.embedding
-        assert service.api_base is not None  # validation required it (R133)
-        spec = RemoteSpec(service.provider, service.api_base, service.model, service.api_key_env)
-        return declare(spec)
+        return declare(spec_from(corpus.embedding))
     if corpus.embedding is not None:
         return corpus.embedding.model
     for tool in pipeline.tools:
@@ -199,6 +196,8 @@ def _stored_vectors(
 
 def _reranks(corpus: Corpus) -> bool:
     """Whether the corpus's searches rerank, and so its index keeps the pages' word pieces."""
+    if corpus.embedding is not None and corpus.embedding.reranker is not None:
+        return False  # a rerank endpoint reads the pages' text, not their word pieces
     rerank = corpus.embedding.rerank if corpus.embedding is not None else DEFAULT_RERANK
     return rerank > 0
 
@@ -328,6 +327,7 @@ def _index(
         keep_navigation=corpus.navigation == "keep",
         synonyms=corpus.synonyms,
         rerank=corpus.embedding.rerank if corpus.embedding is not None else DEFAULT_RERANK,
+        reranker=corpus.embedding.reranker if corpus.embedding is not None else None,
     )
 
 

@@ -43,8 +43,11 @@ TIE_SPREAD = 1e-6
 class WordPieces(Protocol):
     """A text's word pieces in context (runner.embedding.models.TokenVectors)."""
 
-    vectors: np.ndarray  # (pieces, dimensions), unit-length rows
-    words: list[str]  # the word each piece is of
+    @property
+    def vectors(self) -> np.ndarray: ...  # (pieces, dimensions), unit-length rows
+
+    @property
+    def words(self) -> list[str]: ...  # the word each piece is of
 
 
 class TokenEmbedder(Protocol):

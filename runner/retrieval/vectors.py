@@ -25,10 +25,12 @@ from typing import BinaryIO, Protocol
 
 import numpy as np
 
+from runner.embedding.catalog import is_remote
 from runner.retrieval.blas import one_blas_thread
 from runner.retrieval.lead import lead_text
 from runner.retrieval.page_tokens import PageTokens, PieceWriter, remove_pieces
 from runner.retrieval.pages import Page
+from runner.retrieval.readers import CorpusError
 
 VECTORS_FOLDER = "vectors"
 VECTORS_FILE = "vectors.npy"
@@ -76,7 +78,7 @@ def embedded_text(page: Page) -> str:
 
 def model_folder(index_folder: Path, model: str) -> Path:
     # a service's identity (`openai_like:MODEL@API_BASE`) whole: its last path part is the API's
-    named = model if "://" in model else Path(model).name or model
+    named = model if "://" in model or is_remote(model) else Path(model).name or model
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", named).strip("_") or "model"
     return index_folder / VECTORS_FOLDER / slug
 
@@ -144,12 +146,24 @@ class VectorIndex:
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """The cosine of every page with the query vector (unit length), by row."""
+        self._same_model(query)
         with one_blas_thread():  # a matrix-vector product: BLAS's threads cost more (blas.py)
             return np.asarray(self.vectors @ query.astype(np.float32), dtype=np.float32)
 
     def cosine(self, row: int, query: np.ndarray) -> float:
         """The cosine of one page (by row) with the query vector (unit length)."""
+        self._same_model(query)
         return float(self.vectors[row] @ query.astype(np.float32))
+
+    def _same_model(self, query: np.ndarray) -> None:
+        """A query of other dimensions than the pages' is refused: the model behind the name
+        changed (a service now serving another), and its vectors cannot be compared."""
+        if query.shape[-1] != self.vectors.shape[1]:
+            raise CorpusError(
+                f"the question's vector has {query.shape[-1]} dimensions and the index's "
+                f"vectors of {self.model} have {self.vectors.shape[1]}: the model behind the "
+                "name changed since `runner index`; rebuild them with `runner index --force`"
+            )
 
     def top(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(row, cosine) of the k nearest pages, nearest first."""
@@ -224,6 +238,8 @@ def build_vectors(
         remove_pieces(folder)
     model = {
         "model": embedder.name,
+        # who made them: a service's provider, else runner's own forward pass
+        "provider": embedder.name.partition(":")[0] if is_remote(embedder.name) else "runner",
         "dimensions": embedder.dimensions,
         "precision": embedder.precision,
         "text": EMBEDDED_TEXT,

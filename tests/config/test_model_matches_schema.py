@@ -67,7 +67,15 @@ RENAMED: dict[tuple[type, str], tuple[tuple[str, ...], ...]] = {
     (model.SubtaskTemplate, "condition"): (("conditional",),),
     (model.Condition, "sibling"): (("skip_if_found",),),
     (model.Condition, "expression"): (("run_if",),),
+    # a service's own keys, as one mapping the embedding provider reads
+    (model.Embedding, "settings"): tuple(
+        (key,) for key in ("class", "options", "timeout_s", "batch_size", "max_chars")
+    ),
+    (model.Embedding, "reranker"): (("rerank",),),  # `rerank` when it names an endpoint
 }
+# fields that hold their keys as one mapping, filled with those keys' own defaults (so the
+# field's empty default is no statement of a default)
+BUNDLES = {(model.Embedding, "settings"), (model.Embedding, "reranker")}
 # fields runner works out, and which no key of the file holds
 NOT_KEYS = {
     (model.Pipeline, "path"),  # the file itself
@@ -174,6 +182,8 @@ def test_every_default_of_the_model_is_the_schema_s(cls: type) -> None:
         value = field_default(each)
         if value is dataclasses.MISSING or dataclasses.is_dataclass(value):
             continue  # a required field; a nested block (checked as its own class)
+        if (cls, each.name) in BUNDLES:
+            continue
         for path in key_paths(cls, each.name):
             spec = spec_at(cls, path) or {}
             if "default" in spec:

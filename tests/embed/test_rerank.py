@@ -83,3 +83,19 @@ def test_a_corpus_that_does_not_rerank_keeps_no_word_pieces(embedder, tmp_path: 
     index = corpus(tmp_path, 0)
     assert index.vectors is not None and index.vectors.tokens is None
     assert index.search(QUESTION, 3, mode="hybrid")  # searched by meaning all the same
+
+
+def test_a_rerank_endpoint_reorders_runner_s_vectors_and_no_pieces_are_kept(
+    embedder, tmp_path: Path
+) -> None:
+    from tests.retrieval.rerank_service import rerank_service
+
+    with rerank_service(favour="crumb") as service:  # the search's fifth: the toaster's tray
+        rerank = f"{{provider: tei, api_base: '{service.url}', candidates: 5}}"
+        path = write(tmp_path, embedding=f"{{model: all-MiniLM-L6-v2, rerank: {rerank}}}")
+        index = open_corpus(load_pipeline(path), "manuals")
+        found = index.search(QUESTION, 3, mode="hybrid")
+    assert index.vectors is not None and index.vectors.tokens is None
+    assert found[0].page.node_id == "toaster.md#2"  # the endpoint's choice, not the search's
+    [(_, body)] = service.requests
+    assert len(body["texts"]) == 5  # type: ignore[arg-type]

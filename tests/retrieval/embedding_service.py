@@ -2,7 +2,8 @@
 each text's vector counts its words hashed into 32 dimensions (texts sharing words point the
 same way), deterministic across processes. `failures` replies 503 that many times first
 (None: always); `delay_s` waits before each reply; `per_token` sends a vector a word, as
-llama.cpp's server does for a model that pools nothing."""
+llama.cpp's server does for a model that pools nothing. `/api/embed` answers as Ollama's own
+API does ({model, input} -> {embeddings})."""
 
 from __future__ import annotations
 
@@ -41,6 +42,11 @@ class Service:
     keys: list[str] = field(default_factory=list)
 
 
+class QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that stopped waiting (a timeout under test) is no error of the server's."""
+
+
 @contextmanager
 def embedding_service(failures: int | None = 0, per_token: bool = False) -> Iterator[Service]:
     service = Service("", failures, per_token)
@@ -55,6 +61,11 @@ def embedding_service(failures: int | None = 0, per_token: bool = False) -> Iter
                 if service.failures is not None:
                     service.failures -= 1
                 self._reply(503, {"error": "loading model"})
+                return
+            if self.path == "/api/embed":  # Ollama's own API
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                vectors = [embedding(text, per_token) for text in texts]
+                self._reply(200, {"model": body["model"], "embeddings": vectors})
                 return
             if self.path != "/v1/embeddings":
                 self._reply(404, {"error": "no such path"})
@@ -76,7 +87,7 @@ def embedding_service(failures: int | None = 0, per_token: bool = False) -> Iter
         def log_message(self, *args: object) -> None:  # quiet
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = QuietServer(("127.0.0.1", 0), Handler)
     service.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

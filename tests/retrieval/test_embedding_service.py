@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from runner.cli import main
 from runner.config import validate_file
-from runner.embedding import remote
+from runner.embedding import endpoint, remote
 from runner.embedding.models import load_embedder
 from runner.embedding.remote import EmbeddingServiceError, RemoteEmbedder, RemoteSpec
 
@@ -23,7 +23,7 @@ from .test_deep_fallback import SCRIPT, write_pipeline
 
 @pytest.fixture(autouse=True)
 def _no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(remote, "BACKOFF_S", 0.0)
+    monkeypatch.setattr(endpoint, "BACKOFF_S", 0.0)
 
 
 def embedder(url: str, **changes: object) -> RemoteEmbedder:
@@ -222,7 +222,7 @@ def test_a_change_of_model_re_embeds_every_page(tmp_path: Path) -> None:
         before = len(service.requests)
         second = CliRunner().invoke(main, ["index", str(path)])
         assert second.exit_code == 0, second.output
-        texts = sum(len(body["input"]) for body in service.requests[before:])  # type: ignore[arg-type]
+        texts = sum(len(body["input"]) for body in service.requests[before:])  # type: ignore[arg-type, misc]
     assert texts >= 11  # every page again, none of the other model's vectors kept
 
 

@@ -26,6 +26,17 @@ from runner.config.schema import definition_validator
 from runner.documents.diagnostics import KeyPath
 from runner.embedding import DEFAULT_MODEL, REQUIRED_FILES, is_packaged
 
+# the keys of an `embedding:` block that only a service (`provider`) reads
+SERVICE_KEYS = (
+    "api_base",
+    "api_key_env",
+    "class",
+    "options",
+    "timeout_s",
+    "batch_size",
+    "max_chars",
+)
+
 
 def corpora(checks: Checks) -> None:
     declared = checks.data.get("corpora", {})
@@ -49,7 +60,7 @@ def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
         embedding_service(checks, spec["embedding"], ("corpora", name, "embedding"))
     elif "embedding" in spec:
         embedding_model(checks, spec["embedding"]["model"], ("corpora", name, "embedding", "model"))
-        for key in ("api_base", "api_key_env"):
+        for key in SERVICE_KEYS:
             if key in spec["embedding"]:
                 checks.emit(
                     "R133",
@@ -100,7 +111,7 @@ def corpus(checks: Checks, name: str, spec: Mapping[str, Any]) -> None:
 def embedding_service(checks: Checks, spec: Mapping[str, Any], where: KeyPath) -> None:
     """A service that embeds (`provider`): its `api_base` given, and no reranking asked of it,
     which needs word-piece vectors an embeddings endpoint does not give (R133)."""
-    if "api_base" not in spec:
+    if "api_base" not in spec and spec["provider"] != "llama_index":
         checks.emit(
             "R133",
             f"embedding `provider: {spec['provider']}` needs `api_base`",
@@ -109,14 +120,36 @@ def embedding_service(checks: Checks, spec: Mapping[str, Any], where: KeyPath) -
             "`api_base: http://127.0.0.1:8080/v1`",
             at_key=True,
         )
-    if spec.get("rerank", 0) > 0:
+    if spec["provider"] == "llama_index" and "class" in spec:
+        from runner.embedding.class_embedder import not_installed
+
+        missing = not_installed(spec["class"])
+        if missing is not None:
+            checks.emit(
+                "R133",
+                f"embedding class `{spec['class']}`: {missing}",
+                (*where, "class"),
+                hint="install the class's package where runner indexes and answers",
+                warning=True,
+            )
+    readers = {"class": ("llama_index",), "options": ("llama_index", "ollama")}
+    for key, providers in readers.items():
+        if key in spec and spec["provider"] not in providers:
+            checks.emit(
+                "R133",
+                f"`embedding.{key}` is read by provider {' or '.join(providers)}, not by "
+                f"{spec['provider']}",
+                (*where, key),
+                hint=f"drop `{key}`, or name the provider that reads it",
+            )
+    if isinstance(spec.get("rerank", 0), int) and spec.get("rerank", 0) > 0:
         checks.emit(
             "R133",
             "a corpus embedded by a service cannot rerank: an embeddings endpoint gives no "
             "word-piece vectors",
             (*where, "rerank"),
-            hint="write `rerank: 0` or leave it out, or drop `provider` to embed with runner's "
-            "own model",
+            hint="write `rerank: 0` or leave it out, name a rerank endpoint (`rerank: "
+            "{provider: tei, api_base: ...}`), or drop `provider` to embed with runner's own model",
         )
 
 
@@ -131,8 +164,9 @@ def embedding_model(checks: Checks, model: str, where: KeyPath) -> None:
             f"embedding model `{model[:60]}` is neither a model runner carries nor a folder",
             where,
             hint=f"name `{DEFAULT_MODEL}` (nothing is downloaded), or a folder beside the "
-            "pipeline holding a sentence-transformers model saved with safetensors; runner "
-            "does not fetch models by name",
+            "pipeline holding a sentence-transformers model saved with safetensors, or a "
+            "service that serves it (`provider: openai_like`, `ollama` or `llama_index`); "
+            "runner does not fetch models by name",
         )
         return
     if inside_folder(checks, model, where) is None:
