@@ -165,3 +165,45 @@ def test_rounds_running_at_once_count_only_their_own_llm_calls(tmp_path, monkeyp
         assert (slow["stats"]["llm_calls"], quick["stats"]["llm_calls"]) == (1, 1)
     finally:
         service.close()
+
+
+def counting(executor, counts: dict[str, int], name: str) -> None:
+    """Counts the calls handed to a thread pool."""
+    submit = executor.submit
+
+    def counted(*args, **kwargs):
+        counts[name] = counts.get(name, 0) + 1
+        return submit(*args, **kwargs)
+
+    executor.submit = counted
+
+
+def test_issue_33_a_round_is_written_once_in_one_hop_and_read_in_one(service, monkeypatch):
+    store = service.stores["shop"]
+    asked = asyncio.run(service.run_round("shop", ASK))
+    counts: dict[str, int] = {}
+    save = type(store).save
+
+    def counted_save(self, *args, **kwargs):
+        counts["writes"] = counts.get("writes", 0) + 1
+        return save(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(store), "save", counted_save)
+    counting(service._store_calls, counts, "hops")
+    counting(store.save_threads(), counts, "save hops")
+    answered = asyncio.run(
+        service.run_round("shop", "the kw-620", session_id=asked["session"], request_id="r-2")
+    )
+    assert answered["answer"] == "The KW-620 costs 449 EUR."
+    # one write of the round's state and record; the lock taken with what the round reads
+    # (its request id, its session) in one hop, and let go in another
+    assert counts == {"writes": 1, "save hops": 1, "hops": 2}
+    assert service.round(asked["session"], 2)["result"] == answered
+
+
+def test_a_new_session_without_a_request_id_reads_nothing_before_its_round(service):
+    counts: dict[str, int] = {}
+    counting(service._store_calls, counts, "hops")
+    result = asyncio.run(service.run_round("shop", COMPARE))
+    assert result["outcome"] == "answer"
+    assert counts == {}  # a fresh id: no lock to take, no stored session to read
