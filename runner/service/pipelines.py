@@ -418,8 +418,9 @@ class Service:
 
     async def drain(self, timeout_s: float) -> bool:
         """Refuse new rounds and wait for those in flight; True when all finished in time.
-        A round still running afterwards is cut off at its last checkpoint (every step is
-        saved), and the next request on its session finishes it, on any worker."""
+        A round still running afterwards is cut off at its last saved checkpoint (at most
+        runner.sessions.writers.CHECKPOINT_DELAY_S older than its newest step), and the next
+        request on its session finishes it, on any worker."""
         self.closing = True
         try:
             await asyncio.wait_for(self._idle.wait(), timeout=timeout_s)
