@@ -27,6 +27,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -421,6 +422,25 @@ def checkout(ref: str, folder: Path) -> Path:
         ["git", "archive", "--format=tar", ref], cwd=ROOT, capture_output=True, check=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    # the support pipeline's indexes: this checkout's as a start (git keeps none), brought up to
+    # date by that commit's own code before its workers start, so that they do not each build
+    # them at once
+    built = SUPPORT.parent / ".runner"
+    if built.is_dir():
+        shutil.copytree(built, folder / SUPPORT.relative_to(ROOT).parent / ".runner")
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from runner.cli import main; main()",
+            "index",
+            str(SUPPORT.relative_to(ROOT)),
+        ],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": str(folder)},
+        check=True,
+        capture_output=True,
+    )
     return folder
 
 
