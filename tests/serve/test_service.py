@@ -207,3 +207,13 @@ def test_a_new_session_without_a_request_id_reads_nothing_before_its_round(servi
     result = asyncio.run(service.run_round("shop", COMPARE))
     assert result["outcome"] == "answer"
     assert counts == {}  # a fresh id: no lock to take, no stored session to read
+
+
+def test_a_round_refused_under_the_lock_lets_the_lock_go(service):
+    store = service.stores["shop"]
+    for _ in range(2):  # the second would be Busy if the first kept the store's lock
+        with pytest.raises(NotFound, match="no session 'gone'"):
+            asyncio.run(service.run_round("shop", COMPARE, session_id="gone", create=False))
+    held = store.try_lock("gone")
+    assert held is not None  # nobody holds it
+    held.release()
