@@ -546,7 +546,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.worker is not None:
         worker(args.worker, args.state, args.latency)
         return
-    from bench.readme import write_results, write_section
+    from bench.readme import stamp, write_results, write_section
     from bench.retrieval import machine
 
     sys.path.insert(0, str(ROOT / "tests"))
@@ -579,8 +579,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "targets": TARGETS,
         **({"against": args.against, "paired": paired} if paired else {}),
     }
+    results["stamp"] = stamp()  # taken once: the results file and the README say the same
     write_results("serve", results)
-    write_section(TITLE, section(results))
+    write_section(TITLE, section(results), stamped=results)
     print(section(results))
 
 
