@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
 
 import pytest
 
@@ -217,3 +221,37 @@ def test_a_round_refused_under_the_lock_lets_the_lock_go(service):
     held = store.try_lock("gone")
     assert held is not None  # nobody holds it
     held.release()
+
+
+OLD_STORE = Path(__file__).parent / "fixtures" / "stores" / "service-35a7b03.sql"
+
+
+def test_a_store_written_by_the_service_that_saved_every_step_opens_and_continues(
+    shop, tmp_path, monkeypatch
+):
+    from runner.config import load_pipeline
+    from runner.service.pipelines import Service
+
+    monkeypatch.delenv("RUNNER_STATE", raising=False)
+    state = tmp_path / "old.sqlite"
+    with closing(sqlite3.connect(state)) as db:
+        db.executescript(OLD_STORE.read_text(encoding="utf-8"))
+        # the session names its pipeline by file name and content: this copy's content
+        content_hash = load_pipeline(shop).content_hash
+        stored = json.loads(db.execute("SELECT state FROM sessions").fetchone()[0])
+        stored["pipeline_hash"] = content_hash
+        db.execute(
+            "UPDATE sessions SET state = ?, pipeline_hash = ?", (json.dumps(stored), content_hash)
+        )
+        db.commit()
+    service = Service.open([shop.parent], state=str(state))
+    try:
+        replayed = asyncio.run(service.run_round("shop", ASK, request_id="old-1"))
+        assert (replayed["round"], replayed["question"]) == (1, QUESTION)
+        answered = asyncio.run(
+            service.run_round("shop", "the kw-620", session_id=replayed["session"])
+        )
+        assert (answered["round"], answered["answer"]) == (2, "The KW-620 costs 449 EUR.")
+        assert service.session(replayed["session"])["rounds_total"] == 2
+    finally:
+        service.close()
