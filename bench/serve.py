@@ -13,7 +13,11 @@ What the service adds is the difference: HTTP, JSON, the session store, locks, t
 Afterwards the store is read back: every conversation must have exactly its three rounds with
 their outcomes (none lost, none run twice).
 
-    python -m bench.serve [--conversations 200] [--latency 0.1]
+    python -m bench.serve [--conversations 200] [--latency 0.1] [--against REF [--pairs 2]]
+
+`--against REF` measures the code of another commit beside this one: the paced run on two
+workers and PostgreSQL, the other commit's workers then this one's, `--pairs` times in turn
+(A B A B), in the same run and on the same load.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -125,9 +130,10 @@ def union_ms(spans: Sequence[tuple[float, float]]) -> float:
 
 
 class Workers:
-    """Worker processes (this module, `--worker`), started and waited for."""
+    """Worker processes (this module, `--worker`), started and waited for; `code`: the
+    checkout whose runner they run (this one, or another commit's: `checkout`)."""
 
-    def __init__(self, count: int, state: str, latency_s: float) -> None:
+    def __init__(self, count: int, state: str, latency_s: float, code: Path = ROOT) -> None:
         sys.path.insert(0, str(ROOT / "tests"))
         from serve.server import free_port
 
@@ -145,7 +151,8 @@ class Workers:
                     "--latency",
                     str(latency_s),
                 ],
-                cwd=ROOT,
+                cwd=code,
+                env={**os.environ, "PYTHONPATH": str(code)},
             )
             for port in self.ports
         ]
@@ -340,10 +347,11 @@ def measure(
     conversations: int,
     latency_s: float,
     pacing: Pacing | None = None,
+    code: Path = ROOT,
 ) -> dict:
     from runner.sessions import open_store
 
-    started = Workers(workers, state, latency_s)
+    started = Workers(workers, state, latency_s, code)
     with started as urls:
         idle_cpu = started.cpu_s()
         client_cpu = time.process_time()
@@ -408,6 +416,76 @@ def measure_in_process(
     return result
 
 
+def checkout(ref: str, folder: Path) -> Path:
+    """The files of commit `ref` (as git archives them) in `folder`: the code to pair against."""
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", ref], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    # the support pipeline's indexes: this checkout's as a start (git keeps none), brought up to
+    # date by that commit's own code before its workers start, so that they do not each build
+    # them at once
+    built = SUPPORT.parent / ".runner"
+    if built.is_dir():
+        shutil.copytree(built, folder / SUPPORT.relative_to(ROOT).parent / ".runner")
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from runner.cli import main; main()",
+            "index",
+            str(SUPPORT.relative_to(ROOT)),
+        ],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": str(folder)},
+        check=True,
+        capture_output=True,
+    )
+    return folder
+
+
+def measure_paired(
+    postgres: Any, against: str, pairs: int, conversations: int, latency_s: float, pacing: Pacing
+) -> list[dict[str, Any]]:
+    """The paced run on 2 workers and PostgreSQL, commit `against`'s code then this one's,
+    `pairs` times in turn (A B A B): the same load, the machine's load shared alike."""
+    runs: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as folder:
+        before = checkout(against, Path(folder))
+        for turn in range(pairs):
+            for label, code in ((f"before ({against})", before), ("after (this commit)", ROOT)):
+                url = postgres.fresh_database(f"bench_pair_{turn}_{len(runs)}")
+                run = measure(label, 2, url, conversations, latency_s, pacing, code)
+                runs.append({**run, "pair": turn + 1, "load_average_1min": _load()})
+    return runs
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def paired_section(results: dict[str, Any]) -> str:
+    """The before/after table of a paired run (`--against`)."""
+    rows = "\n".join(
+        f"| {r['pair']} | {r['setup']} | **{r['overhead_ms_p50']}** / **{r['overhead_ms_p99']}** "
+        f"| {r['worker_cpu_ms_per_round']} | {r['round_ms_p50']} / {r['round_ms_p99']} "
+        f"| {r['lost']} / {r['duplicated']} | {r['load_average_1min']} |"
+        for r in results["paired"]
+    )
+    return "\n".join(
+        [
+            f"Before and after, paired in one run (`--against {results['against']}`): 2 workers "
+            "on PostgreSQL, paced, the other commit's workers then this one's, in turn (A B A B), "
+            "each on a fresh database; the load average is the machine's after each run.",
+            "",
+            "| pair | code | overhead ms p50 / p99 | CPU ms a round: workers | round ms p50 / p99 "
+            "| lost / duplicated | load (1 min) |",
+            "|---|---|---|---|---|---|---|",
+            rows,
+        ]
+    )
+
+
 def section(results: dict[str, Any]) -> str:
     rows = "\n".join(
         f"| {r['setup']} | {r['arrivals']} | {r['rounds_per_s']} "
@@ -451,6 +529,7 @@ def section(results: dict[str, Any]) -> str:
             "worker's round is a few milliseconds of CPU in one event loop, so a round waits "
             "for the CPU work of the rounds beside it. The CPU per round, not the latency, is "
             "the figure to size a deployment by (docs/serve.md, Scaling out).",
+            *(["", paired_section(results)] if results.get("paired") else []),
         ]
     )
 
@@ -459,21 +538,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.serve")
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--against", metavar="REF", help="a commit to measure beside this one")
+    parser.add_argument("--pairs", type=int, default=2, help="before/after pairs (--against)")
     parser.add_argument("--worker", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--state", help=argparse.SUPPRESS)
     args = parser.parse_args(argv or [])
     if args.worker is not None:
         worker(args.worker, args.state, args.latency)
         return
-    from bench.readme import write_results, write_section
+    from bench.readme import stamp, write_results, write_section
     from bench.retrieval import machine
 
     sys.path.insert(0, str(ROOT / "tests"))
     from pgserver import PostgresServer
 
     count, latency, paced = args.conversations, args.latency, Pacing()
-    runs = []
+    runs, paired = [], []
     with PostgresServer(max_connections=100) as postgres:
+        if args.against:
+            paired = measure_paired(postgres, args.against, args.pairs, count, latency, paced)
         for name, pacing in (("paced", paced), ("burst", None)):
             url = postgres.fresh_database(f"bench_{name}")
             runs.append(measure("2 workers, PostgreSQL", 2, url, count, latency, pacing))
@@ -494,9 +577,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         "pacing": {"ramp_s": paced.ramp_s, "think_s": paced.think_s},
         "runs": runs,
         "targets": TARGETS,
+        **({"against": args.against, "paired": paired} if paired else {}),
     }
+    results["stamp"] = stamp()  # taken once: the results file and the README say the same
     write_results("serve", results)
-    write_section(TITLE, section(results))
+    write_section(TITLE, section(results), stamped=results)
     print(section(results))
 
 

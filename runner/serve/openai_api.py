@@ -30,9 +30,10 @@ from starlette.routing import BaseRoute, Route
 from runner.render import rest_of
 from runner.serve.http import optional_text, read_json, request_id_of
 from runner.serve.openai_fields import checked_fields
+from runner.serve.streaming import sse_response
 from runner.service.errors import BadRequest, NotFound
 from runner.service.principals import client_of
-from runner.service.streams import RoundStream, sse, sse_response
+from runner.service.streams import RoundStream, sse
 
 if TYPE_CHECKING:
     from runner.service.pipelines import Service

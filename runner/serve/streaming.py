@@ -16,10 +16,16 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from runner.service.streams import RoundStream, sse, sse_response
+from runner.service.streams import (
+    SSE_HEADERS,
+    SSE_MEDIA_TYPE,
+    RoundStream,
+    ending_with_error,
+    sse,
+)
 
 if TYPE_CHECKING:
     from runner.service.pipelines import Service
@@ -48,6 +54,14 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
         return sse_response(_native_events(stream))
 
     return [Route("/v1/pipelines/{domain}/rounds/stream", stream_round, methods=["POST"])]
+
+
+def sse_response(events: AsyncIterator[str], error_event: str | None = "error") -> Response:
+    """The events as a `text/event-stream`; a stream that fails on the way ends with an error
+    event (named `error_event`), never cut off without one."""
+    return StreamingResponse(
+        ending_with_error(events, error_event), media_type=SSE_MEDIA_TYPE, headers=SSE_HEADERS
+    )
 
 
 async def _native_events(stream: RoundStream) -> AsyncIterator[str]:

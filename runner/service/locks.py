@@ -2,8 +2,13 @@
 
 A request first takes this process's lock on the key (so requests of one worker queue without
 touching the database), then the store's lock (a PostgreSQL advisory lock, or a byte-range lock
-beside a SQLite file), which other processes see and which dies with its holder. Both waits
-share one bound: past it the request is refused as Busy (HTTP 409) rather than queued forever.
+beside a SQLite file), which other processes see and which dies with its holder, trying it
+again after the pauses every waiter uses (runner.sessions.lockwait). Both waits share one
+bound: past it the request is refused as Busy (HTTP 409) rather than queued forever.
+
+What a round reads under the lock (is its request committed? the session's state) is read in
+the same call to the store's threads as the lock is taken (`hold(..., then=read)`): one hop,
+not one per read.
 """
 
 from __future__ import annotations
@@ -11,15 +16,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from runner.service.errors import Busy
+from runner.sessions.lockwait import pauses
 
 if TYPE_CHECKING:
-    from runner.sessions import Store
+    from runner.sessions import SessionLock, Store
 
-FIRST_POLL_S = 0.005
-LAST_POLL_S = 0.1
+T = TypeVar("T")
 
 
 class KeyLocks:
@@ -30,9 +35,12 @@ class KeyLocks:
         self._waiters: dict[str, int] = {}
 
     @asynccontextmanager
-    async def hold(self, store: Store, key: str, what: str) -> AsyncIterator[None]:
+    async def hold(
+        self, store: Store, key: str, what: str, then: Callable[[], T] | None = None
+    ) -> AsyncIterator[T | None]:
         """Hold `key` (a session id, or `request:<id>`) for the block; `what` names it in the
-        Busy message."""
+        Busy message. `then`, a blocking read, runs once the store's lock is held, in the same
+        hop to the store's threads; the block gets what it returned (None without it)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.wait_s
         local = self._local.setdefault(key, asyncio.Lock())
@@ -43,16 +51,16 @@ class KeyLocks:
             except asyncio.TimeoutError:
                 raise self._busy(what) from None
             try:
-                held = await self._io(store.try_lock, key)
-                poll = FIRST_POLL_S
-                while held is None:
-                    if loop.time() >= deadline:
-                        raise self._busy(what)
-                    await asyncio.sleep(poll)
-                    poll = min(poll * 2, LAST_POLL_S)
-                    held = await self._io(store.try_lock, key)
+                held, value = await self._io(_lock_then_read, store, key, then)
+                for pause in pauses(deadline - loop.time()):
+                    if held is not None:
+                        break
+                    await asyncio.sleep(pause)
+                    held, value = await self._io(_lock_then_read, store, key, then)
+                if held is None:
+                    raise self._busy(what)
                 try:
-                    yield
+                    yield value
                 finally:
                     await self._io(held.release)
             finally:
@@ -68,3 +76,18 @@ class KeyLocks:
             f"{what} is busy with another request (waited {self.wait_s:g} s); send this one "
             "again when that one has finished, with the same request id to be safe"
         )
+
+
+def _lock_then_read(
+    store: Store, key: str, then: Callable[[], T] | None
+) -> tuple[SessionLock | None, T | None]:
+    """The store's lock on `key` (None: another process holds it) and, once held, `then()`;
+    a read that fails lets the lock go again."""
+    held = store.try_lock(key)
+    if held is None or then is None:
+        return held, None
+    try:
+        return held, then()
+    except BaseException:
+        held.release()
+        raise

@@ -25,13 +25,14 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from runner.service import defaults
 from runner.service.errors import BadRequest, NotFound, Unavailable, as_service_error
 from runner.service.failures import log_round_error, log_unexpected
 from runner.service.locks import KeyLocks
 from runner.service.principals import LOCAL, Client, check_session_id, not_found_message
+from runner.sessions.base import OpenSession
 from runner.text.redact import Redactor, redact_logs
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
 CLIENT_KEY = "client-key"  # the store's secret the clients' scopes are keyed with
 # a round's result, its trace events and its time in seconds, told to each observer (metrics)
+T = TypeVar("T")
 RoundObserver = Callable[[str, dict[str, Any], list[dict[str, Any]], float], None]
 
 
@@ -170,27 +172,31 @@ class Service:
             client.check_owns(session_id)
         store = self.stores[domain]
         stored_key = client.request_key(domain, request_id)
+        target = session_id or client.new_session_id()
+
+        def begin() -> OpenSession | dict[str, Any]:
+            """Under the lock, in the one hop that takes it: the stored result of this request
+            (a send of it still running was waited for, not run a second time beside it), else
+            the session to run the round on."""
+            stored = self._replayed(store, stored_key, message, session_id)
+            if stored is not None:
+                return stored
+            if session_id is None:
+                return store.start(target, runtime.pipeline)
+            opened = store.open(session_id, runtime.pipeline)
+            if opened.created and not create:
+                raise NotFound(not_found_message(session_id))
+            return opened
+
         try:
             key, what = _lock_key(session_id, stored_key, request_id)
-            async with self._round_slot(client), self._hold(store, key, what):
-                # under the lock: a send of this request still running is waited for, not run
-                # a second time beside it
-                stored = await self._off_loop(
-                    self._replayed, store, stored_key, message, session_id
-                )
-                if stored is None:
-                    if session_id is not None and not create:
-                        await self._off_loop(self._check_stored, store, session_id)
-                    target = session_id or client.new_session_id()
-                    stored = await self._run(runtime, store, domain, message, target, stored_key)
-                return self.redactor.json(stored)
+            async with self._round_slot(client), self._hold(store, key, what, begin) as begun:
+                if isinstance(begun, OpenSession):
+                    return await self._run(runtime, store, domain, message, begun, stored_key)
+                return self.redactor.json(begun)
         except Exception as exc:
             log_unexpected(f"a round on {domain!r}", exc, self.redactor)
             raise as_service_error(exc) from exc
-
-    def _check_stored(self, store: Store, session_id: str) -> None:
-        if store.find(session_id) is None:
-            raise NotFound(not_found_message(session_id))
 
     async def _run(
         self,
@@ -198,12 +204,15 @@ class Service:
         store: Store,
         domain: str,
         message: str,
-        session_id: str | None,
+        session: OpenSession,
         request_id: str | None,
     ) -> dict[str, Any]:
+        """The round, saved once at its end (runner.sessions.writers), its result made and
+        redacted once: what the faces send as it is."""
+        from runner.app import Conversation
+
         started = time.perf_counter()
-        conversation = await self._off_loop(runtime.conversation, store, session_id)
-        conversation.background_saves = True
+        conversation = Conversation(runtime, store, session, background_saves=True)
         result = await conversation.say(message, request_id=request_id)
         log_round_error(domain, result, self.redactor)
         data = result.to_json()
@@ -212,7 +221,7 @@ class Service:
         elapsed = time.perf_counter() - started
         for observe in self.observers:
             observe(domain, data, events, elapsed)
-        return data
+        return self.redactor.json(data)
 
     async def off_loop(self, call: Callable[[], Any]) -> Any:
         """A blocking read (a session's page, a round) on the store threads."""
@@ -256,12 +265,16 @@ class Service:
                 )
 
     @asynccontextmanager
-    async def _hold(self, store: Store, key: str | None, what: str) -> AsyncIterator[None]:
-        if key is None:  # a new session with a fresh id: nobody else can name it
-            yield
+    async def _hold(
+        self, store: Store, key: str | None, what: str, begin: Callable[[], T]
+    ) -> AsyncIterator[T]:
+        """The lock on `key` held for the block, and what `begin` read under it (in the same
+        hop to the store's threads)."""
+        if key is None:  # a new session, a fresh id and no request id: nothing to lock or read
+            yield begin()
             return
-        async with self._locks.hold(store, key, what):
-            yield
+        async with self._locks.hold(store, key, what, then=begin) as begun:
+            yield begun  # type: ignore[misc]  # `then` given: what it returned
 
     @asynccontextmanager
     async def _round_slot(self, client: Client) -> AsyncIterator[None]:
@@ -406,8 +419,9 @@ class Service:
 
     async def drain(self, timeout_s: float) -> bool:
         """Refuse new rounds and wait for those in flight; True when all finished in time.
-        A round still running afterwards is cut off at its last checkpoint (every step is
-        saved), and the next request on its session finishes it, on any worker."""
+        A round still running afterwards is cut off at its last saved checkpoint (at most
+        runner.sessions.writers.CHECKPOINT_DELAY_S older than its newest step), and the next
+        request on its session finishes it, on any worker."""
         self.closing = True
         try:
             await asyncio.wait_for(self._idle.wait(), timeout=timeout_s)

@@ -15,8 +15,10 @@ logs and spans, gives nothing to guess the token from offline. A
 service without tokens has one client, `local` (scope ""), which owns every session: it serves
 this machine only (`runner serve` refuses another address without tokens).
 
-The authentication itself is Starlette's `AuthenticationMiddleware` with `TokenBackend`: the
-`Authorization: Bearer` header, or on the playground's pages the cookie its login sets.
+Which client a request is (`Tokens.who`): the `Authorization: Bearer` header, or on the
+playground's pages the cookie its login sets. This room knows no web framework: the faces put
+it behind theirs (`runner.serve.auth`: Starlette's authentication middleware), and read the
+client back from the request's ASGI scope (`client_of`).
 """
 
 from __future__ import annotations
@@ -24,18 +26,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-from starlette.authentication import (
-    AuthCredentials,
-    AuthenticationBackend,
-    AuthenticationError,
-    BaseUser,
-)
-from starlette.requests import HTTPConnection, Request
-
-from runner.service.errors import BadRequest, NotFound
+from runner.service.errors import BadRequest, NotFound, Unauthorized
 
 COOKIE = "runner_token"  # the playground's login cookie (HttpOnly, SameSite=Strict)
 SCOPE_CHARS = 12
@@ -123,25 +118,10 @@ def not_found_message(session_id: str) -> str:
     )
 
 
-class ClientUser(BaseUser):
-    """`request.user` of an authenticated request."""
-
-    def __init__(self, client: Client) -> None:
-        self.client = client
-
-    @property
-    def is_authenticated(self) -> bool:
-        return True
-
-    @property
-    def display_name(self) -> str:
-        return self.client.name
-
-
-class TokenBackend(AuthenticationBackend):
-    """Starlette's authentication over bearer tokens. Without tokens every request is the
-    `local` client. With them, the `public` paths need none (health checks, the playground's
-    login and its static files: `matched`, whole paths or folders); a path under
+class Tokens:
+    """The bearer tokens a service accepts, and who each one is. Without tokens every request
+    is the `local` client. With them, the `public` paths need none (health checks, the
+    playground's login and its static files: `matched`, whole paths or folders); a path under
     `cookie_prefixes` may carry the token in the login cookie instead of the header."""
 
     def __init__(
@@ -157,25 +137,26 @@ class TokenBackend(AuthenticationBackend):
         self._public = tuple(public)
         self._cookie_prefixes = tuple(cookie_prefixes)
 
-    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
+    def who(self, path: str, authorization: str, cookie: str | None) -> Client | None:
+        """The client a request to `path` is, from its Authorization header and its login
+        cookie; None: nobody, on a public path. Raises Unauthorized (what to send instead)."""
         if not self._tokens:
-            return AuthCredentials(["client"]), ClientUser(LOCAL)
-        path = conn.url.path
-        given = bearer(conn.headers.get("authorization", ""))
+            return LOCAL
+        given = bearer(authorization)
         if given is None and under(path, self._cookie_prefixes):
-            given = conn.cookies.get(COOKIE) or None
+            given = cookie or None
         if given is None:
             if matched(path, self._public):
                 return None
-            raise AuthenticationError(
+            raise Unauthorized(
                 "this service needs a bearer token: send the header `Authorization: Bearer <token>`"
             )
         client = self.client_for(given)
         if client is None:
             if matched(path, self._public):  # the login page, whatever an old cookie holds
                 return None
-            raise AuthenticationError("the bearer token is not one this service accepts")
-        return AuthCredentials(["client"]), ClientUser(client)
+            raise Unauthorized("the bearer token is not one this service accepts")
+        return client
 
     def client_for(self, token: str) -> Client | None:
         """The client a token is, or None when the service does not accept it."""
@@ -203,8 +184,27 @@ def matched(path: str, public: Sequence[str]) -> bool:
     return any(path.startswith(p) if p.endswith("/") else path == p for p in public)
 
 
-def client_of(request: Request) -> Client:
-    """The client of a request (`local` without tokens; `anonymous`, owning nothing, on a
-    public path of a service with tokens)."""
-    user = request.scope.get("user")
-    return user.client if isinstance(user, ClientUser) else NOBODY
+class HasScope(Protocol):
+    """An HTTP request of any ASGI framework: its `scope`."""
+
+    @property
+    def scope(self) -> Mapping[str, Any]: ...
+
+
+def client_of(request: HasScope) -> Client:
+    """The client of a request, as the face's authentication put it in the request's ASGI
+    scope (`scope["user"].client`): `local` without tokens; `anonymous`, owning nothing, on a
+    public path of a service with tokens."""
+    client = getattr(request.scope.get("user"), "client", None)
+    return client if isinstance(client, Client) else NOBODY
+
+
+def __getattr__(name: str) -> Any:
+    # Moved to the face (runner.serve.auth); kept by this name only for the modules that still
+    # import it from here (runner/serve/app.py, runner/playground/serving.py): remove once
+    # they import runner.serve.auth.TokenBackend (or Tokens, above).
+    if name == "TokenBackend":
+        from runner.serve.auth import TokenBackend
+
+        return TokenBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,7 +4,8 @@ model writes it.
 `RoundStream` runs one round (`Service.run_round`) as an asyncio task of its own, watched
 (`runner.app.watching`): each trace event worth showing and each piece of the answer is queued
 for the response, which sends them as they come. A client that leaves mid-stream leaves the
-round running: it finishes and is stored, as if the client had waited.
+round running: it finishes and is stored, as if the client had waited. The events are text
+(`sse`); each face sends them with its framework's streaming response (runner.serve.streaming).
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
-
-from starlette.responses import Response, StreamingResponse
 
 from runner.service.errors import as_service_error
 from runner.text.redact import ERRORS, Redactor
@@ -110,20 +109,27 @@ def sse(data: Any, event: str | None = None) -> str:
     return f"{head}data: {text}\n\n"
 
 
-def sse_response(events: AsyncIterator[str], error_event: str | None = "error") -> Response:
-    """The events as a `text/event-stream`; a stream that fails on the way ends with an error
-    event (named `error_event`), never cut off without one."""
-    return StreamingResponse(
-        _ending_with_error(events, error_event),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
+SSE_MEDIA_TYPE = "text/event-stream"
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-async def _ending_with_error(events: AsyncIterator[str], event: str | None) -> AsyncIterator[str]:
+async def ending_with_error(events: AsyncIterator[str], event: str | None) -> AsyncIterator[str]:
+    """The events, and an error event (named `event`) if they fail on the way: a stream is
+    never cut off without one."""
     try:
         async for item in events:
             yield item
     except Exception as exc:
         log.exception("runner serve: a stream failed")
         yield sse(ERRORS.json(as_service_error(exc).to_json()), event)
+
+
+def __getattr__(name: str) -> Any:
+    # Moved to the face (runner.serve.streaming); kept by this name only for the module that
+    # still imports it from here (runner/playground/streaming.py): remove once it sends
+    # `ending_with_error(...)` in its own streaming response.
+    if name == "sse_response":
+        from runner.serve.streaming import sse_response
+
+        return sse_response
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""Sessions (C24): the whole state of a conversation, stored after every step.
+"""Sessions (C24): the whole state of a conversation, stored after every step (a service:
+after every round, and during a long one; runner.sessions.writers).
 
 `open_store(url, pipeline)` picks the store: a SQLite file (the default, beside the pipeline)
 or a PostgreSQL database (`postgresql://…`), both behind the one `Store` interface.
@@ -6,8 +7,8 @@ or a PostgreSQL database (`postgresql://…`), both behind the one `Store` inter
 
 from __future__ import annotations
 
+from runner.sessions import lockwait
 from runner.sessions.base import (
-    BackgroundWriter,
     CommittedRound,
     DuplicateRequestError,
     OpenSession,
@@ -26,6 +27,7 @@ from runner.sessions.base import (
 )
 from runner.sessions.open import STATE_ENV, is_postgres_url, open_store
 from runner.sessions.sqlite import DEFAULT_FILE, SQLiteStore
+from runner.sessions.writers import BackgroundWriter
 
 # the embedded store's name from before PostgreSQL joined, kept for the code that names it
 SessionStore = SQLiteStore
@@ -51,6 +53,7 @@ __all__ = [
     "StoreUnavailableError",
     "holding",
     "is_postgres_url",
+    "lockwait",
     "new_session_id",
     "open_store",
 ]

@@ -11,22 +11,24 @@ what a stored state's status is, what the errors say) live here, once.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.engine.state import SessionState
+from runner.sessions.lockwait import pauses
 
 if TYPE_CHECKING:
     from runner.config.model import Pipeline
+
+SAVE_THREADS = 8  # a service's saves in flight at once, per store
 
 
 class SessionError(Exception):
@@ -193,6 +195,20 @@ class Store(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    def save_threads(self) -> ThreadPoolExecutor:
+        """The threads a service's rounds are saved on (runner.sessions.writers), made at their
+        first use and stopped by `close` once the saves handed to them are done."""
+        threads: ThreadPoolExecutor | None = self.__dict__.get("_save_threads")
+        if threads is None:
+            threads = ThreadPoolExecutor(SAVE_THREADS, thread_name_prefix="runner-save")
+            self.__dict__["_save_threads"] = threads
+        return threads
+
+    def _stop_save_threads(self) -> None:
+        threads: ThreadPoolExecutor | None = self.__dict__.pop("_save_threads", None)
+        if threads is not None:
+            threads.shutdown(wait=True)
+
     def __enter__(self) -> Store:
         return self
 
@@ -212,6 +228,12 @@ class Store(ABC):
         state, version = self._decode(session_id, row)
         warnings = self._check_pipeline(state, pipeline)
         return OpenSession(state, version, created=False, warnings=warnings)
+
+    def start(self, session_id: str, pipeline: Pipeline) -> OpenSession:
+        """A new session under an id made fresh for it (a service's random one): nothing to
+        read, since no stored session can have it (and if one did, its first save would be a
+        SessionConflictError rather than an overwrite)."""
+        return OpenSession(SessionState.new(session_id, pipeline), 0, created=True)
 
     def find(self, session_id: str) -> tuple[SessionState, int] | None:
         """The stored state of a session and its version, or None when it is not stored."""
@@ -352,19 +374,18 @@ def holding(store: Store, key: str, what: str, wait_s: float = 30.0) -> Iterator
     """Hold the store's lock on `key` for the block, waiting up to `wait_s` for another
     process (a `runner serve` worker, another command) to let it go; SessionBusyError past it.
     For the command line; the service waits without blocking its event loop
-    (runner.service.locks)."""
-    deadline = time.monotonic() + wait_s
-    pause = 0.01
+    (runner.service.locks), with the same pauses (runner.sessions.lockwait)."""
     held = store.try_lock(key)
-    while held is None:
-        if time.monotonic() >= deadline:
-            raise SessionBusyError(
-                f"{what} is busy with another request (waited {wait_s:g} s); run the command "
-                "again when that one has finished"
-            )
+    for pause in pauses(wait_s):
+        if held is not None:
+            break
         time.sleep(pause)
-        pause = min(pause * 2, 0.2)
         held = store.try_lock(key)
+    if held is None:
+        raise SessionBusyError(
+            f"{what} is busy with another request (waited {wait_s:g} s); run the command "
+            "again when that one has finished"
+        )
     try:
         yield
     finally:
@@ -402,57 +423,3 @@ class SessionWriter:
     def finish(self, state: SessionState, record: RoundRecord) -> None:
         """The round's last save: its state and its record, in one transaction."""
         self.version = self.store.save(state, self.version, round_record=record)
-
-
-class _Snapshot:
-    """What a save reads of a state, taken when the checkpoint is made (the round goes on
-    changing the state while the save waits for its turn)."""
-
-    __slots__ = ("_data", "pipeline_hash", "pipeline_path", "session_id")
-
-    def __init__(self, state: SessionState) -> None:
-        self.session_id = state.session_id
-        self.pipeline_path = state.pipeline_path
-        self.pipeline_hash = state.pipeline_hash
-        self._data = state.to_json()
-
-    def to_json(self) -> dict[str, Any]:
-        return self._data
-
-
-class BackgroundWriter:
-    """A SessionWriter for a service: each checkpoint is saved on a thread of its own, in
-    order, while the round goes on, so that the event loop serving every other round never
-    waits for the database; the round's last save (its record) is awaited before the round
-    returns. A worker killed in the instant between a step and its save redoes that step when
-    the round resumes; a save that failed fails the round's last save with the same error."""
-
-    def __init__(self, store: Store, version: int) -> None:
-        self.store = store
-        self.version = version  # the version the next save expects
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runner-save")
-        self._error: BaseException | None = None
-
-    def __call__(self, state: SessionState) -> None:
-        self._submit(_Snapshot(state), None)
-
-    async def finish(self, state: SessionState, record: RoundRecord) -> None:
-        await asyncio.wrap_future(self._submit(_Snapshot(state), record))
-
-    def close(self) -> None:
-        """No more saves; those submitted still run."""
-        self._executor.shutdown(wait=False)
-
-    def _submit(self, snapshot: _Snapshot, record: RoundRecord | None) -> Future[int]:
-        expected = self.version
-        self.version += 1
-        return self._executor.submit(self._save, snapshot, expected, record)
-
-    def _save(self, snapshot: _Snapshot, expected: int, record: RoundRecord | None) -> int:
-        if self._error is not None:  # every later save would fail on its version too
-            raise self._error
-        try:
-            return self.store.save(snapshot, expected, round_record=record)  # type: ignore[arg-type]
-        except BaseException as exc:
-            self._error = exc
-            raise

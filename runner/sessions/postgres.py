@@ -122,6 +122,7 @@ class PostgresStore(Store):
             raise self._translate("open the session store", exc) from exc
 
     def close(self) -> None:
+        self._stop_save_threads()  # the saves handed to them first
         with self._lock_guard:
             if self._lock_connection is not None:
                 self._lock_connection.close()
@@ -149,6 +150,7 @@ class PostgresStore(Store):
                 row = conn.execute(
                     "SELECT value FROM runner_secrets WHERE name = %s", (name,)
                 ).fetchone()
+                assert row is not None  # inserted just before, in this transaction
                 return str(row[0])
         except Exception as exc:
             raise self._translate("read the store's secret", exc) from exc

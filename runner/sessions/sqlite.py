@@ -113,6 +113,7 @@ class SQLiteStore(Store):
         return cls(path if path is not None else pipeline.state_folder / DEFAULT_FILE)
 
     def close(self) -> None:
+        self._stop_save_threads()  # the saves handed to them first
         with self._guard:
             self._db.close()
 

@@ -26,3 +26,17 @@ def test_a_tiny_load_on_one_sqlite_worker_loses_and_duplicates_nothing(tmp_path)
             "targets": serve.TARGETS,
         }
     )
+
+
+def test_workers_run_the_code_of_another_commit_for_a_paired_run(tmp_path):
+    (tmp_path / "before").mkdir()
+    before = serve.checkout("HEAD", tmp_path / "before")
+    assert (before / "runner" / "service" / "pipelines.py").is_file()
+    result = serve.measure(
+        "before (HEAD)", 1, str(tmp_path / "s.sqlite"), 2, 0.01, serve.Pacing(0.1, 0.1), before
+    )
+    assert (result["rounds"], result["lost"], result["duplicated"]) == (6, 0, 0)
+    table = serve.paired_section(
+        {"against": "HEAD", "paired": [{**result, "pair": 1, "load_average_1min": 1.0}]}
+    )
+    assert "| 1 | before (HEAD) |" in table

@@ -57,6 +57,20 @@ FACES_KEEP_OUT: dict[str, set[str]] = {
 }
 
 
+# The rooms that know no web framework: the service stands under every face (the HTTP API, the
+# playground, MCP over stdio), so what is HTTP-specific lives in the faces (runner.serve.auth).
+FRAMEWORK_FREE = ("service",)
+WEB_FRAMEWORKS = {"starlette", "uvicorn", "fastapi", "sse_starlette"}
+
+# Names moved from the service room to a face, still importable from the service by a lazy
+# module `__getattr__` for the modules that have not followed them yet (each one's comment names
+# them): the only imports allowed against the layers, and to be removed with those shims.
+MOVED_TO_A_FACE = {
+    ("runner.service.principals", "runner.serve.auth"),
+    ("runner.service.streams", "runner.serve.streaming"),
+}
+
+
 @dataclass(frozen=True)
 class Import:
     importer: str  # runner.engine.round
@@ -114,7 +128,24 @@ def _imports_of(module: str, path: Path) -> list[Import]:
     return [edge for edge in found if edge.imported != module]
 
 
-IMPORTS = [edge for module, path in MODULES.items() for edge in _imports_of(module, path)]
+IMPORTS = [
+    edge
+    for module, path in MODULES.items()
+    for edge in _imports_of(module, path)
+    if (edge.importer, edge.imported) not in MOVED_TO_A_FACE
+]
+
+
+def outside_imports(path: Path) -> set[str]:
+    """The top-level names of what a module imports from outside runner (`starlette`, `json`),
+    wherever the import stands."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+    return found - {"runner"}
 
 
 def room_of(module: str) -> str:
@@ -218,6 +249,37 @@ def test_a_face_reaches_the_engine_only_through_the_application_layer(face: str)
     assert not reaching_in, f"{face} reaches past the application layer:\n  " + "\n  ".join(
         reaching_in
     )
+
+
+@pytest.mark.parametrize("room", FRAMEWORK_FREE)
+def test_issue_30_a_framework_free_room_imports_no_web_framework(room: str) -> None:
+    found = [
+        f"{module} imports {', '.join(sorted(outside_imports(path) & WEB_FRAMEWORKS))}"
+        for module, path in sorted(MODULES.items())
+        if room_of(module) == room and outside_imports(path) & WEB_FRAMEWORKS
+    ]
+    assert not found, f"runner.{room} is meant to stand under every face:\n  " + "\n  ".join(found)
+
+
+@pytest.mark.parametrize("room", FRAMEWORK_FREE)
+def test_importing_a_framework_free_room_loads_no_web_framework(room: str) -> None:
+    import subprocess
+    import sys
+
+    modules = sorted(module for module in MODULES if room_of(module) == room)
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import sys; import {', '.join(modules)}; "
+            "print(sorted({m.split('.')[0] for m in sys.modules}))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=PACKAGE.parent,
+    ).stdout
+    assert not set(ast.literal_eval(loaded)) & WEB_FRAMEWORKS, loaded
 
 
 def test_at_most_eight_modules_sit_at_the_top() -> None:

@@ -141,7 +141,8 @@ def test_f10_a_lone_surrogate_is_a_400(app: Starlette, path: str, body: str) -> 
 def test_f10_a_stream_that_fails_on_the_way_ends_with_an_error_event() -> None:
     from starlette.routing import Route
 
-    from runner.service.streams import sse, sse_response
+    from runner.serve.streaming import sse_response
+    from runner.service.streams import sse
 
     async def events():  # type: ignore[no-untyped-def]
         yield sse({"event": "task.start"}, "progress")

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
 
 import pytest
 
@@ -163,5 +167,91 @@ def test_rounds_running_at_once_count_only_their_own_llm_calls(tmp_path, monkeyp
             slow, quick = asyncio.run(both(held))
         # each its own answer call, none of the other's (one LLM client serves both)
         assert (slow["stats"]["llm_calls"], quick["stats"]["llm_calls"]) == (1, 1)
+    finally:
+        service.close()
+
+
+def counting(executor, counts: dict[str, int], name: str) -> None:
+    """Counts the calls handed to a thread pool."""
+    submit = executor.submit
+
+    def counted(*args, **kwargs):
+        counts[name] = counts.get(name, 0) + 1
+        return submit(*args, **kwargs)
+
+    executor.submit = counted
+
+
+def test_issue_33_a_round_is_written_once_in_one_hop_and_read_in_one(service, monkeypatch):
+    store = service.stores["shop"]
+    asked = asyncio.run(service.run_round("shop", ASK))
+    counts: dict[str, int] = {}
+    save = type(store).save
+
+    def counted_save(self, *args, **kwargs):
+        counts["writes"] = counts.get("writes", 0) + 1
+        return save(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(store), "save", counted_save)
+    counting(service._store_calls, counts, "hops")
+    counting(store.save_threads(), counts, "save hops")
+    answered = asyncio.run(
+        service.run_round("shop", "the kw-620", session_id=asked["session"], request_id="r-2")
+    )
+    assert answered["answer"] == "The KW-620 costs 449 EUR."
+    # one write of the round's state and record; the lock taken with what the round reads
+    # (its request id, its session) in one hop, and let go in another
+    assert counts == {"writes": 1, "save hops": 1, "hops": 2}
+    assert service.round(asked["session"], 2)["result"] == answered
+
+
+def test_a_new_session_without_a_request_id_reads_nothing_before_its_round(service):
+    counts: dict[str, int] = {}
+    counting(service._store_calls, counts, "hops")
+    result = asyncio.run(service.run_round("shop", COMPARE))
+    assert result["outcome"] == "answer"
+    assert counts == {}  # a fresh id: no lock to take, no stored session to read
+
+
+def test_a_round_refused_under_the_lock_lets_the_lock_go(service):
+    store = service.stores["shop"]
+    for _ in range(2):  # the second would be Busy if the first kept the store's lock
+        with pytest.raises(NotFound, match="no session 'gone'"):
+            asyncio.run(service.run_round("shop", COMPARE, session_id="gone", create=False))
+    held = store.try_lock("gone")
+    assert held is not None  # nobody holds it
+    held.release()
+
+
+OLD_STORE = Path(__file__).parent / "fixtures" / "stores" / "service-35a7b03.sql"
+
+
+def test_a_store_written_by_the_service_that_saved_every_step_opens_and_continues(
+    shop, tmp_path, monkeypatch
+):
+    from runner.config import load_pipeline
+    from runner.service.pipelines import Service
+
+    monkeypatch.delenv("RUNNER_STATE", raising=False)
+    state = tmp_path / "old.sqlite"
+    with closing(sqlite3.connect(state)) as db:
+        db.executescript(OLD_STORE.read_text(encoding="utf-8"))
+        # the session names its pipeline by file name and content: this copy's content
+        content_hash = load_pipeline(shop).content_hash
+        stored = json.loads(db.execute("SELECT state FROM sessions").fetchone()[0])
+        stored["pipeline_hash"] = content_hash
+        db.execute(
+            "UPDATE sessions SET state = ?, pipeline_hash = ?", (json.dumps(stored), content_hash)
+        )
+        db.commit()
+    service = Service.open([shop.parent], state=str(state))
+    try:
+        replayed = asyncio.run(service.run_round("shop", ASK, request_id="old-1"))
+        assert (replayed["round"], replayed["question"]) == (1, QUESTION)
+        answered = asyncio.run(
+            service.run_round("shop", "the kw-620", session_id=replayed["session"])
+        )
+        assert (answered["round"], answered["answer"]) == (2, "The KW-620 costs 449 EUR.")
+        assert service.session(replayed["session"])["rounds_total"] == 2
     finally:
         service.close()

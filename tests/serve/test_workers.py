@@ -106,8 +106,9 @@ def test_a_worker_killed_mid_round_leaves_a_round_the_other_worker_resumes(
         )
         doomed.start()
         held.wait_until_held()
-        # the service saves checkpoints on a thread while the round goes on: kill only once the
-        # first step's checkpoint is stored, so what is tested is resuming from it
+        # the service saves a long round's newest checkpoint a second after it, while the round
+        # goes on: kill only once the first step's checkpoint is stored, so what is tested is
+        # resuming from it
         wait_for_checkpoint(database, session, prompt="cut off", done="first")
         before = held.runs()
         victim.kill()
