@@ -159,15 +159,15 @@ def _open(
 def vector_model(pipeline: Pipeline, corpus: Corpus) -> str | None:
     """The embedding model whose vectors the corpus's index keeps: its `embedding.model`, else
     runner's default when a tool searches it by `mode: vector` or `hybrid`; None: BM25 alone."""
-    if corpus.embedding is not None and corpus.embedding.provider is not None:
+    service = corpus.embedding
+    if service is not None and service.provider is not None:
         from runner.embedding.remote import RemoteSpec, declare
 
-        service = corpus.embedding
         assert service.api_base is not None  # validation required it (R133)
         spec = RemoteSpec(service.provider, service.api_base, service.model, service.api_key_env)
         return declare(spec)
-    if corpus.embedding is not None:
-        return corpus.embedding.model
+    if service is not None:
+        return service.model
     for tool in pipeline.tools:
         options = tool.options
         if (
