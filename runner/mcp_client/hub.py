@@ -36,8 +36,7 @@ MAX_TOOL_PAGES = 100  # a server whose listing never ends is read this far
 def reason(error: BaseException) -> str:
     """What went wrong, from the innermost error an SDK task group wrapped."""
     while getattr(error, "exceptions", None):  # an exception group
-        # BaseExceptionGroup is a builtin from Python 3.11 on; runner runs on 3.10 too
-        error = error.exceptions[0]  # type: ignore[attr-defined]
+        error = error.exceptions[0]  # type: ignore[attr-defined]  # an ExceptionGroup's (3.11+)
     text = str(error) or type(error).__name__
     return text if isinstance(error, McpError) else f"{type(error).__name__}: {text}"
 
