@@ -72,9 +72,12 @@ $(EMBED_STAMP): pyproject.toml $(STAMP)
 test-embed: $(EMBED_STAMP)
 	RUNNER_EMBED_TESTS=1 $(BIN)/python -m pytest tests/embed
 
-lint: $(STAMP)
+# ruff, then mypy on runner/ (its settings: [tool.mypy] in pyproject.toml), on the standard
+# install: mypy reads the libraries of the `embed` extra too.
+lint: $(EMBED_STAMP)
 	$(BIN)/ruff check runner tests bench
 	$(BIN)/ruff format --check runner tests bench
+	$(BIN)/mypy
 
 # Every figure of bench/README.md in one go (the real model's too: hence .venv-llm).
 bench: $(BENCH_STAMP) $(EMBED_STAMP) $(LLM_STAMP)

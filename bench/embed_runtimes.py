@@ -121,7 +121,8 @@ def installed_mb(distributions: tuple[str, ...]) -> float:
     total = 0
     for name in distributions:
         files = importlib.metadata.distribution(name).files or []
-        total += sum(file.locate().stat().st_size for file in files if file.locate().is_file())
+        paths = [Path(file.locate()) for file in files]
+        total += sum(path.stat().st_size for path in paths if path.is_file())
     return round(total / 2**20, 1)
 
 

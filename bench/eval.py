@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+import logging
 import resource
 import subprocess
 import sys
@@ -152,7 +153,7 @@ def ray_speed(base: Path, pydocs: Path, questions: Path) -> dict[str, Any]:
     except ImportError:
         return {"skipped": "ray is not installed (pip install 'runner[ray]')"}
     started = time.perf_counter()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     start_s = time.perf_counter() - started
     try:
         found = {"cluster_start_s": round(start_s, 1)}

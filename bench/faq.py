@@ -124,7 +124,8 @@ def section_baseline(questions: list[Question]) -> dict[str, float]:
     keys, texts = [], []
     for path in corpus_files(PYDOCS, ("**/*.rst.txt",)):
         document = read_document(PYDOCS, path)
-        heading, body = "", []
+        heading = ""
+        body: list[str] = []
         for block in [*document.blocks(), None]:
             if block is None or block.heading is not None:
                 if body:
@@ -182,7 +183,7 @@ def main() -> None:
         print(f"skipped: the pydocs corpus is not at {PYDOCS}")
         return
     host = machine()
-    questions = faq_questions()
+    questions = faq_questions(PYDOCS)
     with tempfile.TemporaryDirectory(prefix="runner-faq-") as folder:
         scores, extra = asyncio.run(runner_scores(Path(folder), questions))
     count = len(questions)

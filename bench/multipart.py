@@ -29,6 +29,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -204,10 +205,8 @@ async def compare(
     await ask_llama(engine, first)
     rows = []
     for number, (question, parts) in enumerate(questions.items(), 1):
-        runner = await measure(
-            sim, lambda q=question, n=number: ask_runner(runtime, q, f"q{n}"), repeats
-        )
-        llama = await measure(sim, lambda q=question: ask_llama(engine, q), repeats)
+        runner = await measure(sim, partial(ask_runner, runtime, question, f"q{number}"), repeats)
+        llama = await measure(sim, partial(ask_llama, engine, question), repeats)
         rows.append(
             {
                 "number": number,
@@ -227,12 +226,11 @@ async def overhead(
     latency, sim.latency_s = sim.latency_s, 0.0
     try:
         runner = [
-            (await measure(sim, lambda q=q: ask_runner(runtime, q, "zero"), repeats)).wall_s
+            (await measure(sim, partial(ask_runner, runtime, q, "zero"), repeats)).wall_s
             for q in questions
         ]
         llama = [
-            (await measure(sim, lambda q=q: ask_llama(engine, q), repeats)).wall_s
-            for q in questions
+            (await measure(sim, partial(ask_llama, engine, q), repeats)).wall_s for q in questions
         ]
     finally:
         sim.latency_s = latency
@@ -248,7 +246,7 @@ async def answer_per_part(
     """The per-part pipeline over every question: calls, critical path and wall time."""
     rows = [
         figures(
-            await measure(sim, lambda q=question: ask_runner(runtime, q, "per-part"), repeats),
+            await measure(sim, partial(ask_runner, runtime, question, "per-part"), repeats),
             sim.latency_s,
         )
         for question in questions

@@ -120,12 +120,16 @@ class RunnerRound:
 
     def __init__(self, nodes: int, shape: str) -> None:
         from runner.engine.orchestrator import Orchestrator
+        from runner.engine.protocols import Tool
         from runner.llm.prompts import Prompts
 
         self.nodes, self.shape = nodes, shape
         self.pipeline = tree_pipeline(nodes)
         coordinator, leaf = self.pipeline.tools
-        tools = {COORDINATOR: TreeCoordinator(coordinator, nodes, shape), LEAF: NoopTool(leaf)}
+        tools: dict[str, Tool] = {
+            COORDINATOR: TreeCoordinator(coordinator, nodes, shape),
+            LEAF: NoopTool(leaf),
+        }
         client = SimulatedLLM({}, latency_s=0.0).runner_client()
         self.orchestrator = Orchestrator(self.pipeline, tools, Prompts(client, self.pipeline))
         self.text_chars = 0

@@ -31,7 +31,7 @@ TOPICS = {
 
 def heading_rows(html: Path) -> list[dict[str, str]]:
     """The set's rows, in file order: id, question, sources, tags."""
-    rows = []
+    rows: list[dict[str, str]] = []
     for number, topic in TOPICS.items():
         document = f"perlfaq{number}.html"
         text = (html / document).read_text(encoding="utf-8")

@@ -6,9 +6,11 @@ page rows, best first."""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
-from typing import Any
+import heapq
+from collections import Counter, defaultdict
+from collections.abc import Callable, Hashable, Mapping
+from operator import itemgetter
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -47,7 +49,7 @@ def rm3_scores(
     top = [row for row in best(first, documents) if first[row] > 0]
     if not original or not top:
         return first
-    weights: Counter[str] = Counter()
+    weights: defaultdict[str, float] = defaultdict(float)
     total = float(sum(first[row] for row in top))
     for row in top:
         tokens = keyword.query_tokens(page_text(row))
@@ -56,7 +58,7 @@ def rm3_scores(
         counts = Counter(tokens)
         for token, count in counts.items():
             weights[token] += (count / len(tokens)) * float(first[row]) / total
-    expansion = [(t, w) for t, w in weights.most_common(terms + len(original)) if t not in original]
+    expansion = [(t, w) for t, w in _largest(weights, terms + len(original)) if t not in original]
     expansion = expansion[:terms]
     scores = np.zeros_like(first)
     for token in set(original):
@@ -73,12 +75,12 @@ def ranks(scores: np.ndarray, pool: int = POOL) -> dict[int, int]:
 
 
 def rrf(bm25: np.ndarray, cosine: np.ndarray, keyword_weight: float = 0.5) -> list[int]:
-    fused: Counter[int] = Counter()
+    fused: defaultdict[int, float] = defaultdict(float)
     for row, rank in ranks(bm25).items():
         fused[row] += keyword_weight / (RRF_K + rank)
     for row, rank in ranks(cosine).items():
         fused[row] += (1 - keyword_weight) / (RRF_K + rank)
-    return [row for row, _ in fused.most_common(TOP)]
+    return [row for row, _ in _largest(fused, TOP)]
 
 
 def score_fusion(bm25: np.ndarray, cosine: np.ndarray, keyword_weight: float) -> list[int]:
@@ -128,3 +130,12 @@ def vector_feedback(
     moved = vector + weight * np.mean(np.asarray(page_vectors[first]), axis=0)
     moved = moved / np.linalg.norm(moved)
     return score_fusion(bm25, np.asarray(page_vectors @ moved, dtype=np.float32), keyword_weight)
+
+
+Key = TypeVar("Key", bound=Hashable)
+
+
+def _largest(weights: Mapping[Key, float], count: int) -> list[tuple[Key, float]]:
+    """The `count` largest weights, largest first, as Counter.most_common orders them (a
+    Counter's stubs allow only int counts)."""
+    return heapq.nlargest(count, weights.items(), key=itemgetter(1))

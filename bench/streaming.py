@@ -262,7 +262,11 @@ def telemetry_cost(pipeline: Path, folder: Path, rounds: int) -> dict[str, Any]:
         observe_content(finished)
         spans_content()
 
-    modes = {"off": None, "on": (counting, False), "content": (emptying, True)}
+    modes: dict[str, tuple[Callable[[Any], None], bool] | None] = {
+        "off": None,
+        "on": (counting, False),
+        "content": (emptying, True),
+    }
     times = round_times(pipeline, folder, rounds, modes)
     off, on = statistics.median(times["off"]), statistics.median(times["on"])
     content = statistics.median(times["content"])

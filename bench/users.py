@@ -125,6 +125,7 @@ def open_index(path: Path, name: str) -> tuple[Any, dict[str, Any]]:
     vectors = model_folder(index.folder, MODEL)
     stored = json.loads((vectors / MODEL_FILE).read_text(encoding="utf-8"))
     embedded, embed_seconds = stored.get("embedded"), stored.get("embed_seconds")
+    assert index.vectors is not None, "the corpus searches by meaning: its index keeps vectors"
     build = {
         "pages": len(index),
         "open_seconds": None if index.status.rebuilt else round(seconds, 3),

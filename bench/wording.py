@@ -45,7 +45,7 @@ def read_set(name: str, folder: Path = QUESTIONS) -> list[Question]:
         Question(
             row["id"],
             row["question"],
-            frozenset(tuple(source.split("#", 1)) for source in row["sources"].split("|")),  # type: ignore[misc]
+            frozenset(tuple(source.split("#", 1)) for source in row["sources"].split("|")),
         )
         for row in rows
     ]

@@ -82,9 +82,12 @@ def command(
         from runner.explain.session import explain_session, session_lines
 
         with open_store(loaded, state) as store:
-            lines = session_lines(store) if list_sessions else []
+            # explain.session annotates SQLiteStore though it needs only Store's methods
+            lines = session_lines(store) if list_sessions else []  # type: ignore[arg-type]
             if session_id is not None:
-                lines.extend(explain_session(store, session_id, llm_calls=llm_calls))
+                lines.extend(
+                    explain_session(store, session_id, llm_calls=llm_calls)  # type: ignore[arg-type]
+                )
             for line in lines:
                 click.echo(line)
 
@@ -115,11 +118,11 @@ def open_store(pipeline: Pipeline | None, state: str | None) -> Store:
     from runner.sessions import open_store as open_named
     from runner.sessions.open import state_setting
 
-    state = state_setting(state)  # type: ignore[assignment]
-    if is_postgres_url(state):
-        return open_named(state)
-    if state is not None:
-        return SessionStore(_existing(Path(state)))
+    chosen = state_setting(state)
+    if is_postgres_url(chosen):
+        return open_named(chosen)
+    if chosen is not None:
+        return SessionStore(_existing(Path(chosen)))
     if pipeline is not None:
         return SessionStore(_existing(pipeline.state_folder / DEFAULT_FILE))
     return SessionStore(_existing(Path(".runner") / DEFAULT_FILE))

@@ -10,6 +10,7 @@ the place where it happened. The limits are documented in docs/validate.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import yaml
 from yaml.composer import Composer
@@ -36,10 +37,20 @@ DEFAULT_LIMITS = YamlLimits()
 TABLE_LIMITS = YamlLimits(max_bytes=20 * 1024 * 1024, max_nodes=250_000)
 
 
+class Place(Protocol):
+    """Where in a file: PyYAML's and libyaml's marks both have a 0-based line and column."""
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def column(self) -> int: ...
+
+
 class Refused(Exception):
     """A file over one of the limits: a stable code, the message, and the mark it happened at."""
 
-    def __init__(self, code: str, message: str, mark: yaml.Mark | None, hint: str) -> None:
+    def __init__(self, code: str, message: str, mark: Place | None, hint: str) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -48,7 +59,7 @@ class Refused(Exception):
 
 
 try:  # libyaml's parser when PyYAML was built with it; the pure-Python one otherwise
-    from yaml._yaml import CParser as _Parser  # type: ignore[import-not-found]
+    from yaml._yaml import CParser as _Parser
 
     _PARSER_READS_TEXT = True
 except ImportError:  # pragma: no cover - every wheel on PyPI ships libyaml
@@ -57,12 +68,12 @@ except ImportError:  # pragma: no cover - every wheel on PyPI ships libyaml
 
 if _PARSER_READS_TEXT:
 
-    class _Events(_Parser):  # type: ignore[misc,valid-type]
+    class _Events(_Parser):
         def __init__(self, text: str) -> None:
             _Parser.__init__(self, text)
 
 else:  # pragma: no cover
-
+    # the same class on PyYAML's own parser, for a PyYAML built without libyaml
     class _Events(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):  # type: ignore[no-redef]
         def __init__(self, text: str) -> None:
             yaml.reader.Reader.__init__(self, text)
@@ -82,24 +93,26 @@ class _CountingComposer(Composer, _Events, Resolver):
         self.nodes = 0
         self.depth = 0
 
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+    def _here(self) -> Place | None:
+        event = self.peek_event()
+        return event.start_mark if event is not None else None
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         self.nodes += 1
         if self.nodes > self.limits.max_nodes:
             raise Refused(
                 "Y009",
                 f"the file holds more than {self.limits.max_nodes:,} values (keys, items and "
                 "scalars); it is refused here",
-                self.peek_event().start_mark,
+                self._here(),
                 "a pipeline or test-case file this large is a mistake (generated data belongs "
                 "in a table or a corpus)",
             )
         self.depth += 1
         try:
             if self.depth > self.limits.max_depth:
-                raise Refused(
-                    "Y010", too_deep_message(self.limits), self.peek_event().start_mark, TOO_DEEP
-                )
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+                raise Refused("Y010", too_deep_message(self.limits), self._here(), TOO_DEEP)
+            return super().compose_node(parent, index)
         finally:
             self.depth -= 1
 
@@ -116,6 +129,6 @@ def compose(text: str, limits: YamlLimits = DEFAULT_LIMITS) -> yaml.Node | None:
     yaml.YAMLError for a syntax error."""
     composer = _CountingComposer(text, limits)
     try:
-        return composer.get_single_node()  # type: ignore[no-any-return]
+        return composer.get_single_node()
     finally:
         composer.dispose()

@@ -21,6 +21,7 @@ from yaml.resolver import Resolver
 from runner.documents.composing import (
     DEFAULT_LIMITS,
     TOO_DEEP,
+    Place,
     Refused,
     YamlLimits,
     compose,
@@ -200,7 +201,7 @@ def parse_document(path: Path, text: str, limits: YamlLimits = DEFAULT_LIMITS) -
     return document
 
 
-def _mark_place(mark: yaml.Mark | None) -> tuple[int, int]:
+def _mark_place(mark: Place | None) -> tuple[int, int]:
     return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
 
 
@@ -267,7 +268,7 @@ class _Converter:
         self.resolver = Resolver()
         self.visited = 0
         self.active: set[int] = set()  # ids of the collection nodes being converted (cycles)
-        self.top_level_keys: dict[str, yaml.Node] = {}
+        self.top_level_keys: dict[str | int, yaml.Node] = {}
 
     def convert(self, node: yaml.Node, path: KeyPath) -> Any:
         self.visited += 1
@@ -316,6 +317,7 @@ class _Converter:
         try:
             if isinstance(node, yaml.SequenceNode):
                 return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
+            assert isinstance(node, yaml.MappingNode)  # the one kind of node left
             return self._mapping(node, path)
         finally:
             self.active.discard(id(node))

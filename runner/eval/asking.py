@@ -54,10 +54,11 @@ class Asker:
         final = rounds[-1]
         answer = str(final.get("answer") or "") if final.get("outcome") == "answer" else ""
         on_topic = on_topic_check(question_stems(self._asked(question)), self.page_heading)
-        grounded = grounding(answer, self.page_text, on_topic).to_json() if answer else None
-        if grounded is not None:
-            share = grounded["supported"] / grounded["sentences"] if grounded["sentences"] else None
-            grounded["share"] = None if share is None else round(share, 4)
+        grounded: dict[str, float | None] | None = None
+        if answer:
+            counts = grounding(answer, self.page_text, on_topic).to_json()
+            share = counts["supported"] / counts["sentences"] if counts["sentences"] else None
+            grounded = {**counts, "share": None if share is None else round(share, 4)}
         addressing = relevance(answer, on_topic).to_json() if answer else None
         judge = None
         if self.judge is not None and answer:

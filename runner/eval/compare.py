@@ -124,7 +124,7 @@ def _outcome(before: Record, after: Record) -> list[Reason]:
     was, now = before.get("outcome"), after.get("outcome")
     if was == now:
         return []
-    rank = {"error": 0, "clarification": 1, "answer": 2}
+    rank: dict[str | None, int] = {"error": 0, "clarification": 1, "answer": 2}
     detail = f" ({after['error']})" if now == "error" and after.get("error") else ""
     return [Reason(f"outcome {was} → {now}{detail}", rank.get(now, 0) > rank.get(was, 0))]
 

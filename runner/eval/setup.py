@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from runner.eval.asking import Asker
 
@@ -38,7 +38,8 @@ class EvalSpec:
 
     def moved(self, pipeline: Path, **files: Path | None) -> EvalSpec:
         """The same spec on a copy of the pipeline (a Ray worker's), and its files there."""
-        return replace(self, pipeline=pipeline, **files)
+        changes: dict[str, Any] = {"pipeline": pipeline, **files}  # replace checks the names
+        return replace(self, **changes)
 
 
 def open_runtime(

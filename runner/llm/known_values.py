@@ -14,6 +14,8 @@ table's key index, plainly or in a compact spelling such as `XR200` for `XR-200`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from runner.config.model import LookupOptions, Pipeline
 from runner.documents.table_files import TableError
 from runner.tables.store import table_keys
@@ -52,7 +54,7 @@ def _collect(pipeline: Pipeline | None, text: str, *, named_only: bool) -> dict[
 
 def _key_values(
     pipeline: Pipeline, options: LookupOptions, text: str, named_only: bool
-) -> list[str]:
+) -> Sequence[str]:
     try:
         index = table_keys(pipeline, options)
     except (TableError, OSError):

@@ -58,13 +58,6 @@ def candidates(text: str) -> Iterator[Any]:
         yield json.loads(text.strip())  # a bare scalar such as `true`
 
 
-def find_json(text: str) -> Any:
-    """The first JSON value in `text`. Raises InvalidReply when there is none."""
-    for value in candidates(text):
-        return value
-    raise InvalidReply(f"no JSON found in the reply {_excerpt(text)}")
-
-
 def _balanced(text: str, start: int) -> str | None:
     """The bracketed span starting at `start`, honouring strings; None if it never closes."""
     stack: list[str] = []
@@ -197,6 +190,8 @@ def example(schema: Mapping[str, Any]) -> Any:
         return {name: example(spec) for name, spec in properties.items()}
     if kind == "array":
         return []
+    if not isinstance(kind, str):
+        return None
     return {"boolean": False, "string": "…", "integer": 0, "number": 0}.get(kind)
 
 

@@ -17,7 +17,7 @@ import atexit
 import os
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack, suppress
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
@@ -36,7 +36,7 @@ MAX_TOOL_PAGES = 100  # a server whose listing never ends is read this far
 def reason(error: BaseException) -> str:
     """What went wrong, from the innermost error an SDK task group wrapped."""
     while getattr(error, "exceptions", None):  # an exception group
-        error = error.exceptions[0]  # type: ignore[attr-defined]
+        error = error.exceptions[0]  # type: ignore[attr-defined]  # an ExceptionGroup's (3.11+)
     text = str(error) or type(error).__name__
     return text if isinstance(error, McpError) else f"{type(error).__name__}: {text}"
 
@@ -253,8 +253,8 @@ class Hub:
 
     # --- on the hub's loop -----------------------------------------------------------------
 
-    async def _submit(self, work: Awaitable[Result]) -> Result:
-        future = asyncio.run_coroutine_threadsafe(work, self._running())  # type: ignore[arg-type]
+    async def _submit(self, work: Coroutine[Any, Any, Result]) -> Result:
+        future = asyncio.run_coroutine_threadsafe(work, self._running())
         return await asyncio.wrap_future(future)
 
     def _running(self) -> asyncio.AbstractEventLoop:

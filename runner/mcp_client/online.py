@@ -71,9 +71,9 @@ def check_online(pipeline: Pipeline, document: Document) -> OnlineReport:
             )
     for index, tool in enumerate(pipeline.tools):
         if isinstance(tool.options, McpOptions):
-            listing = listings.get(tool.options.server)
-            if listing is not None and listing.error is None:
-                diagnostics.extend(_tool(document, ("tools", index), tool, listing))
+            listed = listings.get(tool.options.server)
+            if listed is not None and listed.error is None:
+                diagnostics.extend(_tool(document, ("tools", index), tool, listed))
     return OnlineReport(list(listings.values()), diagnostics)
 
 

@@ -41,6 +41,7 @@ from starlette.staticfiles import StaticFiles
 
 from runner.playground import health, keep
 from runner.playground.citations import SourceNotFoundError, cited_segments, quote_of, source_page
+from runner.playground.keep import KeptCase, KeptRound  # by name: Playground.keep hides the module
 from runner.playground.pages import PREFIX, STATIC, render, url
 from runner.playground.recording import ReplyLog, install, provider_name
 from runner.playground.streaming import recorded_round, round_location, streamed_say
@@ -288,7 +289,7 @@ class Playground:
             report=replace(report, text=self.service.redactor.text(report.text)),
         )
 
-    async def _case(self, request: Request) -> keep.KeptCase | Response:
+    async def _case(self, request: Request) -> KeptCase | Response:
         domain = request.path_params["domain"]
         session = request.path_params["session"]
         client = client_of(request)
@@ -313,7 +314,7 @@ class Playground:
         except keep.KeepError as exc:
             return problem(str(exc), 409, domain)
 
-    def _kept_round(self, session: str, number: int, client: Client) -> keep.KeptRound:
+    def _kept_round(self, session: str, number: int, client: Client) -> KeptRound:
         stored = self.service.round(session, number, client)
         return keep.KeptRound(
             stored["message"],

@@ -107,9 +107,9 @@ class CorpusIndex:
         left_out = 0 if self.keep_navigation else self._store.navigation_count()
         if self.words_alone is not None:
             mode = "keyword"  # said once, when the corpus was opened
-        rerank = self.rerank if rerank and mode != "keyword" else 0
+        reranked_count = self.rerank if rerank and mode != "keyword" else 0
         # room for the navigation pages left out below, and for other sections than the best's
-        wanted = max(top_k, rerank) * SECTION_POOL + left_out
+        wanted = max(top_k, reranked_count) * SECTION_POOL + left_out
         if mode == "keyword":
             hits = self.keyword.top(query, wanted)
         else:
@@ -119,9 +119,9 @@ class CorpusIndex:
         if left_out:
             found = [hit for hit in found if not hit.page.navigation]
         found = sections_first(found)
-        if rerank:
+        if reranked_count:
             rows = {page.node_id: row for page, (row, _) in zip(pages, hits, strict=True)}
-            found = self._reranked(query, found, rerank, rows)
+            found = self._reranked(query, found, reranked_count, rows)
         return found[:top_k]
 
     def expanded(self, query: str) -> str:
@@ -204,7 +204,7 @@ class CorpusIndex:
             query,
             [embedded_text(hit.page) for hit in head],
             [hit.score for hit in head],
-            embedder,
+            embedder,  # type: ignore[arg-type]  # rerank.WordPieces declares writable attributes, TokenVectors is frozen
             self.keyword,
             None if tokens is None else tokens.pages([rows[hit.page.node_id] for hit in head]),
             self._question(query)[1],

@@ -30,7 +30,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 import Stemmer
 
@@ -42,7 +42,8 @@ PARAMS_FILE = "params.json"
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 ARRAY_FORMAT = 1  # bumped when the files' layout changes (the manifest's format rebuilds them)
 # (file, memoryview format, numpy type): a term's column is rows[starts[t]:starts[t + 1]]
-_ARRAYS = {
+_Format = Literal["Q", "I", "f"]
+_ARRAYS: dict[str, tuple[str, _Format, str]] = {
     "starts": ("starts.u64", "Q", "uint64"),
     "rows": ("rows.u32", "I", "uint32"),
     "weights": ("weights.f32", "f", "float32"),
@@ -90,7 +91,7 @@ class KeywordIndex:
         target = folder / BM25_FOLDER
         target.mkdir(parents=True, exist_ok=True)
         matrix = bm25.scores
-        columns = {
+        columns: dict[str, np.ndarray] = {
             "starts": np.asarray(matrix["indptr"], dtype=np.uint64),
             "rows": np.asarray(matrix["indices"], dtype=np.uint32),
             "weights": np.asarray(matrix["data"], dtype=np.float32),
@@ -245,8 +246,9 @@ class KeywordIndex:
         return sum(1 for score in self._summed(tokens).values() if score > 0.0)
 
 
-def _mapped(path: Path, kind: str, length: int) -> memoryview:
-    """The file's values as a read-only typed view, memory-mapped (an empty file: no view)."""
+def _mapped(path: Path, kind: _Format, length: int) -> memoryview[Any]:
+    """The file's values as a read-only typed view, memory-mapped (an empty file: no view).
+    Its items are ints or floats as `kind` says."""
     if length == 0:
         return memoryview(b"").cast(kind)
     with path.open("rb") as handle:

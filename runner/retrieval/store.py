@@ -13,11 +13,13 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from runner.retrieval.pages import Page
 
 PAGES_FILE = "pages.sqlite"
 _COLUMNS = "ord, node_id, document, page, title, heading, path, navigation, text, headings"
+Row = tuple[Any, ...]  # a row as sqlite3 returns it: what each column holds
 
 
 def write_pages(path: Path, pages: Iterable[Page]) -> None:
@@ -60,12 +62,12 @@ def write_pages(path: Path, pages: Iterable[Page]) -> None:
         db.close()
 
 
-def _page(row: Sequence[object]) -> Page:
+def _page(row: Row) -> Page:
     _, node_id, document, number, title, heading, path, navigation, text, headings = row
     return Page(
         node_id=str(node_id),
         document=str(document),
-        page=int(number),  # type: ignore[call-overload]
+        page=int(number),
         title=str(title),
         heading=str(heading),
         text=str(text),
@@ -87,7 +89,7 @@ class PageStore:
     def close(self) -> None:
         self._db.close()
 
-    def _rows(self, sql: str, parameters: Sequence[object] = ()) -> list[tuple[object, ...]]:
+    def _rows(self, sql: str, parameters: Sequence[object] = ()) -> list[Row]:
         with self._lock:
             return self._db.execute(sql, parameters).fetchall()
 
@@ -97,7 +99,7 @@ class PageStore:
             rows = self._rows("SELECT value FROM counts WHERE name = ?", (name,))
         except sqlite3.OperationalError:  # no such table
             rows = self._rows(count)
-        return int(rows[0][0])  # type: ignore[call-overload]
+        return int(rows[0][0])
 
     def __len__(self) -> int:
         if self._count is None:
@@ -119,12 +121,12 @@ class PageStore:
             return []
         marks = ", ".join("?" * len(ords))
         rows = self._rows(f"SELECT {_COLUMNS} FROM pages WHERE ord IN ({marks})", list(ords))
-        found = {int(row[0]): _page(row) for row in rows}  # type: ignore[call-overload]
+        found = {int(row[0]): _page(row) for row in rows}
         return [found[number] for number in ords if number in found]
 
     def by_id(self, node_id: str) -> tuple[int, Page] | None:
         rows = self._rows(f"SELECT {_COLUMNS} FROM pages WHERE node_id = ?", (node_id,))
-        return (int(rows[0][0]), _page(rows[0])) if rows else None  # type: ignore[call-overload]
+        return (int(rows[0][0]), _page(rows[0])) if rows else None
 
     def around(self, number: int, document: str, window: int) -> tuple[list[Page], list[Page]]:
         """The pages up to `window` rows before and after row `number` that are of the same
@@ -133,6 +135,6 @@ class PageStore:
             f"SELECT {_COLUMNS} FROM pages WHERE ord BETWEEN ? AND ? AND document = ? ORDER BY ord",
             (number - window, number + window, document),
         )
-        before = [_page(row) for row in rows if int(row[0]) < number]  # type: ignore[call-overload]
-        after = [_page(row) for row in rows if int(row[0]) > number]  # type: ignore[call-overload]
+        before = [_page(row) for row in rows if int(row[0]) < number]
+        after = [_page(row) for row in rows if int(row[0]) > number]
         return list(reversed(before)), after

@@ -131,7 +131,7 @@ def mount(app: Starlette, service: Service, *, tokens: bool, max_body_bytes: int
     from runner.serve.json_refusals import JsonRefusals
 
     for route in mcp_app.routes:  # the SDK's own plain-text refusals leave as the service's JSON
-        route.app = JsonRefusals(route.app)  # type: ignore[attr-defined]
+        route.app = JsonRefusals(route.app)  # type: ignore[attr-defined]  # the SDK's are Routes; BaseRoute has no app
     app.router.routes.extend(mcp_app.routes)
     served = app.router.lifespan_context
 

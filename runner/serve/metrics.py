@@ -26,41 +26,44 @@ LLM_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60)
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        labelled = {"registry": self.registry}
+        registry = self.registry
         self.rounds = Counter(
-            "runner_rounds", "Rounds by domain and outcome.", ["domain", "outcome"], **labelled
+            "runner_rounds",
+            "Rounds by domain and outcome.",
+            ["domain", "outcome"],
+            registry=registry,
         )
         self.degraded = Counter(
             "runner_degraded_rounds",
             "Rounds that ended with warnings (part of the work failed or was cut).",
             ["domain"],
-            **labelled,
+            registry=registry,
         )
         self.round_seconds = Histogram(
             "runner_round_seconds",
             "Time of a round in the service.",
             ["domain"],
             buckets=ROUND_BUCKETS,
-            **labelled,
+            registry=registry,
         )
         self.llm_calls = Counter(
             "runner_llm_calls",
             "LLM calls (attempts) by purpose and outcome.",
             ["domain", "purpose", "outcome"],
-            **labelled,
+            registry=registry,
         )
         self.llm_tokens = Counter(
             "runner_llm_tokens",
             "LLM tokens by purpose and kind (prompt, completion).",
             ["domain", "purpose", "kind"],
-            **labelled,
+            registry=registry,
         )
         self.llm_seconds = Histogram(
             "runner_llm_call_seconds",
             "Time of one LLM call.",
             ["domain", "purpose"],
             buckets=LLM_BUCKETS,
-            **labelled,
+            registry=registry,
         )
 
         self.first_token_seconds = Histogram(
@@ -69,7 +72,7 @@ class Metrics:
             "the model wrote them.",
             ["domain"],
             buckets=ROUND_BUCKETS,
-            **labelled,
+            registry=registry,
         )
 
     @classmethod

@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from functools import cache, lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateSyntaxError, nodes
+from jinja2 import StrictUndefined, Template, TemplateSyntaxError, nodes
+from jinja2.environment import TemplateExpression
 from jinja2.lexer import describe_token
 from jinja2.parser import Parser
 
@@ -70,7 +71,7 @@ def environment() -> BudgetedEnvironment:
 
 
 @cache
-def _compiled(source: str):  # type: ignore[no-untyped-def]
+def _compiled(source: str) -> Template:
     return environment().from_string(source)
 
 
@@ -82,7 +83,7 @@ def render(source: str, variables: Mapping[str, Any]) -> str:
 
 
 @cache
-def _compiled_expression(expression: str):  # type: ignore[no-untyped-def]
+def _compiled_expression(expression: str) -> TemplateExpression:
     return environment().compile_expression(expression, undefined_to_none=False)
 
 
@@ -223,7 +224,8 @@ class _FreeNames:
     def visit_If(self, node: nodes.If, scope: set[str]) -> None:
         self.visit(node.test, scope)
         bound: set[str] = set()
-        for branch in (node.body, *([elif_] for elif_ in node.elif_), node.else_):
+        branches: list[Iterable[nodes.Node]] = [node.body, *([e] for e in node.elif_), node.else_]
+        for branch in branches:
             inner = set(scope)
             self.body(branch, inner)
             bound |= inner

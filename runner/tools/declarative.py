@@ -114,9 +114,9 @@ class DeclarativeCoordinator:
         """C16: the rule of the template that made `next_subtask`; RUN when it has none (C3).
         The reason says it in the block's own terms, for the trace and the Why page."""
         template = self.templates.get(next_subtask.template_name or "")
-        condition = template.condition if template is not None else None
-        if condition is None:
+        if template is None or template.condition is None:
             return SubtaskDecision.RUN
+        condition = template.condition
         if condition.kind is ConditionKind.SKIP_IF_FOUND:
             sibling = self.templates.get(condition.sibling or "")
             if sibling is None:

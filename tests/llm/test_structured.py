@@ -2,31 +2,32 @@ from __future__ import annotations
 
 import pytest
 
-from runner.llm.structured import InvalidReply, find_json, parse
+from runner.llm.structured import InvalidReply, parse
 
 SCHEMA = {
     "type": "object",
     "properties": {"enough": {"type": "boolean"}},
     "required": ["enough"],
 }
+ANYTHING: dict[str, object] = {}  # a schema every JSON value meets: parse finds the first one
 
 
 def test_json_in_a_fence_is_found() -> None:
-    assert find_json('Sure:\n```json\n{"enough": true}\n```\nDone.') == {"enough": True}
+    assert parse('Sure:\n```json\n{"enough": true}\n```\nDone.', ANYTHING) == {"enough": True}
 
 
 def test_json_in_prose_is_found_by_balanced_braces() -> None:
     reply = 'I think {not json} but here: {"a": {"b": "}"}, "c": [1, 2]} hope it helps'
-    assert find_json(reply) == {"a": {"b": "}"}, "c": [1, 2]}
+    assert parse(reply, ANYTHING) == {"a": {"b": "}"}, "c": [1, 2]}
 
 
 def test_a_bare_array_is_found() -> None:
-    assert find_json('["x", "y"]') == ["x", "y"]
+    assert parse('["x", "y"]', ANYTHING) == ["x", "y"]
 
 
 def test_a_reply_without_json_is_invalid() -> None:
     with pytest.raises(InvalidReply, match="no JSON found"):
-        find_json("I cannot answer that.")
+        parse("I cannot answer that.", ANYTHING)
 
 
 def test_validation_names_the_place_and_the_problem() -> None:
@@ -36,7 +37,7 @@ def test_validation_names_the_place_and_the_problem() -> None:
 
 def test_a_reply_is_never_evaluated_as_code() -> None:
     with pytest.raises(InvalidReply):
-        find_json('__import__("os").system("echo pwned")')
+        parse('__import__("os").system("echo pwned")', ANYTHING)
 
 
 GATE = {

@@ -1,4 +1,4 @@
-"""runner.documents.table_files: one cached loader of CSV/YAML/JSON tables; key values."""
+"""runner.documents.table_files: one cached loader of CSV/YAML/JSON tables."""
 
 from __future__ import annotations
 
@@ -8,11 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.config.model import LookupOptions, ToolConfig, ToolKind
 from runner.documents.table_files import TableError, load_table
-from runner.tables.lookup_tables import key_values
-
-from .conftest import make_pipeline
 
 
 def test_csv_yaml_and_json_tables_give_the_same_rows(tmp_path: Path):
@@ -57,14 +53,3 @@ def test_a_broken_table_is_reported_with_its_file_and_the_fix(tmp_path, name, te
     with pytest.raises(TableError, match=message) as error:
         load_table(path)
     assert name in str(error.value)
-
-
-def test_key_values_lists_every_lookup_key_once(tmp_path: Path):
-    (tmp_path / "a.csv").write_text("model\nA-1\nB-2\nA-1\n", encoding="utf-8")
-    (tmp_path / "b.yaml").write_text("- {code: 7}\n- {code: B-2}\n", encoding="utf-8")
-    pipeline = make_pipeline(
-        tmp_path,
-        ToolConfig("a", ToolKind.LOOKUP, options=LookupOptions(table=Path("a.csv"), key="model")),
-        ToolConfig("b", ToolKind.LOOKUP, options=LookupOptions(table=Path("b.yaml"), key="code")),
-    )
-    assert key_values(pipeline) == ["A-1", "B-2", "7"]
