@@ -82,12 +82,9 @@ def command(
         from runner.explain.session import explain_session, session_lines
 
         with open_store(loaded, state) as store:
-            # explain.session annotates SQLiteStore though it needs only Store's methods
-            lines = session_lines(store) if list_sessions else []  # type: ignore[arg-type]
+            lines = session_lines(store) if list_sessions else []
             if session_id is not None:
-                lines.extend(
-                    explain_session(store, session_id, llm_calls=llm_calls)  # type: ignore[arg-type]
-                )
+                lines.extend(explain_session(store, session_id, llm_calls=llm_calls))
             for line in lines:
                 click.echo(line)
 

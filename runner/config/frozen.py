@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 
-class FrozenDict(dict):  # type: ignore[type-arg]
+class FrozenDict(dict[str, Any]):
     """A dict that refuses changes. A dict subclass (not MappingProxyType) on purpose: free
     data — extraction schemas, python settings, scripted replies — goes to json.dumps and to
     jsonschema, which both want real dicts and lists."""
@@ -26,13 +26,14 @@ class FrozenDict(dict):  # type: ignore[type-arg]
         return (FrozenDict, (dict(self),))
 
 
-class FrozenList(list):  # type: ignore[type-arg]
+class FrozenList(list[Any]):
     """A list that refuses changes (see FrozenDict)."""
 
     def _refuse(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("a loaded pipeline is immutable")
 
-    __setitem__ = __delitem__ = append = extend = insert = pop = remove = _refuse  # type: ignore[assignment]
+    # every mutator is one refusal, whatever its signature
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = _refuse
     clear = sort = reverse = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
 
     def __hash__(self) -> int:  # type: ignore[override]

@@ -270,17 +270,17 @@ class ProviderClient:
     def _floor(self, settings: ModelSettings) -> str:
         """The highest mode the server accepts for this model: what this run found, else what
         an earlier process found and remembered, else the highest there is."""
-        remembered = None
+        remembered, accepted = None, self.accepted_modes
         if settings.model not in self._recalled and self._remembers():
-            assert self.accepted_modes is not None
+            assert accepted is not None
             self._recalled.add(settings.model)  # the file is read once per model and run
-            remembered = self.accepted_modes.recall(self._server(settings))
-        if remembered is not None and settings.model not in self._floors:
+            remembered = accepted.recall(self._server(settings))
+        if remembered is not None and accepted is not None and settings.model not in self._floors:
             self._floors[settings.model] = remembered
             self.notices.append(
                 f"structured replies of model {self._model(settings)} use {remembered} mode "
                 f"from the start: the {self.provider.name} server refused a higher mode in an "
-                f"earlier run (remembered in {self.accepted_modes.path}; delete it to try again)"
+                f"earlier run (remembered in {accepted.path}; delete it to try again)"
             )
         return self._floors.get(settings.model, decoding.MODES[0])
 

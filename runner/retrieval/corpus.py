@@ -204,7 +204,7 @@ class CorpusIndex:
             query,
             [embedded_text(hit.page) for hit in head],
             [hit.score for hit in head],
-            embedder,  # type: ignore[arg-type]  # rerank.WordPieces declares writable attributes, TokenVectors is frozen
+            embedder,
             self.keyword,
             None if tokens is None else tokens.pages([rows[hit.page.node_id] for hit in head]),
             self._question(query)[1],

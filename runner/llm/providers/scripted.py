@@ -27,7 +27,7 @@ from runner.llm.errors import ScriptError, ScriptMissError
 from runner.llm.providers.base import Provider, ProviderReply
 from runner.llm.streaming import Deltas
 from runner.llm.types import LLMRequest, Purpose
-from runner.text.patterns import compile_pattern
+from runner.text.patterns import TimedPattern, compile_pattern
 from runner.text.words import normalize, visible
 
 _RULE_FIELDS = {"purpose", "tool", "task", "prompt", "reply", "times"}
@@ -40,8 +40,8 @@ _WORDS = re.compile(r"\s*\S+")  # a streamed reply's pieces: each word with the 
 class _CompiledRule:
     rule: ScriptRule
     origin: str  # where the rule was written, for error messages
-    task: re.Pattern[str] | None
-    prompt: re.Pattern[str] | None
+    task: TimedPattern | None
+    prompt: TimedPattern | None
     used: int = 0
 
     def matches(self, request: LLMRequest) -> bool:
@@ -109,7 +109,7 @@ def _compile(rule: ScriptRule, origin: str) -> _CompiledRule:
     )
 
 
-def _regex(pattern: str | None, origin: str, field: str) -> re.Pattern[str] | None:
+def _regex(pattern: str | None, origin: str, field: str) -> TimedPattern | None:
     if pattern is None:
         return None
     try:
