@@ -76,6 +76,7 @@ class Runtime:
     prompts: Prompts
     tools: dict[str, Tool]
     corpus: Callable[[str], Any] | None = None  # opens (and keeps) a corpus's index
+    _orchestrator: Orchestrator | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def open(
@@ -143,22 +144,16 @@ class Runtime:
             for name in self.pipeline.corpora:
                 self.corpus(name)
 
-    def orchestrator(
-        self,
-        *,
-        trace: Trace | None = None,
-        checkpoint: Callable[[SessionState], None] | None = None,
-    ) -> Orchestrator:
-        from runner.engine.orchestrator import Orchestrator
+    def orchestrator(self) -> Orchestrator:
+        """The pipeline's orchestrator, built on first use and shared by every round of the
+        runtime (it holds no per-round state: each round gets its trace and checkpoint)."""
+        if self._orchestrator is None:
+            from runner.engine.orchestrator import Orchestrator
 
-        return Orchestrator(
-            self.pipeline,
-            self.tools,
-            self.prompts,
-            trace=trace,
-            checkpoint=checkpoint,
-            llm=self.client,
-        )
+            self._orchestrator = Orchestrator(
+                self.pipeline, self.tools, self.prompts, llm=self.client
+            )
+        return self._orchestrator
 
     def conversation(self, store: Store, session_id: str | None = None) -> Conversation:
         """Rounds on one session: the stored one with that id, or a new one."""
@@ -266,7 +261,6 @@ class Conversation:
             writer = BackgroundWriter(self.store, self.session.version)
         else:
             writer = SessionWriter(self.store, self.session.version)
-        orchestrator = self.runtime.orchestrator(trace=trace, checkpoint=writer)
         from runner.llm.accounting import calls_of_one_round
         from runner.llm.exchanges import keeping_exchanges
         from runner.llm.streaming import streaming_to
@@ -279,7 +273,9 @@ class Conversation:
                 keeping_exchanges(keep),
                 streaming_to(watch.on_delta if watch is not None else None),
             ):
-                result = await orchestrator.run_round(self.state, message)
+                result = await self.runtime.orchestrator().run_round(
+                    self.state, message, trace=trace, checkpoint=writer
+                )
                 if keep:  # in the order of the trace's `llm.call` events, made from them
                     exchanges = [call.exchange for call in self.runtime.client.calls]
                 record = self._record(result, message, trace, request_id)

@@ -23,7 +23,7 @@ from runner.engine.channels import RoundError
 from runner.engine.coordinators import CoordinatorContractError
 from runner.engine.outcome import RoundResult
 from runner.engine.protocols import Tool, is_context_consumer, is_coordinator
-from runner.engine.round import Round
+from runner.engine.round import run_round
 from runner.engine.setup import ForcedPlan
 from runner.engine.state import SessionState
 from runner.engine.subtasks import TRAMPOLINE_LEVELS, parallel_subtasks
@@ -43,8 +43,9 @@ __all__ = [
 
 
 class Orchestrator:
-    """Runs rounds of one pipeline. Holds no per-round state, so rounds of different sessions
-    may share it."""
+    """Runs rounds of one pipeline. Built once per runtime; holds no per-round state (a
+    round's trace and checkpoint are given to `run_round`), so rounds of different sessions
+    may share it, concurrently too."""
 
     def __init__(
         self,
@@ -52,10 +53,10 @@ class Orchestrator:
         tools: Mapping[str, Tool],
         prompts: Prompts,
         *,
-        trace: Trace | None = None,
         checkpoint: Callable[[SessionState], None] | None = None,
         llm: LLMClient | None = None,
     ) -> None:
+        """`checkpoint`: the checkpoint of the rounds `run_round` is given none for."""
         strangers = [name for name in tools if pipeline.find_tool(name) is None]
         if strangers:
             raise ValueError(f"tools {strangers} are not in the pipeline {pipeline.path}")
@@ -63,7 +64,6 @@ class Orchestrator:
         self.tools = dict(tools)
         self.prompts = prompts
         self.llm = llm if llm is not None else getattr(prompts, "client", None)
-        self.trace = trace
         self.checkpoint = checkpoint
         # every tool the round can run, in file order (the tie-break of equal priorities)
         self.configs: dict[str, ToolConfig] = {
@@ -115,7 +115,22 @@ class Orchestrator:
             found = self._forced[names] = plan
         return found
 
-    async def run_round(self, state: SessionState, message: str | None) -> RoundResult:
+    async def run_round(
+        self,
+        state: SessionState,
+        message: str | None,
+        *,
+        trace: Trace | None = None,
+        checkpoint: Callable[[SessionState], None] | None = None,
+    ) -> RoundResult:
         """One round: a fresh message, the answer to the pending question (C24), or — when the
-        stored state is an interrupted round — that round, finished."""
-        return await Round(self, state, self.trace or Trace()).run(message)
+        stored state is an interrupted round — that round, finished. Its events go to `trace`
+        (a new one when None), and `checkpoint` (else the orchestrator's) is given the state
+        after every step that must survive a crash."""
+        return await run_round(
+            self,
+            state,
+            message,
+            trace=trace if trace is not None else Trace(),
+            checkpoint=checkpoint if checkpoint is not None else self.checkpoint,
+        )
