@@ -1,16 +1,20 @@
 """The recursive orchestrator: `Orchestrator.run_round(state, message) -> RoundResult`.
 
 The orchestrator holds what a pipeline's rounds share (its tools by priority, its coordinators,
-its forced-tool plans); a round's work is done by `round.Round`, in rooms that each hold one part
-of the coordination rules:
+its forced-tool plans) and nothing of any round: `runner.app.Runtime` builds one per pipeline and
+every round of every session runs on it. A round is `round.run_round`: plain functions of one
+`RoundContext` (context.py), each module holding one part of the coordination rules:
 
-    round.py         a round: begin, one task's steps (C5, C8, C13, C27), end, checkpoints (C24)
+    round.py         a round: begin, process one task (C5, C8, C13, C27), end, checkpoints (C24)
     coordinators.py  the coordinator step and its contract (C1–C12, C4's depth limit, C18, C20a)
     subtasks.py      the subtask walk: list order, conditionals, parallel groups (C4–C7, C16–C19)
     activation.py    forced tools, rules, the suitability call, after-subtasks (C13–C15a, C20e)
-    execution.py     running one tool: buffer, outputs, clarification, terminal (C20c–d, C21–C25)
+    execution.py     running one tool: buffer, outputs, clarification, terminal (C7, C20, C23–C25)
+    entry_points.py  the entry point a tool is called through (C20c, C20d, C24)
     answer.py        the gatekeeper, the deep fallback and the final answer (C23, C27–C28, C33)
     channels.py      where results, events, questions and LLM calls go: the round or a branch
+
+runner/engine/__init__.py maps each rule to the function that keeps it.
 """
 
 from __future__ import annotations
