@@ -11,8 +11,8 @@ the playground) runs rounds through it.
         conversation = runtime.conversation(store, session_id=None)
         result = asyncio.run(conversation.say("Is the KW-620 quiet?", request_id="r-1"))
 
-A round sent with a request id that is already committed is not run again: `replay(store, ...)`
-returns its stored result (see `Conversation.say`'s callers in the CLI and the service).
+A round sent with a request id that is already committed is not run again: every face sends
+its rounds through `replay_or_run`, which returns the committed round instead of running it.
 
 Heavy modules (llama-index through the retrieval layer) are imported only when the pipeline has
 corpora, and only when a tool first opens one.
@@ -21,12 +21,12 @@ corpora, and only when a tool first opens one.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from runner import observability
 from runner.config.model import Pipeline
@@ -51,6 +51,9 @@ if TYPE_CHECKING:
     from runner.llm.exchanges import Exchange
     from runner.llm.prompts import Prompts
     from runner.trace import Trace
+
+
+R = TypeVar("R")
 
 
 class RuntimeOptions(TypedDict, total=False):
@@ -206,12 +209,17 @@ class RoundWatch:
     on_delta: Callable[[str], None] | None = None
 
 
+# The watch of the rounds a face starts through a callable that cannot carry one: the service's
+# streams (runner/service/streams.py) start `Service.run_round` in an asyncio task of its own, and
+# only the task's context reaches `Conversation.say` from there. A caller that has the
+# conversation in hand passes `watch=` to `say` instead.
 _WATCH: ContextVar[RoundWatch | None] = ContextVar("runner_round_watch", default=None)
 
 
 @contextmanager
 def watching(watch: RoundWatch) -> Iterator[None]:
-    """The rounds run within the block (and in the asyncio tasks it starts) are watched."""
+    """The rounds run within the block (and in the asyncio tasks it starts) are watched, unless
+    `say` is given a watch of its own."""
     token = _WATCH.set(watch)
     try:
         yield
@@ -245,15 +253,19 @@ class Conversation:
         """Said once, when the session was opened (e.g. the pipeline file changed)."""
         return self.session.warnings
 
-    async def say(self, message: str, *, request_id: str | None = None) -> RoundResult:
+    async def say(
+        self, message: str, *, request_id: str | None = None, watch: RoundWatch | None = None
+    ) -> RoundResult:
         """One round: a fresh message, the answer to the pending question, or (when the stored
         state is an interrupted round) that round finished first. `request_id` is committed
-        with the round's record, so that a re-send is answered from the store (`replay`)."""
+        with the round's record, so that a re-send is answered from the store
+        (`replay_or_run`); `watch` (else the one `watching` set) is told the round's events
+        and the answer's pieces as they come."""
         from runner.trace import Trace
 
         began_ns = time.time_ns()
         trace = Trace()
-        watch = _WATCH.get()
+        watch = watch if watch is not None else _WATCH.get()
         if watch is not None:
             trace.listener = watch.on_event
         writer: SessionWriter | BackgroundWriter
@@ -262,7 +274,6 @@ class Conversation:
         else:
             writer = SessionWriter(self.store, self.session.version)
         from runner.llm.accounting import calls_of_one_round
-        from runner.llm.exchanges import keeping_exchanges
         from runner.llm.streaming import streaming_to
 
         keep = observability.wants_content()  # the calls' prompts, for an observer only
@@ -270,7 +281,6 @@ class Conversation:
         try:
             with (
                 calls_of_one_round(),  # this round's stats count this round's calls only
-                keeping_exchanges(keep),
                 streaming_to(watch.on_delta if watch is not None else None),
             ):
                 result = await self.runtime.orchestrator().run_round(
@@ -347,6 +357,28 @@ def replay(
             f"{committed.record.message!r}); send a new request id for a new request"
         )
     return committed
+
+
+async def replay_or_run(
+    store: Store,
+    request_id: str | None,
+    message: str,
+    run: Callable[[], Awaitable[R]],
+    *,
+    session_id: str | None = None,
+    blocking: Callable[[Callable[[], CommittedRound | None]], Awaitable[CommittedRound | None]]
+    | None = None,
+) -> CommittedRound | R:
+    """The one way every face sends a round: the round already committed with `request_id`
+    (`replay`: nothing is run), else what `run()` returns (it runs the round). `blocking`
+    runs the store lookup where the caller wants blocking calls made (a service: on its
+    store threads); without it the lookup is made in place. Raises what `replay` raises."""
+
+    def committed() -> CommittedRound | None:
+        return replay(store, request_id, message, session_id)
+
+    found = committed() if blocking is None else await blocking(committed)
+    return found if found is not None else await run()
 
 
 def stored_result(record: RoundRecord) -> RoundResult:

@@ -15,6 +15,7 @@ from runner.engine.outcome import ANSWER
 from runner.engine.protocols import is_coordinator
 from runner.engine.subtasks import Process, close_subtasks
 from runner.engine.task import Task, completion_key, key_task_no
+from runner.sources import unique_sources
 
 if TYPE_CHECKING:
     from runner.llm.prompts import Passage
@@ -120,7 +121,7 @@ async def final_answer(ctx: RoundContext, root: Task) -> Stop:
             root.task_prompt, guaranteed, context, template=ctx.pipeline.answer.template
         )
     drawn_on = (*answer.used, *guaranteed)
-    sources = tuple(dict.fromkeys(s for p in drawn_on for s in p.sources))
+    sources = unique_sources(s for p in drawn_on for s in p.sources)
     return Stop(ANSWER, answer.text, sources)
 
 

@@ -21,6 +21,7 @@ from runner.engine.marker import execution_text, is_coordinator_requested
 from runner.engine.outcome import ANSWER, CLARIFICATION
 from runner.engine.results import Clarification, PromptAndContext, ResultKind, ToolResult
 from runner.engine.task import Task, ToolStatus, completion_key
+from runner.sources import unique_sources
 
 
 async def run_tool(ctx: RoundContext, task: Task, name: str) -> Stop | None:
@@ -112,7 +113,7 @@ def take_result(
             chars=len(result.text),
             sources=len(result.sources),
         )
-        return Stop(ANSWER, result.text, tuple(dict.fromkeys(result.sources)), key)
+        return Stop(ANSWER, result.text, unique_sources(result.sources), key)
     guaranteed = result.kind is ResultKind.GUARANTEED
     entry = PromptAndContext(text, result.text, guaranteed, result.sources, dict(result.data))
     ctx.out.write(key, entry)  # C7, C20

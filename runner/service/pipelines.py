@@ -162,6 +162,9 @@ class Service:
         `session_id` that is not stored starts a session of that id when `create`, else is a
         NotFound (an HTTP client continues only the sessions the service gave it). Raises a
         ServiceError (NotFound, BadRequest, Busy, Unavailable) with the CLI's message."""
+        from runner.app import replay_or_run
+        from runner.sessions import CommittedRound
+
         runtime = self.runtime(domain)
         self._check_round(message, session_id, request_id)
         check_session_id(session_id)
@@ -174,14 +177,16 @@ class Service:
             async with self._round_slot(client), self._hold(store, key, what):
                 # under the lock: a send of this request still running is waited for, not run
                 # a second time beside it
-                stored = await self._off_loop(
-                    self._replayed, store, stored_key, message, session_id
-                )
-                if stored is None:
+                async def run() -> dict[str, Any]:
                     if session_id is not None and not create:
                         await self._off_loop(self._check_stored, store, session_id)
                     target = session_id or client.new_session_id()
-                    stored = await self._run(runtime, store, domain, message, target, stored_key)
+                    return await self._run(runtime, store, domain, message, target, stored_key)
+
+                done = await replay_or_run(
+                    store, stored_key, message, run, session_id=session_id, blocking=self.off_loop
+                )
+                stored = dict(done.record.result) if isinstance(done, CommittedRound) else done
                 return self.redactor.json(stored)
         except Exception as exc:
             log_unexpected(f"a round on {domain!r}", exc, self.redactor)
@@ -221,14 +226,6 @@ class Service:
         """A blocking store call on the service's store threads: a wait for the database is
         a wait for this round only, not for every round the worker serves."""
         return await asyncio.get_running_loop().run_in_executor(self._store_calls, call, *args)
-
-    def _replayed(
-        self, store: Store, request_id: str | None, message: str, session_id: str | None
-    ) -> dict[str, Any] | None:
-        from runner.app import replay
-
-        committed = replay(store, request_id, message, session_id)
-        return None if committed is None else dict(committed.record.result)
 
     def _check_round(self, message: str, session_id: str | None, request_id: str | None) -> None:
         if self.closing:

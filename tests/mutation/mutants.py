@@ -103,9 +103,9 @@ MUTANTS = (
     ),
     Mutant(
         "a tool's result lists each source once",
-        "runner/tools/base.py",
-        "    unique = tuple(dict.fromkeys(sources))\n",
-        "    unique = tuple(sources)\n",
+        "runner/sources.py",
+        "    return tuple(dict.fromkeys(sources))\n",
+        "    return tuple(sources)\n",
         ("tests/tools",),
     ),
     Mutant(
