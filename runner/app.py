@@ -11,8 +11,9 @@ the playground) runs rounds through it.
         conversation = runtime.conversation(store, session_id=None)
         result = asyncio.run(conversation.say("Is the KW-620 quiet?", request_id="r-1"))
 
-A round sent with a request id that is already committed is not run again: `replay(store, ...)`
-returns its stored result (see `Conversation.say`'s callers in the CLI and the service).
+A round sent with a request id that is already committed is not run again: `replay` is the one
+rule, which `runner run` and `runner chat` meet through `replay_or_run` and the service in the
+store call that takes the session's lock.
 
 Heavy modules (llama-index through the retrieval layer) are imported only when the pipeline has
 corpora, and only when a tool first opens one.
@@ -21,12 +22,12 @@ corpora, and only when a tool first opens one.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from runner import observability
 from runner.config.model import Pipeline
@@ -53,6 +54,9 @@ if TYPE_CHECKING:
     from runner.trace import Trace
 
 
+R = TypeVar("R")
+
+
 class RuntimeOptions(TypedDict, total=False):
     """The keyword arguments of `Runtime.open`, handed on to `Runtime.from_pipeline`."""
 
@@ -76,6 +80,7 @@ class Runtime:
     prompts: Prompts
     tools: dict[str, Tool]
     corpus: Callable[[str], Any] | None = None  # opens (and keeps) a corpus's index
+    _orchestrator: Orchestrator | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def open(
@@ -143,22 +148,16 @@ class Runtime:
             for name in self.pipeline.corpora:
                 self.corpus(name)
 
-    def orchestrator(
-        self,
-        *,
-        trace: Trace | None = None,
-        checkpoint: Callable[[SessionState], None] | None = None,
-    ) -> Orchestrator:
-        from runner.engine.orchestrator import Orchestrator
+    def orchestrator(self) -> Orchestrator:
+        """The pipeline's orchestrator, built on first use and shared by every round of the
+        runtime (it holds no per-round state: each round gets its trace and checkpoint)."""
+        if self._orchestrator is None:
+            from runner.engine.orchestrator import Orchestrator
 
-        return Orchestrator(
-            self.pipeline,
-            self.tools,
-            self.prompts,
-            trace=trace,
-            checkpoint=checkpoint,
-            llm=self.client,
-        )
+            self._orchestrator = Orchestrator(
+                self.pipeline, self.tools, self.prompts, llm=self.client
+            )
+        return self._orchestrator
 
     def conversation(self, store: Store, session_id: str | None = None) -> Conversation:
         """Rounds on one session: the stored one with that id, or a new one."""
@@ -211,12 +210,17 @@ class RoundWatch:
     on_delta: Callable[[str], None] | None = None
 
 
+# The watch of the rounds a face starts through a callable that cannot carry one: the service's
+# streams (runner/service/streams.py) start `Service.run_round` in an asyncio task of its own, and
+# only the task's context reaches `Conversation.say` from there. A caller that has the
+# conversation in hand passes `watch=` to `say` instead.
 _WATCH: ContextVar[RoundWatch | None] = ContextVar("runner_round_watch", default=None)
 
 
 @contextmanager
 def watching(watch: RoundWatch) -> Iterator[None]:
-    """The rounds run within the block (and in the asyncio tasks it starts) are watched."""
+    """The rounds run within the block (and in the asyncio tasks it starts) are watched, unless
+    `say` is given a watch of its own."""
     token = _WATCH.set(watch)
     try:
         yield
@@ -250,15 +254,19 @@ class Conversation:
         """Said once, when the session was opened (e.g. the pipeline file changed)."""
         return self.session.warnings
 
-    async def say(self, message: str, *, request_id: str | None = None) -> RoundResult:
+    async def say(
+        self, message: str, *, request_id: str | None = None, watch: RoundWatch | None = None
+    ) -> RoundResult:
         """One round: a fresh message, the answer to the pending question, or (when the stored
         state is an interrupted round) that round finished first. `request_id` is committed
-        with the round's record, so that a re-send is answered from the store (`replay`)."""
+        with the round's record, so that a re-send is answered from the store
+        (`replay_or_run`); `watch` (else the one `watching` set) is told the round's events
+        and the answer's pieces as they come."""
         from runner.trace import Trace
 
         began_ns = time.time_ns()
         trace = Trace()
-        watch = _WATCH.get()
+        watch = watch if watch is not None else _WATCH.get()
         if watch is not None:
             trace.listener = watch.on_event
         writer: SessionWriter | BackgroundWriter
@@ -266,9 +274,7 @@ class Conversation:
             writer = BackgroundWriter(self.store, self.session.version)
         else:
             writer = SessionWriter(self.store, self.session.version)
-        orchestrator = self.runtime.orchestrator(trace=trace, checkpoint=writer)
         from runner.llm.accounting import calls_of_one_round
-        from runner.llm.exchanges import keeping_exchanges
         from runner.llm.streaming import streaming_to
 
         keep = observability.wants_content()  # the calls' prompts, for an observer only
@@ -276,10 +282,11 @@ class Conversation:
         try:
             with (
                 calls_of_one_round(),  # this round's stats count this round's calls only
-                keeping_exchanges(keep),
                 streaming_to(watch.on_delta if watch is not None else None),
             ):
-                result = await orchestrator.run_round(self.state, message)
+                result = await self.runtime.orchestrator().run_round(
+                    self.state, message, trace=trace, checkpoint=writer
+                )
                 if keep:  # in the order of the trace's `llm.call` events, made from them
                     exchanges = [call.exchange for call in self.runtime.client.calls]
                 record = self._record(result, message, trace, request_id)
@@ -351,6 +358,22 @@ def replay(
             f"{committed.record.message!r}); send a new request id for a new request"
         )
     return committed
+
+
+async def replay_or_run(
+    store: Store,
+    request_id: str | None,
+    message: str,
+    run: Callable[[], Awaitable[R]],
+    *,
+    session_id: str | None = None,
+) -> CommittedRound | R:
+    """How a face sends a round: the round already committed with `request_id` (`replay`:
+    nothing is run), else what `run()` returns (it runs the round). Raises what `replay`
+    raises. (The service asks `replay` itself, in the one store call that takes the
+    session's lock.)"""
+    found = replay(store, request_id, message, session_id)
+    return found if found is not None else await run()
 
 
 def stored_result(record: RoundRecord) -> RoundResult:

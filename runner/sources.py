@@ -3,7 +3,7 @@ and the retrieval layer all speak of sources, and none of them should import ano
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,3 +34,9 @@ class Source:
     def from_json(cls, data: Mapping[str, Any]) -> Source:
         headings = data.get("headings")
         return cls(**{**data, "headings": tuple(headings) if headings is not None else None})
+
+
+def unique_sources(sources: Iterable[Source]) -> tuple[Source, ...]:
+    """Each source once, in the order first given (C33: a result or an answer lists the
+    document it drew on once, however many of its passages came from it)."""
+    return tuple(dict.fromkeys(sources))

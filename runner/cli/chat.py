@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from runner.app import Conversation
+    from runner.engine.outcome import RoundResult
 
 
 @click.command("chat")
@@ -90,7 +92,8 @@ async def chat(
     """One round a line until the input ends; returns the conversation it ended on. A single
     event loop serves the whole chat, so the LLM client's connections and limits live as long
     as the conversation."""
-    from runner.app import replay, stored_result
+    from runner.app import replay_or_run, stored_result
+    from runner.sessions import CommittedRound
 
     printer = printer or AnswerPrinter(console, stream=False)
     sent = 0
@@ -108,15 +111,15 @@ async def chat(
             console.print(f"{'answer' if waiting else 'you'}> {message}", style="bold")
         sent += 1
         request_id = None if request_prefix is None else f"{request_prefix}-{sent}"
-        committed = replay(talk.store, request_id, message)
-        if committed is not None:  # sent before: its stored result, on its session
-            if committed.session_id != talk.session_id:
-                talk = talk.runtime.conversation(talk.store, committed.session_id)
-            show_result(console, stored_result(committed.record), tree=tree, stats=tree)
+        run = functools.partial(watched_round, talk, message, request_id, printer)
+        done = await replay_or_run(talk.store, request_id, message, run)
+        if isinstance(done, CommittedRound):  # sent before: its stored result, on its session
+            if done.session_id != talk.session_id:
+                talk = talk.runtime.conversation(talk.store, done.session_id)
+            show_result(console, stored_result(done.record), tree=tree, stats=tree)
             console.print()
             continue
-        with printer.watching():
-            result = await talk.say(message, request_id=request_id)
+        result = done
         shown = printer.take()
         warn(result.warnings)
         warn_degraded(result)
@@ -124,6 +127,14 @@ async def chat(
         show_result(console, result, tree=tree, stats=tree, shown=shown)
         console.print()
         sys.stdout.flush()
+
+
+async def watched_round(
+    talk: Conversation, message: str, request_id: str | None, printer: AnswerPrinter
+) -> RoundResult:
+    """The round `message` makes, its answer printed as it is written."""
+    with printer.watching():
+        return await talk.say(message, request_id=request_id)
 
 
 def read_line(prompt: str, stdin: TextIO, interactive: bool) -> str | None:

@@ -14,7 +14,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -36,93 +36,93 @@ F = TypeVar("F", bound=Callable[..., Any])
 EXIT_ERROR = 1
 
 
+def _option(decorator: Callable[[F], F], default: Any = None) -> Any:
+    """A field of `RunOptions` and its command-line option, stated together: the field's
+    name is the option's parameter name."""
+    return field(default=default, metadata={"option": decorator})
+
+
 @dataclass(frozen=True)
 class RunOptions:
-    """What `run` and `chat` share: how to build the runtime and where the session lives."""
+    """What `run` and `chat` share: how to build the runtime and where the session lives. Each
+    field is one option of both commands, in help order (`runtime_options`)."""
 
     pipeline: Path
-    session: str | None
-    llm: str | None
-    llm_script: Path | None
-    replay: Path | None
-    record: Path | None
-    cache: bool | None
-    allow_python: bool
-    state: str | None  # a SQLite file or a postgresql:// URL (RUNNER_STATE when None)
-    build: bool
-    debug: bool
-    request_id: str | None = None
-    stream: bool | None = None  # print the answer as it is written (None: on a terminal)
-
-
-def runtime_options(function: F) -> F:
-    """The options of `run` and `chat`, in help order."""
-    options = [
+    session: str | None = _option(
         click.option(
             "--session",
-            "session",
             metavar="ID",
             help="Continue this session (its pending question is answered by the message); "
             "without it a new session is started and its id printed.",
-        ),
+        )
+    )
+    llm: str | None = _option(
         click.option(
             "--llm",
             metavar="PROVIDER[:MODEL][@API_BASE]",
             help="Override the pipeline's LLM: offline, scripted, replay, openai_like, ollama, "
             "llama_index; @API_BASE sets the server, e.g. "
             "openai_like:smollm2@http://127.0.0.1:8080/v1.",
-        ),
-        shared.llm_script,
-        shared.replay,
+        )
+    )
+    # (RUF009: `_option` makes a `dataclasses.field`, which ruff does not see for a Path)
+    llm_script: Path | None = _option(shared.llm_script)  # noqa: RUF009
+    replay: Path | None = _option(shared.replay)  # noqa: RUF009
+    record: Path | None = _option(  # noqa: RUF009
         click.option(
             "--record",
             metavar="CASSETTE",
             type=click.Path(dir_okay=False, path_type=Path),
             help="Write every LLM reply to this cassette (answer from it with --replay).",
-        ),
-        shared.cache,
-        shared.allow_python,
+        )
+    )
+    cache: bool | None = _option(shared.cache)
+    allow_python: bool = _option(shared.allow_python, False)
+    # a SQLite file or a postgresql:// URL (RUNNER_STATE when None)
+    state: str | None = _option(
         click.option(
             "--state",
             metavar="FILE|URL",
             help="The session store: a SQLite file or a postgresql:// URL (also RUNNER_STATE; "
             "default: .runner/state.sqlite beside the pipeline).",
-        ),
+        )
+    )
+    request_id: str | None = _option(
         click.option(
             "--request-id",
             metavar="KEY",
             help="An idempotency key: a round already committed with this key is not run "
             "again, its stored result is printed (chat: line n is sent as KEY-n).",
-        ),
+        )
+    )
+    build: bool = _option(
         click.option(
             "--no-build",
-            is_flag=True,
+            "build",
+            flag_value=False,
+            default=True,
             help="Fail instead of building a missing or stale corpus index.",
         ),
-        click.option("--debug", is_flag=True, help="Show tracebacks of errors."),
-        STREAM_OPTION,
-    ]
-    for option in reversed(options):
+        True,
+    )
+    debug: bool = _option(
+        click.option("--debug", is_flag=True, help="Show tracebacks of errors."), False
+    )
+    # print the answer as it is written (None: on a terminal)
+    stream: bool | None = _option(STREAM_OPTION)
+
+
+def runtime_options(function: F) -> F:
+    """The options of `run` and `chat` (`RunOptions`' fields), in help order."""
+    for option in reversed([f.metadata["option"] for f in fields(RunOptions) if f.metadata]):
         function = option(function)
     return function
 
 
 def run_options(pipeline: Path, values: Mapping[str, Any]) -> RunOptions:
-    return RunOptions(
-        pipeline=pipeline,
-        session=values["session"],
-        llm=values["llm"],
-        llm_script=values["llm_script"],
-        replay=values["replay"],
-        record=values["record"],
-        cache=values["cache"],
-        allow_python=values["allow_python"],
-        state=values["state"],
-        build=not values["no_build"],
-        debug=values["debug"],
-        request_id=values["request_id"],
-        stream=values["stream"],
-    )
+    """The options a command was given (click's values by parameter name)."""
+    named = {f.name: values[f.name] for f in fields(RunOptions) if f.metadata}
+    return RunOptions(pipeline=pipeline, **named)
 
 
 @click.command("run")
@@ -167,11 +167,7 @@ def command(
     console = make_console()
     printer = AnswerPrinter(console, False if as_json else options.stream)
     with friendly_errors(options.debug), conversation(options) as talk:
-        result = committed_result(talk, options.request_id, message, options.session)
-        if result is None:
-            warn(talk.warnings)
-            with printer.watching():
-                result = asyncio.run(talk.say(message, request_id=options.request_id))
+        result = asyncio.run(one_round(talk, message, options, printer))
     if trace_file is not None and result.trace is not None:
         result.trace.write_jsonl(trace_file)
     warn(result.warnings)
@@ -224,22 +220,31 @@ def session_lock(store: Store, options: RunOptions) -> contextlib.AbstractContex
     return contextlib.nullcontext()
 
 
-def committed_result(
-    talk: Conversation, request_id: str | None, message: str, session_id: str | None
-) -> RoundResult | None:
-    """The stored result of a round already committed with `request_id` (said on stderr),
-    or None: run the round."""
-    from runner.app import replay, stored_result
+async def one_round(
+    talk: Conversation, message: str, options: RunOptions, printer: AnswerPrinter
+) -> RoundResult:
+    """The round `message` makes on the command's session: the stored result of a round
+    already committed with `--request-id` (said on stderr), else the round, run."""
+    from runner.app import replay_or_run, stored_result
+    from runner.sessions import CommittedRound
 
-    committed = replay(talk.store, request_id, message, session_id)
-    if committed is None:
-        return None
+    async def run() -> RoundResult:
+        warn(talk.warnings)
+        with printer.watching():
+            return await talk.say(message, request_id=options.request_id)
+
+    done = await replay_or_run(
+        talk.store, options.request_id, message, run, session_id=options.session
+    )
+    if not isinstance(done, CommittedRound):
+        return done
     click.echo(
-        f"note: request {request_id!r} was committed already (round {committed.record.round} "
-        f"of session {committed.session_id}); its stored result follows, nothing was run",
+        f"note: request {options.request_id!r} was committed already (round "
+        f"{done.record.round} of session {done.session_id}); its stored result follows, "
+        "nothing was run",
         err=True,
     )
-    return stored_result(committed.record)
+    return stored_result(done.record)
 
 
 def open_runtime(options: RunOptions, runtime_class: type[Runtime]) -> Runtime:

@@ -15,7 +15,9 @@ from functools import cache
 from typing import Any
 
 from runner.config.model import ActivationMode, PromptTypes, ToolConfig
-from runner.engine.channels import FINISHED_TOOL, Channels, Stop, during
+from runner.engine.channels import FINISHED_TOOL, Stop, during
+from runner.engine.context import RoundContext
+from runner.engine.execution import run_tool
 from runner.engine.task import Task, TaskStatus
 from runner.text.patterns import compile_pattern
 
@@ -77,129 +79,139 @@ def classify_by_rule(prompt_types: PromptTypes, text: str) -> str:
     return prompt_types.default
 
 
-class Activation(Channels):
-    """C13–C15a, C20e: a task's activation, decided once and run by priority."""
-
-    async def _activate(self, task: Task) -> Stop | None:
-        if task.planned_tools is None:
-            plan = self._forced(task) if task.required_tool_names else await self._plan(task)
-            task.planned_tools = list(plan)
-            task.tool_reasons.update(plan)
-            self.save()
-        if not task.planned_tools and task.required_tool_names:
-            task.status = TaskStatus.FAILED  # [decided] forced, with nothing to run (`_forced`)
-            return None
-        for name in task.planned_tools:
-            if task.tool_status.get(name) in FINISHED_TOOL:
-                continue  # C24: a completed tool never runs again
-            stop = await self._run_tool(task, name)
-            if stop is not None:
-                return stop
+async def activate(ctx: RoundContext, task: Task) -> Stop | None:
+    if task.planned_tools is None:
+        forced = task.required_tool_names
+        plan = forced_activation(ctx, task) if forced else await plan_activation(ctx, task)
+        task.planned_tools = list(plan)
+        task.tool_reasons.update(plan)
+        ctx.save()
+    if not task.planned_tools and task.required_tool_names:
+        task.status = (
+            TaskStatus.FAILED
+        )  # [decided] forced, with nothing to run (`forced_activation`)
         return None
+    for name in task.planned_tools:
+        if task.tool_status.get(name) in FINISHED_TOOL:
+            continue  # C24: a completed tool never runs again
+        stop = await run_tool(ctx, task, name)
+        if stop is not None:
+            return stop
+    return None
 
-    async def _plan(self, task: Task) -> dict[str, str]:
-        """The tools to run on a task that has no forced tools, and why, by priority. Decided
-        once per task."""
-        chosen: dict[str, str] = {}
-        candidates = self._candidates(task)
-        asked: list[ToolConfig] = []
-        for config in candidates:
-            mode = config.activation.mode
-            if mode is ActivationMode.ALWAYS:
-                chosen[config.name] = ALWAYS
-            elif mode is ActivationMode.RULE:
-                activation = config.activation
-                if await rule_holds(activation.keywords, activation.pattern, task.task_prompt):
-                    chosen[config.name] = RULE
-            else:
-                asked.append(config)
-        answers: dict[str, bool] = {}
-        if asked:  # one call for all of them, on task_prompt alone (C20b)
-            with during("suitability (LLM purpose)"):
-                reply = await self.prompts.suitability(task.task_prompt, asked)
-            answers = self._known_answers(reply, asked)
-            chosen.update({name: SUITABILITY for name, yes in answers.items() if yes})
-        retrieval = self.pipeline.retrieval_tool
-        if retrieval in self.o.configs and admits(self.o.configs[retrieval], task.prompt_type):
-            chosen.setdefault(retrieval, RETRIEVAL)
-        for sub in task.sub_tasks:  # C20e
-            owner = sub.owner_coordinator_name
-            if owner and self._activates_after_subtasks(owner):
-                chosen[owner] = AFTER_SUBTASKS
-        plan = {name: chosen[name] for name in self.o.by_priority(chosen)}
-        self.emit(
-            "activation",
+
+async def plan_activation(ctx: RoundContext, task: Task) -> dict[str, str]:
+    """The tools to run on a task that has no forced tools, and why, by priority. Decided
+    once per task."""
+    chosen: dict[str, str] = {}
+    candidates = activation_candidates(ctx, task)
+    asked: list[ToolConfig] = []
+    for config in candidates:
+        mode = config.activation.mode
+        if mode is ActivationMode.ALWAYS:
+            chosen[config.name] = ALWAYS
+        elif mode is ActivationMode.RULE:
+            activation = config.activation
+            if await rule_holds(activation.keywords, activation.pattern, task.task_prompt):
+                chosen[config.name] = RULE
+        else:
+            asked.append(config)
+    answers: dict[str, bool] = {}
+    if asked:  # one call for all of them, on task_prompt alone (C20b)
+        with during("suitability (LLM purpose)"):
+            reply = await ctx.setup.prompts.suitability(task.task_prompt, asked)
+        answers = known_answers(ctx, reply, asked)
+        chosen.update({name: SUITABILITY for name, yes in answers.items() if yes})
+    retrieval = ctx.pipeline.retrieval_tool
+    configs = ctx.setup.configs
+    if (
+        retrieval is not None
+        and retrieval in configs
+        and admits(configs[retrieval], task.prompt_type)
+    ):
+        chosen.setdefault(retrieval, RETRIEVAL)
+    for sub in task.sub_tasks:  # C20e
+        owner = sub.owner_coordinator_name
+        if owner and activates_after_subtasks(ctx, owner):
+            chosen[owner] = AFTER_SUBTASKS
+    plan = {name: chosen[name] for name in ctx.setup.by_priority(chosen)}
+    ctx.emit(
+        "activation",
+        task.task_no,
+        mode="selected",
+        candidates=[c.name for c in candidates],
+        suitability=dict(answers) if asked else None,
+        activated=[{"tool": n, "reason": r} for n, r in plan.items()],
+        ignored=[],
+    )
+    return plan
+
+
+def forced_activation(ctx: RoundContext, task: Task) -> dict[str, str]:
+    """C13–C15: exactly the required tools, by simple or prefixed name; no suitability call,
+    no retrieval tool beside them. An unknown name made at run time is ignored, with a
+    warning; [decided] when every name is unknown, forced activation has nothing to run
+    and the task fails (it does not fall back to the suitability test: the coordinator
+    meant these tools alone)."""
+    known, ignored, required = ctx.setup.forced_tools(frozenset(task.required_tool_names))
+    domain = ctx.pipeline.domain
+    if not known:
+        names = ", ".join(repr(name) for name in ignored)
+        ctx.fail(
+            "tasks",
             task.task_no,
-            mode="selected",
-            candidates=[c.name for c in candidates],
-            suitability=dict(answers) if asked else None,
-            activated=[{"tool": n, "reason": r} for n, r in plan.items()],
-            ignored=[],
+            f"it requires only tools the domain {domain!r} does not have ({names}): forced "
+            "activation has nothing to run, so the task failed (C13–C15)",
         )
-        return plan
-
-    def _forced(self, task: Task) -> dict[str, str]:
-        """C13–C15: exactly the required tools, by simple or prefixed name; no suitability call,
-        no retrieval tool beside them. An unknown name made at run time is ignored, with a
-        warning; [decided] when every name is unknown, forced activation has nothing to run
-        and the task fails (it does not fall back to the suitability test: the coordinator
-        meant these tools alone)."""
-        known, ignored, required = self.o.forced_tools(frozenset(task.required_tool_names))
-        domain = self.pipeline.domain
-        if not known:
-            names = ", ".join(repr(name) for name in ignored)
-            self.fail(
-                "tasks",
-                task.task_no,
-                f"it requires only tools the domain {domain!r} does not have ({names}): forced "
-                "activation has nothing to run, so the task failed (C13–C15)",
-            )
-        for name in ignored if known else ():
-            self.warn(
-                f"task {task.task_no} requires tool {name!r}, which the domain {domain!r} "
-                "does not have; it is ignored (C15)",
-                task.task_no,
-            )
-        self.emit(
-            "activation",
+    for name in ignored if known else ():
+        ctx.warn(
+            f"task {task.task_no} requires tool {name!r}, which the domain {domain!r} "
+            "does not have; it is ignored (C15)",
             task.task_no,
-            mode=FORCED,
-            candidates=required,  # (tuples, shared: the trace makes them lists, record_json)
-            suitability=None,
-            activated=[{"tool": name, "reason": FORCED} for name in known],
-            ignored=ignored,
         )
-        return dict.fromkeys(known, FORCED)
+    ctx.emit(
+        "activation",
+        task.task_no,
+        mode=FORCED,
+        candidates=required,  # (tuples, shared: the trace makes them lists, record_json)
+        suitability=None,
+        activated=[{"tool": name, "reason": FORCED} for name in known],
+        ignored=ignored,
+    )
+    return dict.fromkeys(known, FORCED)
 
-    def _candidates(self, task: Task) -> list[ToolConfig]:
-        """Who may be activated on a non-forced task, in file order: not coordinator_only
-        (C15a), not the retrieval tool (added apart), not the deep fallback coordinator (C30),
-        and admitted by its prompt_types."""
-        fallback = self.pipeline.deep_fallback
-        excluded = {self.pipeline.retrieval_tool, fallback.coordinator if fallback else None}
-        return [
-            config
-            for config in self.o.configs.values()
-            if config.activation.mode is not ActivationMode.COORDINATOR_ONLY
-            and config.name not in excluded
-            and admits(config, task.prompt_type)
-            and task.tool_reasons.get(config.name) != DECOMPOSE_FAILED
-        ]
 
-    def _known_answers(
-        self, reply: Mapping[str, Any], asked: Sequence[ToolConfig]
-    ) -> dict[str, bool]:
-        """The suitability reply by simple tool name; a tool the reply leaves out is a no."""
-        answers = {config.name: False for config in asked}
-        for name, value in reply.items():
-            config = self.pipeline.find_tool(name)
-            if config is not None and config.name in answers:
-                answers[config.name] = bool(value)
-        return answers
+def activation_candidates(ctx: RoundContext, task: Task) -> list[ToolConfig]:
+    """Who may be activated on a non-forced task, in file order: not coordinator_only
+    (C15a), not the retrieval tool (added apart), not the deep fallback coordinator (C30),
+    and admitted by its prompt_types."""
+    fallback = ctx.pipeline.deep_fallback
+    excluded = {ctx.pipeline.retrieval_tool, fallback.coordinator if fallback else None}
+    return [
+        config
+        for config in ctx.setup.configs.values()
+        if config.activation.mode is not ActivationMode.COORDINATOR_ONLY
+        and config.name not in excluded
+        and admits(config, task.prompt_type)
+        and task.tool_reasons.get(config.name) != DECOMPOSE_FAILED
+    ]
 
-    def _activates_after_subtasks(self, name: str) -> bool:
-        flag = getattr(self.tools[name], "activate_after_subtasks", None)
-        if flag is not None:
-            return bool(flag)
-        decompose = self.o.configs[name].decompose
-        return decompose is not None and decompose.activate_after_subtasks
+
+def known_answers(
+    ctx: RoundContext, reply: Mapping[str, Any], asked: Sequence[ToolConfig]
+) -> dict[str, bool]:
+    """The suitability reply by simple tool name; a tool the reply leaves out is a no."""
+    answers = {config.name: False for config in asked}
+    for name, value in reply.items():
+        config = ctx.pipeline.find_tool(name)
+        if config is not None and config.name in answers:
+            answers[config.name] = bool(value)
+    return answers
+
+
+def activates_after_subtasks(ctx: RoundContext, name: str) -> bool:
+    flag = getattr(ctx.setup.tools[name], "activate_after_subtasks", None)
+    if flag is not None:
+        return bool(flag)
+    decompose = ctx.setup.configs[name].decompose
+    return decompose is not None and decompose.activate_after_subtasks

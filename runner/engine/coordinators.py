@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from runner.engine.activation import DECOMPOSE_FAILED, admits
-from runner.engine.channels import Channels, resolve
+from runner.engine.channels import resolve
+from runner.engine.context import RoundContext
 from runner.engine.failure import described, traceback_text
 from runner.engine.marker import execution_text
 from runner.engine.task import Task, ToolStatus
@@ -31,167 +32,178 @@ def subtree(task: Task) -> list[Task]:
     return nodes
 
 
-class CoordinatorStep(Channels):
-    """C8–C12: the coordinator step of a task, and the adoption of the subtasks it made."""
+def coordinator_step(ctx: RoundContext, task: Task) -> bool:
+    """C8/C9: every coordinator of the domain, by priority, in every round; the deep
+    fallback coordinator runs only through the fallback (C28, C30). True when one of them
+    may run: the caller then awaits `run_coordinators`; otherwise the skips are traced
+    here, with no coroutine made (the common case below the root)."""
+    names = ctx.setup.coordinators
+    reasons = [skip_reason(ctx, task, name) for name in names]
+    if None in reasons:
+        return True
+    for name, reason in zip(names, reasons, strict=True):
+        skip_coordinator(ctx, task, name, reason)
+    return False
 
-    def _coordinator_step(self, task: Task) -> bool:
-        """C8/C9: every coordinator of the domain, by priority, in every round; the deep
-        fallback coordinator runs only through the fallback (C28, C30). True when one of them
-        may run: the caller then awaits `_run_coordinators`; otherwise the skips are traced
-        here, with no coroutine made (the common case below the root)."""
-        names = self.o.coordinators
-        reasons = [self._coordinator_skip_reason(task, name) for name in names]
-        if None in reasons:
-            return True
-        for name, reason in zip(names, reasons, strict=True):
-            self._skip_coordinator(task, name, reason)
-        return False
 
-    async def _run_coordinators(self, task: Task, names: Sequence[str]) -> None:
-        for name in names:
-            reason = self._coordinator_skip_reason(task, name)
-            if reason is not None:
-                self._skip_coordinator(task, name, reason)
-                continue
-            existing = {id(t) for t in subtree(task)}
-            left_out = await self._decompose(task, name)
-            created = {id(t) for t in subtree(task) if id(t) not in existing}
-            taken = {t.task_no for t in subtree(self._root) if id(t) not in created}
-            self._adopt(task, created, name, taken, left_out)
-            # C11/C12: it had its chance (even if it declined or raised), here and below. The
-            # task's descendants are exactly the subtasks made in its coordinator step, so they
-            # all get the extended set; adding one name at a time and storing the state after
-            # each coordinator lets a crashed step resume without running one twice.
-            for member in subtree(task):
-                member.applied_coordinator_names.add(name)
-            self.save()
+async def run_coordinators(ctx: RoundContext, task: Task, names: Sequence[str]) -> None:
+    for name in names:
+        reason = skip_reason(ctx, task, name)
+        if reason is not None:
+            skip_coordinator(ctx, task, name, reason)
+            continue
+        existing = {id(t) for t in subtree(task)}
+        left_out = await decompose(ctx, task, name)
+        created = {id(t) for t in subtree(task) if id(t) not in existing}
+        taken = {t.task_no for t in subtree(ctx.root) if id(t) not in created}
+        adopt(ctx, task, created, name, taken, left_out)
+        # C11/C12: it had its chance (even if it declined or raised), here and below. The
+        # task's descendants are exactly the subtasks made in its coordinator step, so they
+        # all get the extended set; adding one name at a time and storing the state after
+        # each coordinator lets a crashed step resume without running one twice.
+        for member in subtree(task):
+            member.applied_coordinator_names.add(name)
+        ctx.save()
 
-    def _skip_coordinator(self, task: Task, name: str, reason: str | None) -> None:
-        self.emit(
-            "coordinator.skip", task.task_no, coordinator=name, reason=reason, depth=task.depth
-        )
 
-    def _coordinator_skip_reason(self, task: Task, name: str) -> str | None:
-        if name in task.applied_coordinator_names:
-            return "applied"  # C11/C12: it had its chance on this task or an ancestor
-        if not admits(self.o.configs[name], task.prompt_type):
-            return "prompt_type"
-        if task.depth >= self.limits.max_depth:
-            return "depth"  # C4
-        return None
+def skip_coordinator(ctx: RoundContext, task: Task, name: str, reason: str | None) -> None:
+    ctx.emit("coordinator.skip", task.task_no, coordinator=name, reason=reason, depth=task.depth)
 
-    async def _decompose(self, task: Task, name: str) -> int:
-        """One coordinator on one task (C1, C2), its failure undone (C10). Returns how many
-        subtasks it left out because the task had `limits.max_subtasks` (C4)."""
-        snapshot = task.snapshot()
-        before_prompt, before_subtasks = task.task_prompt, list(task.sub_tasks)
-        prompt_context, task.prompt_context = task.prompt_context, None  # C20b: never seen
-        env = self._env(task, task.task_prompt)
-        try:
-            returned = await resolve(self.tools[name].decompose(task, env))  # type: ignore[attr-defined]
-            if returned is not task:
-                raise CoordinatorContractError(_contract_broken(name, returned))
-            repeated = _repeated_task(self._root)
-            if repeated is not None:
-                raise CoordinatorContractError(_placed_twice(name, task, repeated))
-        except Exception as exc:
-            snapshot.restore()
-            error = described(exc)
-            self.emit(
-                "coordinator.error",
-                task.task_no,
-                coordinator=name,
-                error=error,
-                restored=True,
-                traceback=traceback_text(exc),
-            )
-            self._decomposition_failed(task, name, error)
-            return 0
-        task.prompt_context = prompt_context  # the orchestrator owns it (C20a)
-        new = [sub.task_no for sub in task.sub_tasks if all(sub is not b for b in before_subtasks)]
-        appended = task.task_prompt != before_prompt
-        self.emit(
-            "coordinator.run",
+
+def skip_reason(ctx: RoundContext, task: Task, name: str) -> str | None:
+    if name in task.applied_coordinator_names:
+        return "applied"  # C11/C12: it had its chance on this task or an ancestor
+    if not admits(ctx.setup.configs[name], task.prompt_type):
+        return "prompt_type"
+    if task.depth >= ctx.limits.max_depth:
+        return "depth"  # C4
+    return None
+
+
+async def decompose(ctx: RoundContext, task: Task, name: str) -> int:
+    """One coordinator on one task (C1, C2), its failure undone (C10). Returns how many
+    subtasks it left out because the task had `limits.max_subtasks` (C4)."""
+    snapshot = task.snapshot()
+    before_prompt, before_subtasks = task.task_prompt, list(task.sub_tasks)
+    prompt_context, task.prompt_context = task.prompt_context, None  # C20b: never seen
+    env = ctx.env(task, task.task_prompt)
+    try:
+        returned = await resolve(ctx.setup.tools[name].decompose(task, env))  # type: ignore[attr-defined]
+        if returned is not task:
+            raise CoordinatorContractError(_contract_broken(name, returned))
+        repeated = _repeated_task(ctx.root)
+        if repeated is not None:
+            raise CoordinatorContractError(_placed_twice(name, task, repeated))
+    except Exception as exc:
+        snapshot.restore()
+        error = described(exc)
+        ctx.emit(
+            "coordinator.error",
             task.task_no,
             coordinator=name,
-            changed=bool(new) or appended,
-            appended=appended,
-            subtasks=new,
+            error=error,
+            restored=True,
+            traceback=traceback_text(exc),
         )
-        return env.left_out_subtasks
+        decomposition_failed(ctx, task, name, error)
+        return 0
+    task.prompt_context = prompt_context  # the orchestrator owns it (C20a)
+    new = [sub.task_no for sub in task.sub_tasks if all(sub is not b for b in before_subtasks)]
+    appended = task.task_prompt != before_prompt
+    ctx.emit(
+        "coordinator.run",
+        task.task_no,
+        coordinator=name,
+        changed=bool(new) or appended,
+        appended=appended,
+        subtasks=new,
+    )
+    return env.left_out_subtasks
 
-    def _decomposition_failed(self, task: Task, name: str, error: str) -> None:
-        """[decided] A coordinator whose decomposition failed is not activated on that task, in
-        any way (suitability, rule, always, after subtasks, deep fallback): its own result would
-        read as if its subtasks had run. It stays failed on the task for the rest of the
-        session, and the round says so."""
-        task.tool_status[name] = ToolStatus.FAILED
-        task.tool_reasons[name] = DECOMPOSE_FAILED
-        self.fail(
-            "coordinators",
-            task.task_no,
-            f"coordinator {name!r} failed to decompose it ({error}); the task was restored "
-            f"(C10) and {name!r} is not activated on it, so nothing answers as if its subtasks "
-            "had run",
-        )
 
-    def _adopt(
-        self, parent: Task, created: set[int], owner: str, taken: set[str], left_out: int = 0
-    ) -> None:
-        """Fill what the orchestrator owns on the tasks a coordinator just created: number,
-        depth, owner (C18), prompt_context (C20a), the parent's applied names (C12), the
-        inherited prompt type and important words; drop what breaks the limits (C4,
-        max_subtasks) or reuses a task number. Depth-first in list order, without recursion
-        (a coordinator may make a deep tree at once). The drops are told in one warning per
-        task and reason, with how many: a coordinator may make thousands at once (`left_out`:
-        those it did not even make, the task being full, C4)."""
-        Frame = tuple[Task, Iterator[tuple[int, Task]], list[Task]]
-        stack: list[Frame] = [(parent, enumerate(list(parent.sub_tasks), 1), [])]
-        drops: dict[tuple[str, str], list[str]] = {}
-        if left_out:
-            drops[(parent.task_no, self._full(parent))] = []
-        while stack:
-            task, children, kept = stack[-1]
-            step = next(children, None)
-            if step is None:
-                task.sub_tasks = kept
-                stack.pop()
+def decomposition_failed(ctx: RoundContext, task: Task, name: str, error: str) -> None:
+    """[decided] A coordinator whose decomposition failed is not activated on that task, in
+    any way (suitability, rule, always, after subtasks, deep fallback): its own result would
+    read as if its subtasks had run. It stays failed on the task for the rest of the
+    session, and the round says so."""
+    task.tool_status[name] = ToolStatus.FAILED
+    task.tool_reasons[name] = DECOMPOSE_FAILED
+    ctx.fail(
+        "coordinators",
+        task.task_no,
+        f"coordinator {name!r} failed to decompose it ({error}); the task was restored "
+        f"(C10) and {name!r} is not activated on it, so nothing answers as if its subtasks "
+        "had run",
+    )
+
+
+def adopt(
+    ctx: RoundContext,
+    parent: Task,
+    created: set[int],
+    owner: str,
+    taken: set[str],
+    left_out: int = 0,
+) -> None:
+    """Fill what the orchestrator owns on the tasks a coordinator just created: number,
+    depth, owner (C18), prompt_context (C20a), the parent's applied names (C12), the
+    inherited prompt type and important words; drop what breaks the limits (C4,
+    max_subtasks) or reuses a task number. Depth-first in list order, without recursion
+    (a coordinator may make a deep tree at once). The drops are told in one warning per
+    task and reason, with how many: a coordinator may make thousands at once (`left_out`:
+    those it did not even make, the task being full, C4)."""
+    Frame = tuple[Task, Iterator[tuple[int, Task]], list[Task]]
+    stack: list[Frame] = [(parent, enumerate(list(parent.sub_tasks), 1), [])]
+    drops: dict[tuple[str, str], list[str]] = {}
+    if left_out:
+        drops[(parent.task_no, full(ctx, parent))] = []
+    while stack:
+        task, children, kept = stack[-1]
+        step = next(children, None)
+        if step is None:
+            task.sub_tasks = kept
+            stack.pop()
+            continue
+        index, sub = step
+        if id(sub) in created:
+            sub.task_no = sub.task_no or f"{task.task_no}.{index}"
+            problem = drop_reason(ctx, task, sub, len(kept), taken)
+            if problem is not None:
+                drops.setdefault((task.task_no, problem), []).append(sub.task_no)
                 continue
-            index, sub = step
-            if id(sub) in created:
-                sub.task_no = sub.task_no or f"{task.task_no}.{index}"
-                problem = self._drop_reason(task, sub, len(kept), taken)
-                if problem is not None:
-                    drops.setdefault((task.task_no, problem), []).append(sub.task_no)
-                    continue
-                self._adopt_one(task, sub, owner, taken)
-            kept.append(sub)
-            stack.append((sub, enumerate(list(sub.sub_tasks), 1), []))
-        for (task_no, problem), numbers in drops.items():
-            extra = left_out if task_no == parent.task_no and problem == self._full(parent) else 0
-            self.warn(_dropped(task_no, owner, problem, numbers, extra), task_no)
+            adopt_one(ctx, task, sub, owner, taken)
+        kept.append(sub)
+        stack.append((sub, enumerate(list(sub.sub_tasks), 1), []))
+    for (task_no, problem), numbers in drops.items():
+        extra = left_out if task_no == parent.task_no and problem == full(ctx, parent) else 0
+        ctx.warn(_dropped(task_no, owner, problem, numbers, extra), task_no)
 
-    def _adopt_one(self, parent: Task, sub: Task, owner: str, taken: set[str]) -> None:
-        taken.add(sub.task_no)
-        sub.depth = parent.depth + 1
-        sub.owner_coordinator_name = owner
-        sub.prompt_context = execution_text(parent.task_prompt, parent.prompt_context)
-        sub.applied_coordinator_names |= parent.applied_coordinator_names
-        sub.prompt_type = sub.prompt_type or parent.prompt_type
-        sub.important_words = sub.important_words or list(parent.important_words)
 
-    def _drop_reason(self, parent: Task, sub: Task, siblings: int, taken: set[str]) -> str | None:
-        if parent.depth + 1 > self.limits.max_depth:
-            return f"it would be deeper than limits.max_depth ({self.limits.max_depth})"
-        if siblings >= self.limits.max_subtasks:
-            return self._full(parent)
-        if sub.task_no in taken:
-            return "another task of the tree has that number; give subtasks unique ids"
-        return None
+def adopt_one(ctx: RoundContext, parent: Task, sub: Task, owner: str, taken: set[str]) -> None:
+    taken.add(sub.task_no)
+    sub.depth = parent.depth + 1
+    sub.owner_coordinator_name = owner
+    sub.prompt_context = execution_text(parent.task_prompt, parent.prompt_context)
+    sub.applied_coordinator_names |= parent.applied_coordinator_names
+    sub.prompt_type = sub.prompt_type or parent.prompt_type
+    sub.important_words = sub.important_words or list(parent.important_words)
 
-    def _full(self, parent: Task) -> str:
-        limit = self.limits.max_subtasks
-        return f"task {parent.task_no} already has limits.max_subtasks ({limit}) subtasks"
+
+def drop_reason(
+    ctx: RoundContext, parent: Task, sub: Task, siblings: int, taken: set[str]
+) -> str | None:
+    if parent.depth + 1 > ctx.limits.max_depth:
+        return f"it would be deeper than limits.max_depth ({ctx.limits.max_depth})"
+    if siblings >= ctx.limits.max_subtasks:
+        return full(ctx, parent)
+    if sub.task_no in taken:
+        return "another task of the tree has that number; give subtasks unique ids"
+    return None
+
+
+def full(ctx: RoundContext, parent: Task) -> str:
+    limit = ctx.limits.max_subtasks
+    return f"task {parent.task_no} already has limits.max_subtasks ({limit}) subtasks"
 
 
 SHOWN_NUMBERS = 5  # the task numbers a drop warning names; the rest are counted

@@ -1,16 +1,20 @@
 """The recursive orchestrator: `Orchestrator.run_round(state, message) -> RoundResult`.
 
 The orchestrator holds what a pipeline's rounds share (its tools by priority, its coordinators,
-its forced-tool plans); a round's work is done by `round.Round`, in rooms that each hold one part
-of the coordination rules:
+its forced-tool plans) and nothing of any round: `runner.app.Runtime` builds one per pipeline and
+every round of every session runs on it. A round is `round.run_round`: plain functions of one
+`RoundContext` (context.py), each module holding one part of the coordination rules:
 
-    round.py         a round: begin, one task's steps (C5, C8, C13, C27), end, checkpoints (C24)
+    round.py         a round: begin, process one task (C5, C8, C13, C27), end, checkpoints (C24)
     coordinators.py  the coordinator step and its contract (C1–C12, C4's depth limit, C18, C20a)
     subtasks.py      the subtask walk: list order, conditionals, parallel groups (C4–C7, C16–C19)
     activation.py    forced tools, rules, the suitability call, after-subtasks (C13–C15a, C20e)
-    execution.py     running one tool: buffer, outputs, clarification, terminal (C20c–d, C21–C25)
+    execution.py     running one tool: buffer, outputs, clarification, terminal (C7, C20, C23–C25)
+    entry_points.py  the entry point a tool is called through (C20c, C20d, C24)
     answer.py        the gatekeeper, the deep fallback and the final answer (C23, C27–C28, C33)
     channels.py      where results, events, questions and LLM calls go: the round or a branch
+
+runner/engine/__init__.py maps each rule to the function that keeps it.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from runner.engine.channels import RoundError
 from runner.engine.coordinators import CoordinatorContractError
 from runner.engine.outcome import RoundResult
 from runner.engine.protocols import Tool, is_context_consumer, is_coordinator
-from runner.engine.round import Round
+from runner.engine.round import run_round
 from runner.engine.setup import ForcedPlan
 from runner.engine.state import SessionState
 from runner.engine.subtasks import TRAMPOLINE_LEVELS, parallel_subtasks
@@ -43,8 +47,9 @@ __all__ = [
 
 
 class Orchestrator:
-    """Runs rounds of one pipeline. Holds no per-round state, so rounds of different sessions
-    may share it."""
+    """Runs rounds of one pipeline. Built once per runtime; holds no per-round state (a
+    round's trace and checkpoint are given to `run_round`), so rounds of different sessions
+    may share it, concurrently too."""
 
     def __init__(
         self,
@@ -52,10 +57,10 @@ class Orchestrator:
         tools: Mapping[str, Tool],
         prompts: Prompts,
         *,
-        trace: Trace | None = None,
         checkpoint: Callable[[SessionState], None] | None = None,
         llm: LLMClient | None = None,
     ) -> None:
+        """`checkpoint`: the checkpoint of the rounds `run_round` is given none for."""
         strangers = [name for name in tools if pipeline.find_tool(name) is None]
         if strangers:
             raise ValueError(f"tools {strangers} are not in the pipeline {pipeline.path}")
@@ -63,7 +68,6 @@ class Orchestrator:
         self.tools = dict(tools)
         self.prompts = prompts
         self.llm = llm if llm is not None else getattr(prompts, "client", None)
-        self.trace = trace
         self.checkpoint = checkpoint
         # every tool the round can run, in file order (the tie-break of equal priorities)
         self.configs: dict[str, ToolConfig] = {
@@ -115,7 +119,22 @@ class Orchestrator:
             found = self._forced[names] = plan
         return found
 
-    async def run_round(self, state: SessionState, message: str | None) -> RoundResult:
+    async def run_round(
+        self,
+        state: SessionState,
+        message: str | None,
+        *,
+        trace: Trace | None = None,
+        checkpoint: Callable[[SessionState], None] | None = None,
+    ) -> RoundResult:
         """One round: a fresh message, the answer to the pending question (C24), or — when the
-        stored state is an interrupted round — that round, finished."""
-        return await Round(self, state, self.trace or Trace()).run(message)
+        stored state is an interrupted round — that round, finished. Its events go to `trace`
+        (a new one when None), and `checkpoint` (else the orchestrator's) is given the state
+        after every step that must survive a crash."""
+        return await run_round(
+            self,
+            state,
+            message,
+            trace=trace if trace is not None else Trace(),
+            checkpoint=checkpoint if checkpoint is not None else self.checkpoint,
+        )

@@ -12,7 +12,10 @@ from runner.llm.exchanges import Exchange
 
 # The task an LLM call is made for. The engine sets it around every step it takes for a task
 # (its coordinators, suitability call, tools, a conditional decision), so each record names its
-# task, even for calls made concurrently by the subtasks of a parallel group.
+# task, even for calls made concurrently by the subtasks of a parallel group. A context variable
+# because the calls cross the plugin interface: a tool calls `env.llm` and `env.prompts`
+# (runner.llm.types.LLMClient, docs/plugins.md), which carry no task and are shared by every
+# round of the runtime, and asyncio gives each parallel subtask's task its own copy.
 CHARGED_TASK: ContextVar[str | None] = ContextVar("runner_llm_charged_task", default=None)
 
 
@@ -66,7 +69,9 @@ class CallRecord:
 
 # The call records of the round running in this context (an asyncio task and the tasks it
 # starts). A service runs many rounds at once on one client: each round's trace and stats count
-# its own calls only, and a long-lived process does not keep every call it ever made.
+# its own calls only, and a long-lived process does not keep every call it ever made. A context
+# variable for the reason of CHARGED_TASK: the client is shared, and the calls of a round reach
+# it through the plugin interface, which names no round.
 _ROUND_CALLS: ContextVar[list[CallRecord] | None] = ContextVar("runner_round_calls", default=None)
 
 

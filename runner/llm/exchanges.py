@@ -2,26 +2,24 @@
 
 An OpenTelemetry user who opted in to content capture
 (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`) sees each `chat` span's prompt and
-reply. The client keeps them on the call's record (`CallRecord.exchange`) only inside
-`keeping_exchanges()`, which the application layer enters for a round when an observer wants
-content; the record's `to_json` leaves them out.
+reply. The client keeps them on the call's record (`CallRecord.exchange`) only while an observer
+that asked for content is registered (`runner.observability.add_observer(content=True)` turns
+`keep_exchanges` on, removing the last one turns it off): whether anyone wants content is a fact
+of the process, not of a round. The record's `to_json` leaves them out.
 
 Why not in the `llm.call` trace event: the trace is what users keep (session stores,
 `runner run --trace` files, `GET …/rounds/{n}`), and every prompt of a round holds the
 retrieved passages, so it would grow many times over, and sessions would hold text the user
 agreed to send to a telemetry backend, not to store. Kept on the record, the text lives as long
 as the round's call records (`calls_of_one_round`) and reaches the observer in process. Off, a
-call pays one context-variable read and keeps nothing.
+call pays one global read and keeps nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 
-_KEEPING: ContextVar[bool] = ContextVar("runner_llm_keeping_exchanges", default=False)
+_keeping = False  # (`keep_exchanges`)
 
 
 @dataclass(frozen=True)
@@ -32,17 +30,12 @@ class Exchange:
     reply: str | None  # the reply's text as the model wrote it; None when the call failed
 
 
-@contextmanager
-def keeping_exchanges(keep: bool = True) -> Iterator[None]:
-    """Within the block (and the asyncio tasks it starts), calls keep their prompt and reply
-    when `keep`."""
-    token = _KEEPING.set(keep)
-    try:
-        yield
-    finally:
-        _KEEPING.reset(token)
+def keep_exchanges(keep: bool) -> None:
+    """From now on, calls keep their prompt and reply (`keep`), or not."""
+    global _keeping
+    _keeping = keep
 
 
 def exchange(prompt: str, reply: str | None) -> Exchange | None:
     """The call's exchange when calls keep theirs; else None."""
-    return Exchange(prompt, reply) if _KEEPING.get() else None
+    return Exchange(prompt, reply) if _keeping else None

@@ -20,6 +20,9 @@ from contextvars import ContextVar
 Deltas = Callable[[str], None]  # given each piece of a reply's text as it arrives
 
 # Where the text of the answer being written goes, in the context of the round that writes it.
+# A context variable because the answer may be written by a tool (a prompt tool whose output is
+# the terminal answer) through the plugin interface (`env.llm`, shared by every round), which has
+# no place for a round's watcher.
 ANSWER_STREAM: ContextVar[Deltas | None] = ContextVar("runner_answer_stream", default=None)
 
 

@@ -47,7 +47,10 @@ RoundObserver = Callable[[FinishedRound], None]
 _observers: list[RoundObserver] = []
 _wanting_content: list[RoundObserver] = []  # those of them handed the calls' prompts and replies
 
-# The W3C trace context headers (`traceparent`, `tracestate`) of the request a round answers.
+# The W3C trace context headers (`traceparent`, `tracestate`) of the request a round answers. A
+# context variable because an ASGI middleware sets it (runner/serve/tracecontext.py): the ASGI
+# interface hands the application nothing but the scope, and the round that answers the request
+# is started far below, in the service; the asyncio task that runs it copies the context.
 _CARRIER: ContextVar[Mapping[str, str] | None] = ContextVar("runner_trace_carrier", default=None)
 PROPAGATED_HEADERS = ("traceparent", "tracestate")
 
@@ -55,15 +58,21 @@ PROPAGATED_HEADERS = ("traceparent", "tracestate")
 def add_observer(observer: RoundObserver, *, content: bool = False) -> None:
     """`content`: the observer wants each LLM call's prompt and reply (`exchanges`), which
     rounds then keep; say it only when the user opted in to content capture."""
+    from runner.llm.exchanges import keep_exchanges
+
     _observers.append(observer)
     if content:
         _wanting_content.append(observer)
+    keep_exchanges(bool(_wanting_content))
 
 
 def remove_observer(observer: RoundObserver) -> None:
+    from runner.llm.exchanges import keep_exchanges
+
     for kept in (_observers, _wanting_content):
         if observer in kept:
             kept.remove(observer)
+    keep_exchanges(bool(_wanting_content))
 
 
 def observed() -> bool:

@@ -20,6 +20,9 @@ from runner.playground.keep import REPRODUCIBLE, RecordedReply
 if TYPE_CHECKING:
     from runner.app import Runtime
 
+# The replies of the round being recorded. A context variable because the wrapped provider is
+# called by the LLM client (`provider.generate(request, settings)`), which is shared by every
+# round of the runtime and hands the provider nothing of the round.
 _CURRENT: ContextVar[list[RecordedReply] | None] = ContextVar("playground_replies", default=None)
 # Rounds whose replies are kept, per worker: the oldest are forgotten first.
 MAX_ROUNDS = 2_000

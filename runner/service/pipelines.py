@@ -165,6 +165,8 @@ class Service:
         `session_id` that is not stored starts a session of that id when `create`, else is a
         NotFound (an HTTP client continues only the sessions the service gave it). Raises a
         ServiceError (NotFound, BadRequest, Busy, Unavailable) with the CLI's message."""
+        from runner.app import replay
+
         runtime = self.runtime(domain)
         self._check_round(message, session_id, request_id)
         check_session_id(session_id)
@@ -178,9 +180,9 @@ class Service:
             """Under the lock, in the one hop that takes it: the stored result of this request
             (a send of it still running was waited for, not run a second time beside it), else
             the session to run the round on."""
-            stored = self._replayed(store, stored_key, message, session_id)
-            if stored is not None:
-                return stored
+            committed = replay(store, stored_key, message, session_id)  # the faces' one rule
+            if committed is not None:
+                return dict(committed.record.result)
             if session_id is None:
                 return store.start(target, runtime.pipeline)
             opened = store.open(session_id, runtime.pipeline)
@@ -231,14 +233,6 @@ class Service:
         """A blocking store call on the service's store threads: a wait for the database is
         a wait for this round only, not for every round the worker serves."""
         return await asyncio.get_running_loop().run_in_executor(self._store_calls, call, *args)
-
-    def _replayed(
-        self, store: Store, request_id: str | None, message: str, session_id: str | None
-    ) -> dict[str, Any] | None:
-        from runner.app import replay
-
-        committed = replay(store, request_id, message, session_id)
-        return None if committed is None else dict(committed.record.result)
 
     def _check_round(self, message: str, session_id: str | None, request_id: str | None) -> None:
         if self.closing:

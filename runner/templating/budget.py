@@ -79,6 +79,9 @@ class RenderBudget:
             )
 
 
+# The budget of the render under way. A context variable because Jinja calls the sandbox's
+# hooks (`call_binop`, `call`, `wrap_str_format`) and runner's filters with its own arguments:
+# nothing of ours can ride along from `render` to them.
 _ACTIVE: ContextVar[RenderBudget | None] = ContextVar("render_budget", default=None)
 
 

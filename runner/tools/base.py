@@ -28,7 +28,7 @@ from runner.engine.protocols import (
     ToolEnv,
 )
 from runner.engine.results import Clarification, ToolResult
-from runner.sources import Source
+from runner.sources import Source, unique_sources
 from runner.templating import environment as templates
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def finish(
     """The tool's result as its configured output: context, guaranteed context (C23) or a
     terminal answer (C25)."""
     output = output_for(config, env)
-    unique = tuple(dict.fromkeys(sources))
+    unique = unique_sources(sources)
     if output is Output.ANSWER:
         return ToolResult.terminal(text, unique)
     if output is Output.GUARANTEED:

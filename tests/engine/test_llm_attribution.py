@@ -294,7 +294,7 @@ def test_c28_the_deep_fallbacks_calls_are_charged_to_the_root_and_to_its_search_
     with Runtime.open(_deep_fallback_pipeline(tmp_path)) as runtime:
         state = SessionState.new("deep", runtime.pipeline)
         result = asyncio.run(
-            runtime.orchestrator(trace=trace).run_round(state, "toaster warranty?")
+            runtime.orchestrator().run_round(state, "toaster warranty?", trace=trace)
         )
     check_round(result, state)
     calls = [(e["task"], e["purpose"]) for e in trace.of("llm.call")]

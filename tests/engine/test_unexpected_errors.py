@@ -75,7 +75,7 @@ def test_c27_a_crash_in_the_llm_gatekeeper_names_its_purpose(world):
 
 
 def test_c27_a_crash_in_the_rule_gatekeeper_names_its_mode(world, monkeypatch):
-    monkeypatch.setattr("runner.engine.answer.Answer._rule_gate", staticmethod(no_verdict))
+    monkeypatch.setattr("runner.engine.answer.rule_gate", no_verdict)
     w = with_a_deep_fallback(world, "rule")
     assert w.run("q").error == "gatekeeper (rule mode) failed: ValueError: no verdict"
 
@@ -84,7 +84,7 @@ def test_a_crash_in_the_engine_s_own_code_names_the_task_it_was_on(world, monkey
     def broken(*_args: Any, **_kwargs: Any) -> Any:
         raise AttributeError("no such thing")
 
-    monkeypatch.setattr("runner.engine.execution.ToolRun._take", broken)
+    monkeypatch.setattr("runner.engine.execution.take_result", broken)
     w = world(FakeTool("rag"), retrieval_tool="rag")
     result = w.run("q")
     assert result.error == "the orchestrator failed on task 1: AttributeError: no such thing"

@@ -123,7 +123,7 @@ def run_round(path: Path, message: str = QUESTION) -> Round:
     trace = Trace()
     state = SessionState.new("s1", runtime.pipeline)
     try:
-        result = asyncio.run(runtime.orchestrator(trace=trace).run_round(state, message))
+        result = asyncio.run(runtime.orchestrator().run_round(state, message, trace=trace))
     finally:
         runtime.close()
     return Round(result, trace, runtime, state)

@@ -1,0 +1,94 @@
+"""`RoundContext`: everything one round's steps share, in one typed object.
+
+Every step of a round is a plain function that takes the context first (`coordinators.py`,
+`subtasks.py`, `activation.py`, `execution.py`, `answer.py`, `round.py`). It holds what the
+pipeline's rounds share (`setup`: the orchestrator, through the `RoundSetup` protocol), the
+session state the round works on in place, where the round's results and events go (`out`: the
+round's channel, or a parallel branch's, channels.py), the count of what failed, and the
+checkpoint callback. A parallel branch's subtree gets a copy with its own `out` (`in_branch`);
+nothing else about a context changes while the round runs.
+
+The task an LLM call is made for crosses into the LLM layer as `runner.llm.accounting`'s
+`CHARGED_TASK` (see there why it is a context variable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from runner.engine.env import RuntimeEnv
+from runner.engine.task import Task
+
+if TYPE_CHECKING:
+    from runner.config.model import Limits, Pipeline
+    from runner.engine.channels import Branch, Channel
+    from runner.engine.setup import RoundSetup
+    from runner.engine.state import SessionState
+
+
+@dataclass(frozen=True, slots=True)
+class RoundContext:
+    """One round's state and channels, handed to every step of the round."""
+
+    setup: RoundSetup  # what the pipeline's rounds share: tools, coordinators, forced plans
+    state: SessionState  # worked on in place; the checkpoint stores it (C24)
+    out: Channel  # where results, events, questions and warnings go: the round or a branch
+    failed: dict[str, int]  # what failed in the round: tools, coordinators, tasks (`fail`)
+    checkpoint: Callable[[SessionState], None] | None = None
+
+    @property
+    def pipeline(self) -> Pipeline:
+        return self.setup.pipeline
+
+    @property
+    def limits(self) -> Limits:
+        return self.setup.pipeline.limits
+
+    @property
+    def root(self) -> Task:
+        assert self.state.root is not None
+        return self.state.root
+
+    def in_branch(self, branch: Branch) -> RoundContext:
+        """The context of a parallel subtask's subtree: the same round, writing to `branch`."""
+        return replace(self, out=branch)
+
+    def env(self, task: Task, text: str) -> RuntimeEnv:
+        """The `ToolEnv` of one tool call on `task`, handed `text` (protocols.ToolEnv)."""
+        return RuntimeEnv(
+            pipeline=self.setup.pipeline,
+            llm=self.setup.llm,  # type: ignore[arg-type]  # (a test's world may have none)
+            prompts=self.setup.prompts,
+            task=task,
+            buffer=self.out.view(),
+            text=text,
+            tools=self.setup.tools,
+            emit=self.tool_event,
+        )
+
+    def emit(self, event: str, task: str | None = None, **fields: Any) -> None:
+        """An event of the orchestrator's own. Its fields are JSON values already (no sets,
+        enums or objects) made for the event, so the trace takes them as they are: every task
+        node makes several events."""
+        self.out.event(event, task, fields)
+
+    def tool_event(self, event: str, task: str | None = None, **fields: Any) -> None:
+        """An event a tool adds (`env.trace`): its fields are made JSON."""
+        self.out.tool_event(event, task, fields)
+
+    def warn(self, message: str, task: str | None = None) -> None:
+        self.out.warnings.append(message)
+        self.emit("warning", task, message=message)
+
+    def fail(self, kind: str, task: str, message: str) -> None:
+        """A tool, coordinator or task that failed is never silent: it is a warning of the
+        round, on the task it failed on, and counts in the stats (`stats.failed`), so the round
+        is degraded (`RoundResult.degraded`). `kind`: tools | coordinators | tasks."""
+        self.failed[kind] += 1
+        self.warn(f"task {task}: {message}", task)
+
+    def save(self) -> None:
+        if self.checkpoint is not None:
+            self.checkpoint(self.state)
