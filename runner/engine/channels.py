@@ -65,7 +65,7 @@ async def resolve(value: T | Awaitable[T]) -> T:
     """Tool methods may be plain or async (protocols.py): await what is awaitable."""
     if inspect.isawaitable(value):
         return await value
-    return value  # type: ignore[return-value]
+    return value
 
 
 class Channel(Protocol):

@@ -123,7 +123,7 @@ class RoundAccounting(Accounting):
     def __init__(self) -> None:
         self._outside: list[CallRecord] = []  # calls made outside any round (the CLI's edges)
 
-    @property  # type: ignore[override]
-    def calls(self) -> list[CallRecord]:
+    @property
+    def calls(self) -> list[CallRecord]:  # type: ignore[override]  # the round's list, not one kept
         current = _ROUND_CALLS.get()
         return self._outside if current is None else current

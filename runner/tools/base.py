@@ -252,7 +252,7 @@ ToolClass = TypeVar("ToolClass", bound=BuiltinTool)
 @cache
 def consumer_variant(cls: type[ToolClass]) -> type[ToolClass]:
     """The same kind with the consumer entry points in front (one class per kind, made once)."""
-    return type(  # type: ignore[return-value]
+    return type(
         cls.__name__, (ConsumingTool, cls), {"__module__": cls.__module__, "__doc__": cls.__doc__}
     )
 
