@@ -304,7 +304,7 @@ def profile_round(nodes: int, shape: str, top: int = PROFILE_TOP) -> dict[str, A
     asyncio.run(run())
     profiler.disable()
     stats = pstats.Stats(profiler)
-    entries = stats.stats  # type: ignore[attr-defined]
+    entries = stats.stats  # type: ignore[attr-defined]  # pstats keeps it untyped
     total = sum(entry[2] for entry in entries.values())
     ranked = sorted(entries.items(), key=lambda item: -item[1][2])[:top]
     return {

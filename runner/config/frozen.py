@@ -16,10 +16,11 @@ class FrozenDict(dict[str, Any]):
     def _refuse(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("a loaded pipeline is immutable")
 
+    # every mutator is one refusal, whatever its signature
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
-    __ior__ = _refuse  # type: ignore[assignment]
+    __ior__ = _refuse  # type: ignore[assignment]  # the same refusal
 
-    def __hash__(self) -> int:  # type: ignore[override]
+    def __hash__(self) -> int:  # type: ignore[override]  # a frozen dict is hashable
         return hash(tuple(sorted(self.items(), key=repr)))
 
     def __reduce__(self) -> tuple[Any, ...]:  # copy, deepcopy and pickle build a new one
@@ -34,9 +35,9 @@ class FrozenList(list[Any]):
 
     # every mutator is one refusal, whatever its signature
     __setitem__ = __delitem__ = append = extend = insert = pop = remove = _refuse
-    clear = sort = reverse = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
+    clear = sort = reverse = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]  # ditto
 
-    def __hash__(self) -> int:  # type: ignore[override]
+    def __hash__(self) -> int:  # type: ignore[override]  # a frozen list is hashable
         return hash(tuple(self))
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -74,7 +74,7 @@ if _PARSER_READS_TEXT:
 
 else:  # pragma: no cover
     # the same class on PyYAML's own parser, for a PyYAML built without libyaml
-    class _Events(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):  # type: ignore[no-redef]
+    class _Events(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):  # type: ignore[no-redef]  # either one
         def __init__(self, text: str) -> None:
             yaml.reader.Reader.__init__(self, text)
             yaml.scanner.Scanner.__init__(self)

@@ -96,7 +96,7 @@ def class_options(found: type, spec: RemoteSpec, key: str | None) -> dict[str, A
     """The class's keyword arguments: the model under the name the class gives it, runner's
     bounds where the class has such fields, `api_base`, then `options`, then the key."""
     fields = set(getattr(found, "model_fields", {}) or {})
-    parameters = inspect.signature(found.__init__).parameters  # type: ignore[misc]
+    parameters = inspect.signature(found.__init__).parameters  # type: ignore[misc]  # a class
     # OpenAIEmbedding takes `model` and sets `model_name` from it; most take `model_name`
     named = "model" if "model" in parameters and "model_name" not in parameters else "model_name"
     kwargs: dict[str, Any] = {named: spec.model}

@@ -88,7 +88,7 @@ async def decompose(ctx: RoundContext, task: Task, name: str) -> int:
     prompt_context, task.prompt_context = task.prompt_context, None  # C20b: never seen
     env = ctx.env(task, task.task_prompt)
     try:
-        returned = await resolve(ctx.setup.tools[name].decompose(task, env))  # type: ignore[attr-defined]
+        returned = await resolve(ctx.setup.tools[name].decompose(task, env))  # type: ignore[attr-defined]  # a coordinator
         if returned is not task:
             raise CoordinatorContractError(_contract_broken(name, returned))
         repeated = _repeated_task(ctx.root)

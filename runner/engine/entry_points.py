@@ -39,5 +39,5 @@ def call_entry_point(
             return entry(text, clarification, env.buffer, env)
         return entry(text, clarification, env)
     if consumer:
-        return tool.execute_with_prior_context(text, env.buffer, env)  # type: ignore[attr-defined]
+        return tool.execute_with_prior_context(text, env.buffer, env)  # type: ignore[attr-defined]  # a consumer
     return tool.execute(text, env)

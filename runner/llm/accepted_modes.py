@@ -33,7 +33,7 @@ _MAX_BYTES = 1_000_000
 try:  # advisory locks where the platform has them; elsewhere the atomic rename is enough
     import fcntl
 except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no module on this platform
 
 
 def server_key(provider: str, api_base: str | None, model: str) -> str:

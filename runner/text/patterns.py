@@ -26,7 +26,7 @@ from typing import Any
 import regex
 
 try:  # the parser re.compile uses (what warns), without re's cache in front of it
-    from re import _parser as _regex_parser  # type: ignore[attr-defined]
+    from re import _parser as _regex_parser  # type: ignore[attr-defined]  # private, no stub
 except ImportError:  # pragma: no cover  (Python 3.10)
     import sre_parse as _regex_parser
 

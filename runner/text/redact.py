@@ -112,5 +112,5 @@ def _redacting_factory(make: Any, redactor: Redactor) -> Any:
             record.exc_text = redactor.text(_TRACEBACKS.formatException(record.exc_info))
         return record
 
-    factory.redacting = True  # type: ignore[attr-defined]
+    factory.redacting = True  # type: ignore[attr-defined]  # a mark on a function object
     return factory

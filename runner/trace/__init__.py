@@ -70,7 +70,7 @@ class Trace:
         self._ats, self._names, self._tasks, self._fields = [], [], [], []
         for at, event, task, values in pending:
             if event is None:  # an event `record` made (and numbered) already
-                events.append(values)  # type: ignore[arg-type]
+                events.append(values)  # type: ignore[arg-type]  # a recorded event, already whole
                 continue
             record = {
                 "seq": len(events) + 1,
