@@ -62,7 +62,7 @@ def simulated_service(state: str, latency_s: float) -> tuple[Any, dict[str, floa
     round it runs (`session/round` -> ms), filled in as rounds end."""
     from bench.simllm import SimProvider, SimulatedLLM
     from runner.config.model import LLMConfig
-    from runner.llm.client import Client
+    from runner.llm.client import ProviderClient
     from runner.service.pipelines import Service
 
     class TimedProvider(SimProvider):
@@ -74,7 +74,7 @@ def simulated_service(state: str, latency_s: float) -> tuple[Any, dict[str, floa
             return await super().generate(request, settings)
 
     # no concurrency limit below the load: what the service adds is the question, not a queue
-    client = Client(
+    client = ProviderClient(
         TimedProvider(SimulatedLLM({}, latency_s=latency_s)),
         LLMConfig(provider="simulated", concurrency=4096),
     )

@@ -1,7 +1,7 @@
 """The simulated LLM of the benchmarks: one reply function and one meter, two faces.
 
 - `SimProvider` is a runner LLM provider (`runner.llm.providers.base.Provider`): wrap it in a
-  `runner.llm.client.Client` (`SimulatedLLM.runner_client()`) and runner calls it like any model.
+  `runner.llm.client.ProviderClient` (`SimulatedLLM.runner_client()`), called like any model.
 - `SimLlamaLLM` is a llama-index `CustomLLM` (`SimulatedLLM.llama_llm()`); `acomplete` awaits
   the latency, so llama-index's async paths really overlap.
 
@@ -227,10 +227,10 @@ class SimulatedLLM:
 
     def runner_client(self) -> Any:
         """A runner LLM client whose provider is this simulation."""
-        from runner.llm.client import Client
+        from runner.llm.client import ProviderClient
 
         # concurrency: no limit below what the benchmark asks at once, like a hosted model
-        return Client(SimProvider(self), LLMConfig(provider="simulated", concurrency=64))
+        return ProviderClient(SimProvider(self), LLMConfig(provider="simulated", concurrency=64))
 
     def llama_llm(self) -> Any:
         return make_llama_llm(self)

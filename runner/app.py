@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from runner.engine.outcome import RoundResult
     from runner.engine.protocols import Tool
     from runner.engine.state import SessionState
-    from runner.llm.client import Client
+    from runner.llm.client import ProviderClient
     from runner.llm.exchanges import Exchange
     from runner.llm.prompts import Prompts
     from runner.trace import Trace
@@ -68,7 +68,7 @@ class RuntimeOptions(TypedDict, total=False):
     allow_python: bool
     build_indexes: bool
     index_progress: Callable[[str, str, int, int], None] | None
-    client: Client | None
+    client: ProviderClient | None
 
 
 @dataclass
@@ -76,7 +76,7 @@ class Runtime:
     """A loaded pipeline with its LLM client, prompts and tools, ready to run rounds."""
 
     pipeline: Pipeline
-    client: Client
+    client: ProviderClient
     prompts: Prompts
     tools: dict[str, Tool]
     corpus: Callable[[str], Any] | None = None  # opens (and keeps) a corpus's index
@@ -110,7 +110,7 @@ class Runtime:
         allow_python: bool = False,
         build_indexes: bool = True,
         index_progress: Callable[[str, str, int, int], None] | None = None,
-        client: Client | None = None,
+        client: ProviderClient | None = None,
     ) -> Runtime:
         """`client`: an LLM client to use instead of the one the pipeline's `llm:` names (a
         benchmark's simulated model); the runtime then owns it and closes it."""

@@ -61,12 +61,12 @@ from runner.config.model import (
 from runner.config.paths import PathOutsideFolder, PathRefused, contained, written_outside
 from runner.config.synonyms import synonym_map
 from runner.documents.diagnostics import KeyPath, PipelineError
-from runner.documents.loader import Document
+from runner.documents.loader import YamlFile
 
 __all__ = ["FrozenDict", "FrozenList", "build_pipeline", "frozen", "script_rule"]
 
 
-def build_pipeline(document: Document) -> Pipeline:
+def build_pipeline(document: YamlFile) -> Pipeline:
     """The model of a document that passed the schema and the semantic checks."""
     return _Builder(document).pipeline()
 
@@ -86,7 +86,7 @@ def script_rule(data: Mapping[str, Any], where: Where | None) -> ScriptRule:
 
 
 class _Builder:
-    def __init__(self, document: Document) -> None:
+    def __init__(self, document: YamlFile) -> None:
         self.document = document
         self.file = document.path.resolve()
         self.folder = self.file.parent

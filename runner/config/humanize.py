@@ -19,7 +19,7 @@ from jsonschema.exceptions import ValidationError
 from runner.config.schema import validation_schema
 from runner.config.suggest import did_you_mean, suggestion_suffix
 from runner.documents.diagnostics import Diagnostic, KeyPath, format_key_path, value_at
-from runner.documents.loader import Document, shorten
+from runner.documents.loader import YamlFile, shorten
 
 TYPE_NAMES = {
     "object": "a mapping",
@@ -34,7 +34,7 @@ TYPE_NAMES = {
 
 def humanize(
     errors: Iterable[ValidationError],
-    document: Document,
+    document: YamlFile,
     root: Mapping[str, Any] | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics for every schema error of a document, without duplicates. `root` is the
@@ -68,7 +68,7 @@ def _missing_key(diagnostic: Diagnostic) -> str:
 
 
 class _Explainer:
-    def __init__(self, document: Document, root: Mapping[str, Any]) -> None:
+    def __init__(self, document: YamlFile, root: Mapping[str, Any]) -> None:
         self.document = document
         self.root = root
         # (mapping path, the key a misspelt key was probably meant to be)

@@ -106,11 +106,6 @@ class YamlFile:
         )
 
 
-# The former name, until runner/config/, runner/testing/loader.py and runner/mcp_client/online.py
-# say YamlFile: `Document` is a corpus's document (runner.retrieval.readers).
-Document = YamlFile
-
-
 class LoadError(Exception):
     def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.message)

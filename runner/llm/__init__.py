@@ -30,12 +30,11 @@ from runner.llm.types import LLMClient, LLMReply, LLMRequest, Purpose
 
 if TYPE_CHECKING:
     from runner.config.model import LLMConfig, Pipeline
-    from runner.llm.client import Client
+    from runner.llm.client import ProviderClient
 
 __all__ = [
     "CassetteError",
     "CassetteMissError",
-    "Client",
     "LLMCallError",
     "LLMClient",
     "LLMConfigError",
@@ -43,6 +42,7 @@ __all__ = [
     "LLMReply",
     "LLMReplyError",
     "LLMRequest",
+    "ProviderClient",
     "Purpose",
     "ScriptError",
     "ScriptMissError",
@@ -62,7 +62,7 @@ def build_client(
     script: Path | None = None,
     cassette: Path | None = None,
     environ: dict[str, str] | None = None,
-) -> Client:
+) -> ProviderClient:
     """The run's client.
 
     override: `--llm PROVIDER[:MODEL]`; beats `script` (`--llm-script FILE`, which selects the
@@ -74,7 +74,7 @@ def build_client(
     from runner.llm.accepted_modes import AcceptedModes
     from runner.llm.cache import ResponseCache
     from runner.llm.cassette import Recorder
-    from runner.llm.client import Client
+    from runner.llm.client import ProviderClient
     from runner.llm.providers import make_provider
     from runner.llm.settings import resolve
 
@@ -89,7 +89,7 @@ def build_client(
     # local providers are deterministic already; caching them would hide a script's `times`
     use_cache = (resolved.cache if cache is None else cache) and provider.cacheable
     response_cache = ResponseCache(_cache_path(resolved, pipeline)) if use_cache else None
-    return Client(
+    return ProviderClient(
         provider,
         resolved,
         cache=response_cache,
@@ -110,8 +110,8 @@ def _cache_path(config: LLMConfig, pipeline: Pipeline | None) -> Path:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Client":
-        from runner.llm.client import Client
+    if name == "ProviderClient":
+        from runner.llm.client import ProviderClient
 
-        return Client
+        return ProviderClient
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -500,6 +500,3 @@ def _describe(error: BaseException) -> str:
     if isinstance(error, (asyncio.TimeoutError, TimeoutError)) and not str(error):
         return "timed out"
     return f"{type(error).__name__}: {error}"
-
-
-Client = ProviderClient  # the former name, until llm/__init__.py and app.py say ProviderClient

@@ -25,7 +25,7 @@ from runner.mcp_client.settings import McpError
 
 if TYPE_CHECKING:
     from runner.config import FileReport
-    from runner.documents.loader import Document
+    from runner.documents.loader import YamlFile
 
 
 @dataclass
@@ -48,7 +48,7 @@ class OnlineReport:
         return not any(d.is_error for d in self.diagnostics)
 
 
-def check_online(pipeline: Pipeline, document: Document) -> OnlineReport:
+def check_online(pipeline: Pipeline, document: YamlFile) -> OnlineReport:
     """Start every server the pipeline declares, list its tools, and check the `mcp` tools."""
     from runner.mcp_client import connections
 
@@ -78,7 +78,7 @@ def check_online(pipeline: Pipeline, document: Document) -> OnlineReport:
 
 
 def _tool(
-    document: Document, path: KeyPath, tool: ToolConfig, listing: ServerListing
+    document: YamlFile, path: KeyPath, tool: ToolConfig, listing: ServerListing
 ) -> list[Diagnostic]:
     assert isinstance(tool.options, McpOptions)
     options = tool.options
@@ -126,7 +126,7 @@ def _tool(
 
 
 def _arguments(
-    document: Document, path: KeyPath, fixed: Mapping[str, Any], listed: ServerTool
+    document: YamlFile, path: KeyPath, fixed: Mapping[str, Any], listed: ServerTool
 ) -> list[Diagnostic]:
     from jsonschema import Draft202012Validator
 
@@ -211,7 +211,7 @@ _SERVICE_HINTS = {
 }
 
 
-def embedding_services(pipeline: Pipeline, document: Document) -> list[Diagnostic]:
+def embedding_services(pipeline: Pipeline, document: YamlFile) -> list[Diagnostic]:
     """Each corpus's embedding service asked to embed one short text (M106 when it cannot), and
     its rerank endpoint to score one (M107)."""
     from runner.embedding.remote import EmbeddingServiceError, spec_from

@@ -384,8 +384,8 @@ _EXCEPTION_NAME = re.compile(r"(?:^|[\s:])([A-Za-z_]\w*(?:Error|Exception|Timeou
 
 
 def exchanged_messages(exchange: Exchange, event: LLMCall) -> dict[str, str]:
-    """A call's prompt (sent as one user message: runner.llm.providers.remote) and, when it
-    was answered, its reply, as the conventions' message attributes."""
+    """A call's prompt (sent as one user message: runner.llm.providers.llama_index_chat) and,
+    when it was answered, its reply, as the conventions' message attributes."""
     messages = {"gen_ai.input.messages": input_messages(exchange.prompt)}
     if exchange.reply is not None:
         messages["gen_ai.output.messages"] = output_messages(exchange.reply, finish_reason(event))

@@ -43,7 +43,7 @@ class Mounted:
 def playground_routes(service: Service, tokens: Sequence[str] = (), *, secret: bytes) -> Mounted:
     """The playground over `service`; with `tokens`, behind its login page."""
     from runner.playground.routes import routes
-    from runner.service.principals import TokenBackend
+    from runner.service.principals import Tokens
 
     for domain, runtime in service.runtimes.items():
         if domain in RESERVED:
@@ -51,7 +51,7 @@ def playground_routes(service: Service, tokens: Sequence[str] = (), *, secret: b
                 f"{runtime.pipeline.path}: domain {domain!r} names the playground's own pages "
                 f"({PREFIX}/{domain}); give the pipeline another `domain` to serve it there"
             )
-    login = TokenBackend(tokens, key=service.client_key()).client_for if tokens else None
+    login = Tokens(tokens, key=service.client_key()).client_for if tokens else None
     return Mounted(
         routes(service, secret=secret, login=login),
         # matched whole (the login page) or as a folder (the static files), never as prefixes

@@ -15,11 +15,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from runner.playground.pages import url
 from runner.playground.recording import ReplyLog, recording
-from runner.service.streams import RoundStream, sse, sse_response
+from runner.service.streams import (
+    SSE_HEADERS,
+    SSE_MEDIA_TYPE,
+    RoundStream,
+    ending_with_error,
+    sse,
+)
 
 if TYPE_CHECKING:
     from runner.service.pipelines import Service
@@ -53,7 +59,11 @@ def streamed_say(
     stream = RoundStream(
         lambda: recorded_round(service, log, domain, form, client), service.redactor
     )
-    return sse_response(_events(stream, domain))
+    return StreamingResponse(
+        ending_with_error(_events(stream, domain), "error"),
+        media_type=SSE_MEDIA_TYPE,
+        headers=SSE_HEADERS,
+    )
 
 
 async def _events(stream: RoundStream, domain: str) -> AsyncIterator[str]:

@@ -24,13 +24,14 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from runner.serve.auth import TokenBackend
 from runner.serve.config import DEFAULTS
 from runner.serve.connections import BodyDeadline, McpGuard
 from runner.serve.hosts import LOOPBACK_NAMES, SecurityHeaders, TrustedHosts, check_host_names
 from runner.serve.http import error_response, log
 from runner.service.errors import NotFound, ServiceError, Unauthorized, as_service_error
 from runner.service.failures import log_unexpected
-from runner.service.principals import TokenBackend, under
+from runner.service.principals import under
 
 if TYPE_CHECKING:
     from runner.service.pipelines import Service

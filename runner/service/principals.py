@@ -197,14 +197,3 @@ def client_of(request: HasScope) -> Client:
     public path of a service with tokens."""
     client = getattr(request.scope.get("user"), "client", None)
     return client if isinstance(client, Client) else NOBODY
-
-
-def __getattr__(name: str) -> Any:
-    # Moved to the face (runner.serve.auth); kept by this name only for the modules that still
-    # import it from here (runner/serve/app.py, runner/playground/serving.py): remove once
-    # they import runner.serve.auth.TokenBackend (or Tokens, above).
-    if name == "TokenBackend":
-        from runner.serve.auth import TokenBackend
-
-        return TokenBackend
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -122,14 +122,3 @@ async def ending_with_error(events: AsyncIterator[str], event: str | None) -> As
     except Exception as exc:
         log.exception("runner serve: a stream failed")
         yield sse(ERRORS.json(as_service_error(exc).to_json()), event)
-
-
-def __getattr__(name: str) -> Any:
-    # Moved to the face (runner.serve.streaming); kept by this name only for the module that
-    # still imports it from here (runner/playground/streaming.py): remove once it sends
-    # `ending_with_error(...)` in its own streaming response.
-    if name == "sse_response":
-        from runner.serve.streaming import sse_response
-
-        return sse_response
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

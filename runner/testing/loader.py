@@ -23,7 +23,7 @@ from runner.config.build import script_rule
 from runner.config.humanize import humanize, suggestion_suffix
 from runner.config.model import Pipeline, ScriptRule, Where
 from runner.documents.diagnostics import Diagnostic, KeyPath, format_key_path, sort_diagnostics
-from runner.documents.loader import Document, LoadError, read_document, read_head, shorten
+from runner.documents.loader import LoadError, YamlFile, read_document, read_head, shorten
 from runner.resources import schema_path
 from runner.testing.model import (
     CallBound,
@@ -163,7 +163,7 @@ def load_case_file(path: Path, pipelines: PipelineLoader) -> tuple[CaseFile, Pip
     return case_file, pipeline
 
 
-def _read(path: Path) -> Document:
+def _read(path: Path) -> YamlFile:
     try:
         return read_document(path)
     except LoadError as error:
@@ -173,7 +173,7 @@ def _read(path: Path) -> Document:
 class _Builder:
     """Turns a schema-valid document into the model, collecting T1xx diagnostics."""
 
-    def __init__(self, document: Document) -> None:
+    def __init__(self, document: YamlFile) -> None:
         self.document = document
         self.data: Mapping[str, Any] = document.data
         self.folder = document.path.parent
@@ -189,7 +189,7 @@ class _Builder:
         message: str,
         path: KeyPath,
         hint: str = "",
-        document: Document | None = None,
+        document: YamlFile | None = None,
     ) -> None:
         target = document or self.document
         self.diagnostics.append(target.diagnostic(code, message, path, hint=hint))
@@ -349,7 +349,7 @@ class _Builder:
         return LLMSpec(data.get("provider"), tuple(rules), fallback, cassette)
 
     def rule(
-        self, data: Mapping[str, Any], path: KeyPath, document: Document | None = None
+        self, data: Mapping[str, Any], path: KeyPath, document: YamlFile | None = None
     ) -> ScriptRule:
         document = document or self.document
         position = document.position(path)
@@ -358,7 +358,7 @@ class _Builder:
                 self.regex(data[key], (*path, key), document)
         return script_rule(data, Where(document.path, position.line, position.col))
 
-    def regex(self, pattern: str, path: KeyPath, document: Document | None = None) -> None:
+    def regex(self, pattern: str, path: KeyPath, document: YamlFile | None = None) -> None:
         try:
             re.compile(pattern)
         except re.error as error:

@@ -62,14 +62,6 @@ FACES_KEEP_OUT: dict[str, set[str]] = {
 FRAMEWORK_FREE = ("service",)
 WEB_FRAMEWORKS = {"starlette", "uvicorn", "fastapi", "sse_starlette"}
 
-# Names moved from the service room to a face, still importable from the service by a lazy
-# module `__getattr__` for the modules that have not followed them yet (each one's comment names
-# them): the only imports allowed against the layers, and to be removed with those shims.
-MOVED_TO_A_FACE = {
-    ("runner.service.principals", "runner.serve.auth"),
-    ("runner.service.streams", "runner.serve.streaming"),
-}
-
 
 @dataclass(frozen=True)
 class Import:
@@ -128,12 +120,7 @@ def _imports_of(module: str, path: Path) -> list[Import]:
     return [edge for edge in found if edge.imported != module]
 
 
-IMPORTS = [
-    edge
-    for module, path in MODULES.items()
-    for edge in _imports_of(module, path)
-    if (edge.importer, edge.imported) not in MOVED_TO_A_FACE
-]
+IMPORTS = [edge for module, path in MODULES.items() for edge in _imports_of(module, path)]
 
 
 def outside_imports(path: Path) -> set[str]:

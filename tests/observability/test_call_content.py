@@ -18,7 +18,7 @@ import pytest
 from runner import observability
 from runner.config import load_pipeline
 from runner.llm import build_client
-from runner.llm.client import Client
+from runner.llm.client import ProviderClient
 from runner.observability import FinishedRound
 from runner.sessions import open_store
 
@@ -32,7 +32,7 @@ class Sent:
 
     def __init__(self, pipeline: Path) -> None:
         loaded = load_pipeline(pipeline)
-        self.client: Client = build_client(loaded.llm, pipeline=loaded, override="offline")
+        self.client: ProviderClient = build_client(loaded.llm, pipeline=loaded, override="offline")
         self.calls: list[tuple[str, str, str]] = []  # purpose, prompt, reply
         generate = self.client.provider.generate
 

@@ -15,7 +15,7 @@ from runner.engine.protocols import ContextRequiredError
 from runner.engine.results import PromptAndContext, ReasonedDecision, ResultKind, SubtaskDecision
 from runner.engine.task import Task
 from runner.llm import build_client
-from runner.llm.client import Client
+from runner.llm.client import ProviderClient
 from runner.llm.prompts import Prompts
 from runner.llm.types import Purpose
 from runner.sources import Source
@@ -32,7 +32,7 @@ from .conftest import (
 )
 
 
-def scripted(*rules: ScriptRule) -> Client:
+def scripted(*rules: ScriptRule) -> ProviderClient:
     return build_client(LLMConfig(provider="scripted", script=rules), environ={})
 
 

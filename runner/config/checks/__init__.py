@@ -40,7 +40,7 @@ from runner.config.checks import (
 )
 from runner.config.checks.context import Checks
 from runner.documents.diagnostics import Diagnostic
-from runner.documents.loader import Document
+from runner.documents.loader import YamlFile
 
 # In this order: a later family may rely on what an earlier one reported (see context.py).
 FAMILIES: tuple[Callable[[Checks], None], ...] = (
@@ -61,7 +61,7 @@ FAMILIES: tuple[Callable[[Checks], None], ...] = (
 )
 
 
-def check(document: Document, named: dict[Path, bool] | None = None) -> list[Diagnostic]:
+def check(document: YamlFile, named: dict[Path, bool] | None = None) -> list[Diagnostic]:
     """Every semantic diagnostic of a document that passed the schema; `named` gains every
     path the checks looked at (see Checks.named)."""
     checks = Checks(document)

@@ -16,7 +16,7 @@ from typing import Any
 from runner.config.defaults import simple_name
 from runner.config.humanize import suggestion_suffix
 from runner.documents.diagnostics import Diagnostic, KeyPath, Severity
-from runner.documents.loader import Document
+from runner.documents.loader import YamlFile
 
 # Which tool kinds a reference may name, by the place it is written in.
 KINDS_FOR = {
@@ -30,7 +30,7 @@ KINDS_FOR = {
 class Checks:
     """One document under check; the check families are functions of it."""
 
-    def __init__(self, document: Document) -> None:
+    def __init__(self, document: YamlFile) -> None:
         self.document = document
         self.data: Mapping[str, Any] = document.data
         self.folder = document.path.resolve().parent
@@ -60,7 +60,7 @@ class Checks:
         hint: str = "",
         warning: bool = False,
         at_key: bool = False,
-        document: Document | None = None,
+        document: YamlFile | None = None,
     ) -> None:
         document = document or self.document
         severity = Severity.WARNING if warning else Severity.ERROR

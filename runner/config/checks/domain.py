@@ -13,7 +13,7 @@ from runner.config.checks.templates import file_template, template_pair
 from runner.config.humanize import humanize, suggestion_suffix
 from runner.config.schema import definition_validator
 from runner.documents.diagnostics import KeyPath, value_at
-from runner.documents.loader import Document
+from runner.documents.loader import YamlFile
 from runner.purposes import PURPOSE_VARIABLES, Purpose
 from runner.text.patterns import compile_pattern, pattern_doubt
 
@@ -53,7 +53,7 @@ def regexes(checks: Checks) -> None:
         regex(checks, path)
 
 
-def regex(checks: Checks, path: KeyPath, document: Document | None = None) -> None:
+def regex(checks: Checks, path: KeyPath, document: YamlFile | None = None) -> None:
     document = document or checks.document
     pattern = value_at(document.data, path)
     try:

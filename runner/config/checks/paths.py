@@ -17,7 +17,7 @@ from runner.config.paths import (
     usable,
 )
 from runner.documents.diagnostics import KeyPath
-from runner.documents.loader import Document, LoadError, read_document
+from runner.documents.loader import LoadError, YamlFile, read_document
 
 SHOWN = 60  # characters of a path echoed in a message
 
@@ -45,7 +45,7 @@ def inside_folder(checks: Checks, relative: str, path: KeyPath) -> Path | None:
     return target
 
 
-def existing_document(checks: Checks, relative: str, path: KeyPath) -> Document | None:
+def existing_document(checks: Checks, relative: str, path: KeyPath) -> YamlFile | None:
     """The YAML document of an existing file inside the pipeline's folder (a script, a
     synonyms file), or a diagnostic (the path's, or the file's own, placed in it) and None."""
     target = existing_path(checks, relative, path)
