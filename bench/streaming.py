@@ -60,12 +60,12 @@ def stage(folder: Path) -> Path:
 
 async def first_token(runtime: Any, store: Any, question: str) -> tuple[float, float, int]:
     """(seconds to the answer's first piece, seconds of the whole round, pieces) of one round."""
-    from runner.app import RoundWatch, watching
+    from runner.app import RoundWatch
 
     pieces: list[float] = []
+    watch = RoundWatch(on_delta=lambda _text: pieces.append(time.perf_counter()))
     started = time.perf_counter()
-    with watching(RoundWatch(on_delta=lambda _text: pieces.append(time.perf_counter()))):
-        result = await runtime.conversation(store).say(question)
+    result = await runtime.conversation(store).say(question, watch=watch)
     ended = time.perf_counter()
     if result.outcome != "answer" or not pieces:
         raise RuntimeError(f"no streamed answer for {question!r}: {result.outcome}")

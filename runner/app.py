@@ -22,9 +22,7 @@ corpora, and only when a tool first opens one.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
@@ -210,24 +208,6 @@ class RoundWatch:
     on_delta: Callable[[str], None] | None = None
 
 
-# The watch of the rounds a face starts through a callable that cannot carry one: the service's
-# streams (runner/service/streams.py) start `Service.run_round` in an asyncio task of its own, and
-# only the task's context reaches `Conversation.say` from there. A caller that has the
-# conversation in hand passes `watch=` to `say` instead.
-_WATCH: ContextVar[RoundWatch | None] = ContextVar("runner_round_watch", default=None)
-
-
-@contextmanager
-def watching(watch: RoundWatch) -> Iterator[None]:
-    """The rounds run within the block (and in the asyncio tasks it starts) are watched, unless
-    `say` is given a watch of its own."""
-    token = _WATCH.set(watch)
-    try:
-        yield
-    finally:
-        _WATCH.reset(token)
-
-
 @dataclass
 class Conversation:
     """One session's rounds. Saves after every tool, every clarification and every round
@@ -260,13 +240,12 @@ class Conversation:
         """One round: a fresh message, the answer to the pending question, or (when the stored
         state is an interrupted round) that round finished first. `request_id` is committed
         with the round's record, so that a re-send is answered from the store
-        (`replay_or_run`); `watch` (else the one `watching` set) is told the round's events
+        (`replay_or_run`); `watch` is told the round's events
         and the answer's pieces as they come."""
         from runner.trace import Trace
 
         began_ns = time.time_ns()
         trace = Trace()
-        watch = watch if watch is not None else _WATCH.get()
         if watch is not None:
             trace.listener = watch.on_event
         writer: SessionWriter | BackgroundWriter

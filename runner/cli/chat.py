@@ -133,8 +133,7 @@ async def watched_round(
     talk: Conversation, message: str, request_id: str | None, printer: AnswerPrinter
 ) -> RoundResult:
     """The round `message` makes, its answer printed as it is written."""
-    with printer.watching():
-        return await talk.say(message, request_id=request_id)
+    return await talk.say(message, request_id=request_id, watch=printer.watch())
 
 
 def read_line(prompt: str, stdin: TextIO, interactive: bool) -> str | None:

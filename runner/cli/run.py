@@ -230,8 +230,7 @@ async def one_round(
 
     async def run() -> RoundResult:
         warn(talk.warnings)
-        with printer.watching():
-            return await talk.say(message, request_id=options.request_id)
+        return await talk.say(message, request_id=options.request_id, watch=printer.watch())
 
     done = await replay_or_run(
         talk.store, options.request_id, message, run, session_id=options.session

@@ -3,7 +3,6 @@ default on a terminal), then the rest of the result as before."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from typing import TYPE_CHECKING
 
@@ -11,6 +10,8 @@ import click
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from runner.app import RoundWatch
 
 
 STREAM_OPTION = click.option(
@@ -30,13 +31,14 @@ class AnswerPrinter:
         self.enabled = sys.stdout.isatty() if stream is None else stream
         self._shown = ""
 
-    def watching(self) -> contextlib.AbstractContextManager[None]:
-        """The rounds run within the block print their answer as it is written."""
+    def watch(self) -> RoundWatch | None:
+        """What a round is given to print its answer as it is written (None: printed whole
+        at its end)."""
         if not self.enabled:
-            return contextlib.nullcontext()
-        from runner.app import RoundWatch, watching
+            return None
+        from runner.app import RoundWatch
 
-        return watching(RoundWatch(on_delta=self._write))
+        return RoundWatch(on_delta=self._write)
 
     def take(self) -> str:
         shown, self._shown = self._shown, ""

@@ -1,7 +1,8 @@
 """The final answer, shown as it is written.
 
-A face that shows the answer while the model writes it sets `ANSWER_STREAM` (through
-`runner.app.watching`) to a function taking each new piece of text. Only requests marked
+A face that shows the answer while the model writes it hands the round a watch
+(`runner.app.RoundWatch`, `Conversation.say(watch=...)`), whose `on_delta` the round sets as
+`ANSWER_STREAM`: a function taking each new piece of text. Only requests marked
 `streams` (the `answer` purpose, and a prompt tool whose output is the terminal answer) are
 streamed, and only by a provider that can (`stream`); the others answer as before, and the face
 shows what the stream did not carry when the round ends (`runner.render.rest_of`).

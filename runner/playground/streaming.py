@@ -28,20 +28,26 @@ from runner.service.streams import (
 )
 
 if TYPE_CHECKING:
+    from runner.app import RoundWatch
     from runner.service.pipelines import Service
     from runner.service.principals import Client
 
 
 async def recorded_round(
-    service: Service, log: ReplyLog | None, domain: str, form: dict[str, str], client: Client
+    service: Service,
+    log: ReplyLog | None,
+    domain: str,
+    form: dict[str, str],
+    client: Client,
+    watch: RoundWatch | None = None,
 ) -> dict[str, Any]:
     """The form's round for `client` (who continues only their own sessions), the model's
-    replies kept in `log` (a real model's: None otherwise)."""
+    replies kept in `log` (a real model's: None otherwise), told to `watch` as it runs."""
     message = str(form.get("message") or "")
     session = str(form.get("session") or "") or None
     with recording() as replies:
         result = await service.run_round(
-            domain, message, session_id=session, client=client, create=False
+            domain, message, session_id=session, client=client, create=False, watch=watch
         )
     if log is not None:
         log.add(result["session"], result["round"], replies)
@@ -57,7 +63,7 @@ def streamed_say(
     service: Service, log: ReplyLog | None, domain: str, form: dict[str, str], client: Client
 ) -> Response:
     stream = RoundStream(
-        lambda: recorded_round(service, log, domain, form, client), service.redactor
+        lambda watch: recorded_round(service, log, domain, form, client, watch), service.redactor
     )
     return StreamingResponse(
         ending_with_error(_events(stream, domain), "error"),

@@ -36,6 +36,7 @@ from runner.service.principals import client_of
 from runner.service.streams import RoundStream, sse
 
 if TYPE_CHECKING:
+    from runner.app import RoundWatch
     from runner.service.pipelines import Service
 
 SESSION_HEADER = "X-Runner-Session"
@@ -56,7 +57,7 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
         session_id = header if header is not None or user is None else client.user_session(user)
         request_id = request_id_of(request, data)
 
-        def round_() -> Awaitable[dict[str, Any]]:
+        def round_(watch: RoundWatch | None = None) -> Awaitable[dict[str, Any]]:
             return service.run_round(
                 domain,
                 message,
@@ -64,6 +65,7 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
                 request_id=request_id,
                 client=client,
                 create=header is None,
+                watch=watch,
             )
 
         if streaming.stream:

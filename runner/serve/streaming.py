@@ -41,13 +41,14 @@ def routes(service: Service, max_body_bytes: int) -> list[BaseRoute]:
         service.runtime(domain)  # an unknown pipeline is a 404 before the stream starts
         client = client_of(request)
         stream = RoundStream(
-            lambda: service.run_round(
+            lambda watch: service.run_round(
                 domain,
                 message,
                 session_id=session_id,
                 request_id=request_id,
                 client=client,
                 create=False,
+                watch=watch,
             ),
             service.redactor,
         )

@@ -36,7 +36,7 @@ from runner.sessions.base import OpenSession
 from runner.text.redact import Redactor, redact_logs
 
 if TYPE_CHECKING:
-    from runner.app import Runtime
+    from runner.app import RoundWatch, Runtime
     from runner.sessions import Store
     from runner.sessions.base import SessionState  # the state a store keeps
 
@@ -159,11 +159,12 @@ class Service:
         request_id: str | None = None,
         client: Client = LOCAL,
         create: bool = True,
+        watch: RoundWatch | None = None,
     ) -> dict[str, Any]:
-        """One round on `domain`: `runner run --json`'s result (a clarifying question is a
-        result too). A `request_id` already committed returns its stored result. A
-        `session_id` that is not stored starts a session of that id when `create`, else is a
-        NotFound (an HTTP client continues only the sessions the service gave it). Raises a
+        """One round on `domain`, told to `watch` as it runs: `runner run --json`'s result (a
+        clarifying question is a result too). A `request_id` already committed returns its stored
+        result. A `session_id` that is not stored starts a session of that id when `create`, else is
+        a NotFound (an HTTP client continues only the sessions the service gave it). Raises a
         ServiceError (NotFound, BadRequest, Busy, Unavailable) with the CLI's message."""
         from runner.app import replay
 
@@ -194,7 +195,9 @@ class Service:
             key, what = _lock_key(session_id, stored_key, request_id)
             async with self._round_slot(client), self._hold(store, key, what, begin) as begun:
                 if isinstance(begun, OpenSession):
-                    return await self._run(runtime, store, domain, message, begun, stored_key)
+                    return await self._run(
+                        runtime, store, domain, message, begun, stored_key, watch
+                    )
                 return self.redactor.json(begun)
         except Exception as exc:
             log_unexpected(f"a round on {domain!r}", exc, self.redactor)
@@ -208,6 +211,7 @@ class Service:
         message: str,
         session: OpenSession,
         request_id: str | None,
+        watch: RoundWatch | None,
     ) -> dict[str, Any]:
         """The round, saved once at its end (runner.sessions.writers), its result made and
         redacted once: what the faces send as it is."""
@@ -215,7 +219,7 @@ class Service:
 
         started = time.perf_counter()
         conversation = Conversation(runtime, store, session, background_saves=True)
-        result = await conversation.say(message, request_id=request_id)
+        result = await conversation.say(message, request_id=request_id, watch=watch)
         log_round_error(domain, result, self.redactor)
         data = result.to_json()
         data["warnings"] = [*conversation.warnings, *data["warnings"]]

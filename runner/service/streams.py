@@ -1,11 +1,12 @@
 """Rounds streamed as they run: server-sent events of their progress and of the answer as the
 model writes it.
 
-`RoundStream` runs one round (`Service.run_round`) as an asyncio task of its own, watched
-(`runner.app.watching`): each trace event worth showing and each piece of the answer is queued
-for the response, which sends them as they come. A client that leaves mid-stream leaves the
-round running: it finishes and is stored, as if the client had waited. The events are text
-(`sse`); each face sends them with its framework's streaming response (runner.serve.streaming).
+`RoundStream` runs one round (`Service.run_round`) as an asyncio task of its own, handing it the
+watch (`runner.app.RoundWatch`) the round reports to: each trace event worth showing and each piece
+of the answer is queued for the response, which sends them as they come. A client that leaves mid-
+stream leaves the round running: it finishes and is stored, as if the client had waited. The events
+are text (`sse`); each face sends them with its framework's streaming response
+(runner.serve.streaming).
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ import json
 import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.service.errors import as_service_error
 from runner.text.redact import ERRORS, Redactor
+
+if TYPE_CHECKING:
+    from runner.app import RoundWatch
 
 log = logging.getLogger("runner.serve")
 KEEPALIVE_S = 10.0  # an SSE comment while a round is quiet, so that proxies keep the stream open
@@ -42,16 +46,18 @@ class RoundStream:
     """One round running in its own task, and what it told while it ran, in order."""
 
     def __init__(
-        self, start: Callable[[], Awaitable[dict[str, Any]]], redactor: Redactor = ERRORS
+        self,
+        start: Callable[[RoundWatch], Awaitable[dict[str, Any]]],
+        redactor: Redactor = ERRORS,
     ) -> None:
-        from runner.app import RoundWatch, watching
+        from runner.app import RoundWatch
 
         self._redactor = redactor  # every event goes out through it, as the result does
         self._queue: asyncio.Queue[Item | None] = asyncio.Queue()
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
-        with watching(RoundWatch(on_event=self._event, on_delta=self._delta)):
-            self.task = asyncio.ensure_future(start())  # the watch goes with the task's context
+        watch = RoundWatch(on_event=self._event, on_delta=self._delta)
+        self.task = asyncio.ensure_future(start(watch))
         self.task.add_done_callback(self._ended)
 
     async def items(self) -> AsyncIterator[Item]:

@@ -22,8 +22,7 @@ def test_the_printer_writes_the_answer_while_the_round_runs(shop, tmp_path):
     printer = AnswerPrinter(Console(file=written), stream=True)
     with Runtime.open(shop) as runtime, open_store(str(tmp_path / "state.sqlite")) as store:
         talk = runtime.conversation(store)
-        with printer.watching():
-            result = asyncio.run(talk.say(COMPARE))
+        result = asyncio.run(talk.say(COMPARE, watch=printer.watch()))
         shown = printer.take()
         # what it wrote during the round is the answer, whole: nothing is left to print
         assert written.getvalue() == shown == result.answer == ANSWER

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from runner.app import RoundWatch, Runtime, watching
+from runner.app import RoundWatch, Runtime
 from runner.config import load_pipeline
 from runner.sessions import open_store
 from tests.realmodel.test_support import model_llm
@@ -38,9 +38,10 @@ def streamed(model_server: Any, tmp_path_factory: pytest.TempPathFactory) -> dic
     with (
         Runtime.from_pipeline(pipeline) as runtime,
         open_store(str(folder / "state.sqlite")) as store,
-        watching(RoundWatch(on_delta=pieces.append)),
     ):
-        result = asyncio.run(runtime.conversation(store).say("How do I descale the kettle?"))
+        talk = runtime.conversation(store)
+        watch = RoundWatch(on_delta=pieces.append)
+        result = asyncio.run(talk.say("How do I descale the kettle?", watch=watch))
     assert result.trace is not None
     calls = [event for event in result.trace.events if event["event"] == "llm.call"]
     return {"result": result, "pieces": pieces, "calls": calls}
