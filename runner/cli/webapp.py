@@ -27,7 +27,7 @@ LOCAL_HOST = "127.0.0.1"
 def build_app(settings: ServeSettings) -> Starlette:
     from runner.cli.streamed import start_observability
     from runner.serve.hosts import allowed_hosts
-    from runner.service.pipelines import Limits, Service
+    from runner.service.pipelines import Service, ServiceLimits
 
     start_observability()  # in each worker process: every worker reports its own rounds
     # without tokens the playground never opens the production store unless told to
@@ -36,7 +36,7 @@ def build_app(settings: ServeSettings) -> Starlette:
         [Path(p) for p in settings.paths],
         state=settings.state,
         store_file=PLAYGROUND_STORE if sandboxed else None,
-        limits=Limits(
+        limits=ServiceLimits(
             max_message_chars=settings.max_message_chars,
             lock_wait_s=settings.lock_wait_s,
             max_rounds_in_flight=settings.max_rounds_in_flight,

@@ -1,9 +1,9 @@
 """Loading and validating pipeline files.
 
     load_pipeline(path) -> Pipeline        raises PipelineError with every diagnostic
-    validate_file(path) -> FileReport      diagnostics (and the model when the file is valid)
-    validate_paths(paths) -> [FileReport]  files and folders (folders are searched)
-    check_files(files) -> [FileReport]     diagnostics only, many files on every CPU
+    validate_file(path) -> ValidationReport      diagnostics (and the model when the file is valid)
+    validate_paths(paths) -> [ValidationReport]  files and folders (folders are searched)
+    check_files(files) -> [ValidationReport]     diagnostics only, many files on every CPU
     find_pipeline_files(paths) -> [Path]
     find_yaml_files(paths, accept) -> [Path]   the same folder search, for other YAML files
     yaml_files(folder) -> Iterator[Path]       every YAML file below a folder, hidden ones skipped
@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Diagnostic",
-    "FileReport",
     "PipelineError",
     "Severity",
+    "ValidationReport",
     "check_files",
     "find_pipeline_files",
     "find_yaml_files",
@@ -52,7 +52,7 @@ _TOP_LEVEL_KEY = re.compile(r"^(domain|tools)\s*:", re.MULTILINE)
 
 
 @dataclass(frozen=True)
-class FileReport:
+class ValidationReport:
     path: Path
     diagnostics: tuple[Diagnostic, ...]
     pipeline: Pipeline | None = None
@@ -69,13 +69,13 @@ class FileReport:
         return not self.errors and not (strict and self.warnings)
 
 
-def validate_file(path: Path) -> FileReport:
+def validate_file(path: Path) -> ValidationReport:
     """Every diagnostic of one pipeline file, and its model when it has no error. A failure of
     runner itself while checking the file is reported against the file (X001), never raised."""
     try:
         return _validate_file(path)
     except Exception as error:  # a bug: the file's own report says so, the other files go on
-        return FileReport(path, (internal_error(path, error),))
+        return ValidationReport(path, (internal_error(path, error),))
 
 
 def internal_error(path: Path, error: BaseException) -> Diagnostic:
@@ -92,7 +92,7 @@ def internal_error(path: Path, error: BaseException) -> Diagnostic:
     )
 
 
-def _validate_file(path: Path, named: dict[Path, bool] | None = None) -> FileReport:
+def _validate_file(path: Path, named: dict[Path, bool] | None = None) -> ValidationReport:
     # Imported here: `runner validate` is the only caller that needs the whole machinery,
     # and the engine importing runner.config.model should not pay for jsonschema.
     from runner.config.build import build_pipeline
@@ -106,19 +106,19 @@ def _validate_file(path: Path, named: dict[Path, bool] | None = None) -> FileRep
     try:
         document = read_document(path)
     except LoadError as error:
-        return FileReport(path, (error.diagnostic,))
+        return ValidationReport(path, (error.diagnostic,))
     diagnostics = humanize(schema_errors(document.data), document)
     if diagnostics:
-        return FileReport(path, tuple(sort_diagnostics(diagnostics)))
+        return ValidationReport(path, tuple(sort_diagnostics(diagnostics)))
     ordered = tuple(sort_diagnostics(check(document, named)))
     if any(d.is_error for d in ordered):
-        return FileReport(path, ordered)
+        return ValidationReport(path, ordered)
     pipeline = build_pipeline(document)
     remember_secrets(declared_secrets(pipeline))  # hidden in whatever leaves runner from now on
-    return FileReport(path, ordered, pipeline)
+    return ValidationReport(path, ordered, pipeline)
 
 
-def check_files(files: Sequence[Path]) -> list[FileReport]:
+def check_files(files: Sequence[Path]) -> list[ValidationReport]:
     """Every file's diagnostics, in order; the reports carry no model. Many files are checked
     by one process per CPU, forked once the schema is compiled."""
     workers = _workers(len(files))
@@ -135,7 +135,7 @@ def check_files(files: Sequence[Path]) -> list[FileReport]:
     context = multiprocessing.get_context("fork")
     size = -(-len(files) // (workers * 4))
     chunks = [list(files[start : start + size]) for start in range(0, len(files), size)]
-    reports: dict[Path, FileReport] = {}
+    reports: dict[Path, ValidationReport] = {}
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         futures = [pool.submit(_check_chunk, chunk) for chunk in chunks]
         for future in futures:
@@ -146,11 +146,11 @@ def check_files(files: Sequence[Path]) -> list[FileReport]:
     return [reports.get(path) or _check_isolated(path, context) for path in files]
 
 
-def _check_chunk(files: list[Path]) -> list[FileReport]:
+def _check_chunk(files: list[Path]) -> list[ValidationReport]:
     return [_diagnostics_only(path) for path in files]
 
 
-def _check_isolated(path: Path, context: BaseContext) -> FileReport:
+def _check_isolated(path: Path, context: BaseContext) -> ValidationReport:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
@@ -160,7 +160,7 @@ def _check_isolated(path: Path, context: BaseContext) -> FileReport:
         except BrokenProcessPool:
             message = "internal error: the process checking this file died (a crash or no memory)"
             hint = "this is a bug in runner, not in the file: please report it with the file"
-            return FileReport(path, (Diagnostic("X002", message, path, hint=hint),))
+            return ValidationReport(path, (Diagnostic("X002", message, path, hint=hint),))
 
 
 def _workers(files: int) -> int:
@@ -171,7 +171,7 @@ def _workers(files: int) -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-def _diagnostics_only(path: Path) -> FileReport:
+def _diagnostics_only(path: Path) -> ValidationReport:
     # the model holds read-only mappings, which cannot cross a process boundary
     return replace(validate_file(path), pipeline=None)
 
@@ -190,7 +190,7 @@ def load_pipeline(path: Path | str) -> Pipeline:
     try:
         report = _validate_file(path, named)
     except Exception as error:  # a bug: reported against the file, as validate_file does
-        report = FileReport(path, (internal_error(path, error),))
+        report = ValidationReport(path, (internal_error(path, error),))
     if report.pipeline is None:
         raise PipelineError(report.path, report.diagnostics)
     if not report.diagnostics:
@@ -215,7 +215,7 @@ def _remembered(path: Path) -> Pipeline | None:
     return build_pipeline(document)
 
 
-def validate_paths(paths: Iterable[Path | str]) -> list[FileReport]:
+def validate_paths(paths: Iterable[Path | str]) -> list[ValidationReport]:
     return [validate_file(path) for path in find_pipeline_files(paths)]
 
 

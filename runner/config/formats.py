@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from xml.etree import ElementTree
 
-from runner.config import FileReport
+from runner.config import ValidationReport
 from runner.documents.diagnostics import Diagnostic, render
 
 FORMATS = ("text", "json", "github", "junit")
@@ -24,9 +24,9 @@ def display_path(path: Path) -> str:
 
 
 def format_reports(
-    reports: Sequence[FileReport], fmt: str, *, strict: bool = False, color: bool = False
+    reports: Sequence[ValidationReport], fmt: str, *, strict: bool = False, color: bool = False
 ) -> str:
-    formatters: dict[str, Callable[[Sequence[FileReport], bool, bool], str]] = {
+    formatters: dict[str, Callable[[Sequence[ValidationReport], bool, bool], str]] = {
         "text": _text,
         "json": _json,
         "github": _github,
@@ -35,7 +35,7 @@ def format_reports(
     return formatters[fmt](reports, strict, color)
 
 
-def summary(reports: Sequence[FileReport], strict: bool) -> str:
+def summary(reports: Sequence[ValidationReport], strict: bool) -> str:
     failed = sum(not report.passed(strict) for report in reports)
     errors = sum(len(report.errors) for report in reports)
     warnings = sum(len(report.warnings) for report in reports)
@@ -50,7 +50,7 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _text(reports: Sequence[FileReport], strict: bool, color: bool) -> str:
+def _text(reports: Sequence[ValidationReport], strict: bool, color: bool) -> str:
     blocks: list[str] = []
     for report in reports:
         for diagnostic in report.diagnostics:
@@ -70,7 +70,7 @@ def _diagnostic_json(diagnostic: Diagnostic) -> dict[str, object]:
     return {**diagnostic.to_json(), "file": display_path(diagnostic.file)}
 
 
-def _json(reports: Sequence[FileReport], strict: bool, color: bool) -> str:
+def _json(reports: Sequence[ValidationReport], strict: bool, color: bool) -> str:
     files = [
         {
             "file": display_path(report.path),
@@ -139,7 +139,7 @@ def diagnostic_annotation(diagnostic: Diagnostic, level: str) -> str:
     )
 
 
-def _github(reports: Sequence[FileReport], strict: bool, color: bool) -> str:
+def _github(reports: Sequence[ValidationReport], strict: bool, color: bool) -> str:
     lines = [
         diagnostic_annotation(diagnostic, "error" if diagnostic.is_error or strict else "warning")
         for report in reports
@@ -159,7 +159,7 @@ def xml_safe(document: str) -> str:
     return _NOT_XML.sub(lambda match: repr(match.group())[1:-1], document)
 
 
-def _junit(reports: Sequence[FileReport], strict: bool, color: bool) -> str:
+def _junit(reports: Sequence[ValidationReport], strict: bool, color: bool) -> str:
     failed = sum(not report.passed(strict) for report in reports)
     suites = ElementTree.Element("testsuites")
     suite = ElementTree.SubElement(

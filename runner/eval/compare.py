@@ -27,7 +27,7 @@ class Reason:
 
 
 @dataclass
-class Change:
+class QuestionChange:
     id: str
     question: str
     line: int
@@ -51,8 +51,8 @@ class Change:
 class Comparison:
     baseline: str  # the baseline run's folder
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> before/after/delta
-    worse: list[Change] = field(default_factory=list)
-    better: list[Change] = field(default_factory=list)
+    worse: list[QuestionChange] = field(default_factory=list)
+    better: list[QuestionChange] = field(default_factory=list)
     new: list[str] = field(default_factory=list)  # ids only in this run
     gone: list[str] = field(default_factory=list)  # ids only in the baseline
 
@@ -90,7 +90,9 @@ def compare(
         reasons = question_changes(before[key], record)
         if not reasons:
             continue
-        change = Change(key, str(record.get("question", "")), int(record.get("line") or 0), reasons)
+        change = QuestionChange(
+            key, str(record.get("question", "")), int(record.get("line") or 0), reasons
+        )
         (comparison.worse if change.worse else comparison.better).append(change)
     comparison.gone = [key for key in before if key not in seen]
     return comparison

@@ -24,7 +24,7 @@ from runner.mcp_client.replies import ServerTool
 from runner.mcp_client.settings import McpError
 
 if TYPE_CHECKING:
-    from runner.config import FileReport
+    from runner.config import ValidationReport
     from runner.documents.loader import YamlFile
 
 
@@ -171,7 +171,7 @@ def _schema_problem(schema: Mapping[str, Any]) -> str | None:
     return None
 
 
-def with_online_checks(reports: Sequence[FileReport]) -> list[FileReport]:
+def with_online_checks(reports: Sequence[ValidationReport]) -> list[ValidationReport]:
     """`runner validate --online`: each valid report with its file's online diagnostics."""
     from runner.config import load_pipeline
     from runner.documents.diagnostics import sort_diagnostics

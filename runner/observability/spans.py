@@ -38,17 +38,17 @@ from typing import TYPE_CHECKING, Any
 
 from runner.text.credentials import hide_credentials
 from runner.trace.events import (
-    Activation,
+    ActivationChoice,
     ClarificationAsk,
     CoordinatorError,
     CoordinatorRun,
     CoordinatorSkip,
-    DeepFallback,
-    Gatekeeper,
+    DeepFallbackRun,
+    GatekeeperVerdict,
     LLMCall,
     Retrieval,
     RoundStart,
-    SubtaskDecision,
+    SubtaskChoice,
     TaskEnd,
     TaskStart,
     Terminal,
@@ -66,7 +66,7 @@ TOOL_ENDS = (ToolRun, ToolError, Terminal, ClarificationAsk)
 COORDINATOR_ENDS = (CoordinatorRun, CoordinatorError)
 # events that say something happened on a task without a span of their own: the next step
 # begins after them
-STEPS = (Activation, Gatekeeper, DeepFallback, SubtaskDecision, CoordinatorSkip)
+STEPS = (ActivationChoice, GatekeeperVerdict, DeepFallbackRun, SubtaskChoice, CoordinatorSkip)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Any
 from runner.trace import why
 from runner.trace.events import (
     ClarificationAsk,
-    DeepFallback,
+    DeepFallbackRun,
     LLMCall,
     Retrieval,
     RoundStart,
@@ -279,6 +279,6 @@ def _pair_half(
         return None
     parent = task_no.rsplit(".", 2)[0]
     fallback = any(
-        isinstance(e, DeepFallback) and e.coordinator == owner for e in by_task.get(parent, [])
+        isinstance(e, DeepFallbackRun) and e.coordinator == owner for e in by_task.get(parent, [])
     )
     return PAIR_HALVES[half] if fallback else None

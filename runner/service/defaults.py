@@ -1,6 +1,7 @@
-"""The service core's default limits, stated once: `Limits` (runner.service.pipelines) and
-`runner serve`'s settings and options (runner.serve.config) read them here. The serve room sits
-above this one, so these cannot live with serve's own settings: the service never imports serve.
+"""The service core's default limits, stated once: `ServiceLimits` (runner.service.pipelines)
+and `runner serve`'s settings and options (runner.serve.config) read them here. The serve room
+sits above this one, so these cannot live with serve's own settings: the service never imports
+serve.
 """
 
 from __future__ import annotations

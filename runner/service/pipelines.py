@@ -13,7 +13,7 @@ returns the stored result without running anything (`runner.app.replay`).
 Every call names its `client` (runner.service.principals): it reaches only its own sessions and
 idempotency keys (LOCAL, the one client of a service without tokens, owns all). What goes out
 is redacted (runner.text.redact); sessions are read a window of rounds at a time; at most
-`Limits.max_rounds_in_flight` rounds run at once (a 503 with Retry-After past it).
+`ServiceLimits.max_rounds_in_flight` rounds run at once (a 503 with Retry-After past it).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ RoundObserver = Callable[[str, dict[str, Any], list[dict[str, Any]], float], Non
 
 
 @dataclass(frozen=True)
-class Limits:
+class ServiceLimits:
     max_message_chars: int = defaults.MAX_MESSAGE_CHARS
     lock_wait_s: float = defaults.LOCK_WAIT_S  # a request's wait for its session, then a 409
     max_request_id_chars: int = 200
@@ -73,7 +73,7 @@ class Limits:
 class Service:
     runtimes: dict[str, Runtime]  # by domain
     stores: dict[str, Store]  # by domain (one shared store, or each pipeline's default file)
-    limits: Limits = field(default_factory=Limits)
+    limits: ServiceLimits = field(default_factory=ServiceLimits)
     observers: list[RoundObserver] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -97,7 +97,7 @@ class Service:
         *,
         state: str | None = None,
         store_file: str | None = None,
-        limits: Limits | None = None,
+        limits: ServiceLimits | None = None,
         open_corpora: bool = True,
         **runtime_options: Any,
     ) -> Service:
@@ -133,7 +133,7 @@ class Service:
             for runtime in runtimes.values():
                 runtime.close()
             raise
-        return cls(runtimes, stores, limits or Limits())
+        return cls(runtimes, stores, limits or ServiceLimits())
 
     # --- pipelines -----------------------------------------------------------------------
 
@@ -314,7 +314,7 @@ class Service:
         limit: int | None = None,
     ) -> dict[str, Any]:
         """A session's state summary (status, pending question) and a window of its rounds:
-        the newest `limit` (Limits.rounds_shown), or those before round `before`. `earlier`
+        the newest `limit` (ServiceLimits.rounds_shown), or those before round `before`. `earlier`
         is the `before` of the page preceding this one (None: this page starts at round 1)."""
         client.check_owns(session_id)
         store, state, version = self._find(session_id)
@@ -509,4 +509,4 @@ def _status(state: SessionState) -> str:
     return session_status(state.to_json())
 
 
-__all__: Sequence[str] = ("Limits", "RoundObserver", "Service", "pipeline_summary")
+__all__: Sequence[str] = ("RoundObserver", "Service", "ServiceLimits", "pipeline_summary")

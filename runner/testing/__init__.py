@@ -1,7 +1,7 @@
 """`runner test`: YAML test cases for pipelines, run with a scripted or replayed LLM.
 
     files = find_case_files(["pipelines/"])
-    reports = run_files(files)                 # one FileReport per file, a CaseReport per case
+    reports = run_files(files)                 # one CaseFileReport per file, a CaseReport per case
     print(format_reports(reports, "text"))     # or "junit", "github"
 
 A test-case file (`schemas/testcase.schema.json`, docs/testing.md) names its pipeline, the LLM
@@ -15,15 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from runner.testing.execute import CaseReport, FileReport, TestRun, TurnReport
+from runner.testing.execute import CaseFileReport, CaseReport, TestRun, TurnReport
 from runner.testing.loader import CaseFileError, find_case_files, load_case_file
 from runner.testing.report import FORMATS, format_reports
 
 __all__ = [
     "FORMATS",
     "CaseFileError",
+    "CaseFileReport",
     "CaseReport",
-    "FileReport",
     "TestRun",
     "TurnReport",
     "find_case_files",
@@ -40,7 +40,7 @@ def run_files(
     select: str | None = None,
     index_progress: Callable[[str, str, int, int], None] | None = None,
     llm_override: str | None = None,
-) -> list[FileReport]:
+) -> list[CaseFileReport]:
     """Run every case of the given test-case files (or only those whose name contains
     `select`), each with its own LLM or, with `llm_override`, with that one."""
     return TestRun(

@@ -64,7 +64,7 @@ class CaseReport:
 
 
 @dataclass
-class FileReport:
+class CaseFileReport:
     path: Path
     pipeline: Path | None = None
     cases: list[CaseReport] = field(default_factory=list)
@@ -97,7 +97,7 @@ class TestRun:
         self.load_pipeline = cached_pipeline_loader()
         self.runtimes: dict[Path, Runtime | Exception] = {}
 
-    def run(self, paths: Iterable[Path]) -> list[FileReport]:
+    def run(self, paths: Iterable[Path]) -> list[CaseFileReport]:
         try:
             return [self.run_file(path) for path in paths]
         finally:
@@ -109,16 +109,16 @@ class TestRun:
                 runtime.close()
         self.runtimes.clear()
 
-    def run_file(self, path: Path) -> FileReport:
+    def run_file(self, path: Path) -> CaseFileReport:
         try:
             case_file, pipeline = load_case_file(path, self.load_pipeline)
         except CaseFileError as error:
-            return FileReport(path, diagnostics=error.diagnostics)
+            return CaseFileReport(path, diagnostics=error.diagnostics)
         except PipelineError as error:
-            return FileReport(path, error.path, diagnostics=error.diagnostics)
+            return CaseFileReport(path, error.path, diagnostics=error.diagnostics)
         except Exception as error:  # a bug of runner: this file's report says so, the others run
-            return FileReport(path, diagnostics=(internal_error(path, error),))
-        report = FileReport(path, case_file.pipeline)
+            return CaseFileReport(path, diagnostics=(internal_error(path, error),))
+        report = CaseFileReport(path, case_file.pipeline)
         try:
             base = self._runtime(pipeline)
         except Exception as error:  # a tool or a corpus that cannot be opened

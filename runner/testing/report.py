@@ -18,15 +18,15 @@ from runner.config.formats import (
     xml_safe,
 )
 from runner.documents.diagnostics import render
-from runner.testing.execute import CaseReport, FileReport, TurnReport
+from runner.testing.execute import CaseFileReport, CaseReport, TurnReport
 from runner.testing.expect import calls_summary, source_label
 
 FORMATS = ("text", "junit", "github")
 INDENT = "      "
 
 
-def format_reports(reports: Sequence[FileReport], fmt: str) -> str:
-    formatters: dict[str, Callable[[Sequence[FileReport]], str]] = {
+def format_reports(reports: Sequence[CaseFileReport], fmt: str) -> str:
+    formatters: dict[str, Callable[[Sequence[CaseFileReport]], str]] = {
         "text": format_text,
         "junit": format_junit,
         "github": format_github,
@@ -37,7 +37,7 @@ def format_reports(reports: Sequence[FileReport], fmt: str) -> str:
 # --- counting ---------------------------------------------------------------------------------
 
 
-def summary(reports: Sequence[FileReport]) -> str:
+def summary(reports: Sequence[CaseFileReport]) -> str:
     cases = [case for report in reports for case in report.cases]
     failed = sum(not case.passed for case in cases)
     broken = sum(bool(report.diagnostics or report.error) for report in reports)
@@ -58,7 +58,7 @@ def _count(number: int, noun: str) -> str:
 # --- text -------------------------------------------------------------------------------------
 
 
-def format_text(reports: Sequence[FileReport]) -> str:
+def format_text(reports: Sequence[CaseFileReport]) -> str:
     blocks: list[str] = []
     for report in reports:
         title = display_path(report.path)
@@ -82,14 +82,14 @@ def case_line(case: CaseReport) -> str:
     return f"  {status}  {case.case.name}  ({case.seconds:.2f} s)"
 
 
-def _file_problems(report: FileReport) -> list[str]:
+def _file_problems(report: CaseFileReport) -> list[str]:
     lines = [render(d, display_file=display_path(d.file)) for d in report.diagnostics]
     if report.error is not None:
         lines.append(f"error: the pipeline could not be opened: {report.error}")
     return [line for block in lines for line in block.splitlines()]
 
 
-def case_details(report: FileReport, case: CaseReport) -> list[str]:
+def case_details(report: CaseFileReport, case: CaseReport) -> list[str]:
     """What differed in the case's failing turn, and how the round went."""
     lines: list[str] = []
     turn = case.failed_turn
@@ -139,7 +139,7 @@ def tree_text(tasks: dict[str, object]) -> str:
 # --- junit ------------------------------------------------------------------------------------
 
 
-def format_junit(reports: Sequence[FileReport]) -> str:
+def format_junit(reports: Sequence[CaseFileReport]) -> str:
     cases = [case for report in reports for case in report.cases]
     root = ElementTree.Element(
         "testsuites",
@@ -156,11 +156,11 @@ def format_junit(reports: Sequence[FileReport]) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml_safe(xml)
 
 
-def _broken(report: FileReport) -> int:
+def _broken(report: CaseFileReport) -> int:
     return int(bool(report.diagnostics or report.error))
 
 
-def _junit_suite(root: ElementTree.Element, report: FileReport) -> None:
+def _junit_suite(root: ElementTree.Element, report: CaseFileReport) -> None:
     name = display_path(report.path)
     suite = ElementTree.SubElement(
         root,
@@ -207,7 +207,7 @@ def _headline(case: CaseReport) -> str:
 # --- github -----------------------------------------------------------------------------------
 
 
-def format_github(reports: Sequence[FileReport]) -> str:
+def format_github(reports: Sequence[CaseFileReport]) -> str:
     lines: list[str] = []
     for report in reports:
         lines += [diagnostic_annotation(diagnostic, "error") for diagnostic in report.diagnostics]

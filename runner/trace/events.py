@@ -177,7 +177,7 @@ class CoordinatorError(TraceEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
-class SubtaskDecision(TraceEvent):
+class SubtaskChoice(TraceEvent):
     """Whether a conditional subtask runs, who decided and why (C16-C19)."""
 
     EVENT: ClassVar[str] = "subtask.decision"
@@ -190,7 +190,7 @@ class SubtaskDecision(TraceEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Activation(TraceEvent):
+class ActivationChoice(TraceEvent):
     """Which tools a task's activation chose (C13-C15, C21-C22)."""
 
     EVENT: ClassVar[str] = "activation"
@@ -272,7 +272,7 @@ class Terminal(TraceEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Gatekeeper(TraceEvent):
+class GatekeeperVerdict(TraceEvent):
     """Is the root's primary context enough to answer? (C27)"""
 
     EVENT: ClassVar[str] = "gatekeeper"
@@ -283,7 +283,7 @@ class Gatekeeper(TraceEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
-class DeepFallback(TraceEvent):
+class DeepFallbackRun(TraceEvent):
     EVENT: ClassVar[str] = "deep_fallback"
     coordinator: str
     run: bool
@@ -359,16 +359,16 @@ EVENT_TYPES: Mapping[str, type[TraceEvent]] = {
         CoordinatorRun,
         CoordinatorSkip,
         CoordinatorError,
-        SubtaskDecision,
-        Activation,
+        SubtaskChoice,
+        ActivationChoice,
         ToolRun,
         ToolError,
         Retrieval,
         ClarificationAsk,
         ClarificationResume,
         Terminal,
-        Gatekeeper,
-        DeepFallback,
+        GatekeeperVerdict,
+        DeepFallbackRun,
         LLMCall,
         TraceWarning,
         RoundEnd,

@@ -16,19 +16,19 @@ from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 from runner.trace.events import (
-    Activation,
+    ActivationChoice,
     ClarificationAsk,
     ClarificationResume,
     CoordinatorError,
     CoordinatorRun,
     CoordinatorSkip,
-    DeepFallback,
-    Gatekeeper,
+    DeepFallbackRun,
+    GatekeeperVerdict,
     LLMCall,
     Retrieval,
     RoundEnd,
     RoundStart,
-    SubtaskDecision,
+    SubtaskChoice,
     TaskEnd,
     TaskStart,
     Terminal,
@@ -149,7 +149,7 @@ def what_failed(event: TraceEvent) -> str:
         return f"tool {event.tool!r} on task {event.task}"
     if isinstance(event, CoordinatorError):
         return f"coordinator {event.coordinator!r} on task {event.task}"
-    if isinstance(event, SubtaskDecision):
+    if isinstance(event, SubtaskChoice):
         return f"the decision on conditional subtask {event.task} by {event.decided_by!r}"
     return f"the round's error: {value_of(event, 'error')}"
 
@@ -249,7 +249,7 @@ def _coordinator_error_note(e: CoordinatorError, _events: Sequence[TraceEvent]) 
     return Note(f"coordinator {e.coordinator} failed: {e.error}", "problem")
 
 
-def _subtask_decision(e: SubtaskDecision) -> str:
+def _subtask_decision(e: SubtaskChoice) -> str:
     who = e.decided_by or "nobody (default RUN)"
     return (
         f"conditional subtask {e.task}: {str(e.decision).upper()}, decided by "
@@ -257,7 +257,7 @@ def _subtask_decision(e: SubtaskDecision) -> str:
     )
 
 
-def _subtask_decision_note(e: SubtaskDecision, _events: Sequence[TraceEvent]) -> Note:
+def _subtask_decision_note(e: SubtaskChoice, _events: Sequence[TraceEvent]) -> Note:
     """Why a conditional subtask was skipped or run, by the rule that decided it (`run_if`,
     `skip_if_found`, the deep search's neighbour search), then whose rule it is."""
     done = {"skip": "skipped", "run": "run"}.get(e.decision, e.decision)
@@ -266,7 +266,7 @@ def _subtask_decision_note(e: SubtaskDecision, _events: Sequence[TraceEvent]) ->
     return Note(f"{done}: {e.reason} ({whose})", "decision")
 
 
-def _activation(e: Activation) -> str:
+def _activation(e: ActivationChoice) -> str:
     activated = ", ".join(f"{item.tool} ({tool_reason_label(item.reason)})" for item in e.activated)
     if e.mode == "forced":
         text = "activation forced by required_tool_names, no suitability test (C13–C14): "
@@ -281,7 +281,7 @@ def _activation(e: Activation) -> str:
     return text
 
 
-def _activation_note(e: Activation, _events: Sequence[TraceEvent]) -> Note:
+def _activation_note(e: ActivationChoice, _events: Sequence[TraceEvent]) -> Note:
     if e.mode == "forced":
         return Note("forced tools only: no suitability call on this subtask")
     candidates = [str(name) for name in e.candidates]
@@ -348,7 +348,7 @@ def _terminal(e: Terminal) -> str:
     return f"{e.tool} gave the terminal answer; the round ends with it (C25)"
 
 
-def _gatekeeper(e: Gatekeeper) -> str:
+def _gatekeeper(e: GatekeeperVerdict) -> str:
     verdict = "enough" if e.enough else "not enough"
     return (
         f"gatekeeper ({e.mode}): {verdict} context in {e.passages or 0} passage(s)"
@@ -356,7 +356,7 @@ def _gatekeeper(e: Gatekeeper) -> str:
     )
 
 
-def _gatekeeper_note(e: Gatekeeper, events: Sequence[TraceEvent]) -> Note:
+def _gatekeeper_note(e: GatekeeperVerdict, events: Sequence[TraceEvent]) -> Note:
     """The gatekeeper's verdict, said for what it is: a judgement on whether the context covers
     the question (by the LLM, by the offline provider's word check, or by the coverage rule),
     over what it read; never a check that the answer is right."""
@@ -369,7 +369,7 @@ def _gatekeeper_note(e: Gatekeeper, events: Sequence[TraceEvent]) -> Note:
     )
 
 
-def _gatekeeper_label(e: Gatekeeper, events: Sequence[TraceEvent]) -> str:
+def _gatekeeper_label(e: GatekeeperVerdict, events: Sequence[TraceEvent]) -> str:
     if e.mode == "rule":
         return "gatekeeper (coverage rule, no LLM)"
     calls = [
@@ -396,12 +396,12 @@ def _context_read(events: Sequence[TraceEvent], before: int) -> str:
     return f"{_plural(len(runs), 'tool result')} citing {_plural(sources, 'source')}"
 
 
-def _deep_fallback(e: DeepFallback) -> str:
+def _deep_fallback(e: DeepFallbackRun) -> str:
     runs = "runs" if e.run else "does not run"
     return f"deep fallback {e.coordinator} {runs}: {e.reason} (C28)"
 
 
-def _deep_fallback_note(e: DeepFallback, _events: Sequence[TraceEvent]) -> Note:
+def _deep_fallback_note(e: DeepFallbackRun, _events: Sequence[TraceEvent]) -> Note:
     runs = "ran" if e.run else "did not run"
     return Note(f"deep search {e.coordinator} {runs}: {e.reason}")
 
@@ -443,16 +443,16 @@ WHY: Mapping[type[TraceEvent], Why] = {
     CoordinatorRun: Why(_coordinator_run, _coordinator_run_note),
     CoordinatorSkip: Why(_coordinator_skip, _coordinator_skip_note),
     CoordinatorError: Why(_coordinator_error, _coordinator_error_note),
-    SubtaskDecision: Why(_subtask_decision, _subtask_decision_note),
-    Activation: Why(_activation, _activation_note),
+    SubtaskChoice: Why(_subtask_decision, _subtask_decision_note),
+    ActivationChoice: Why(_activation, _activation_note),
     ToolRun: Why(_tool_run),
     ToolError: Why(_tool_error, _tool_error_note),
     Retrieval: Why(_retrieval),
     ClarificationAsk: Why(_clarification_ask),
     ClarificationResume: Why(_clarification_resume, _clarification_resume_note),
     Terminal: Why(_terminal),
-    Gatekeeper: Why(_gatekeeper, _gatekeeper_note),
-    DeepFallback: Why(_deep_fallback, _deep_fallback_note),
+    GatekeeperVerdict: Why(_gatekeeper, _gatekeeper_note),
+    DeepFallbackRun: Why(_deep_fallback, _deep_fallback_note),
     LLMCall: Why(_llm_call),
     TraceWarning: Why(_warning, _warning_note),
     RoundEnd: Why(_round_end),

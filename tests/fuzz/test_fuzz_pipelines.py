@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 
 from runner.cli import main
-from runner.config import FileReport, validate_file
+from runner.config import ValidationReport, validate_file
 from runner.config.formats import format_reports
 
 from .mutations import PIPELINES, copy_of, hostile_file
@@ -21,7 +21,7 @@ FUZZ = settings(
 )
 
 
-def assert_sound(report: FileReport) -> None:
+def assert_sound(report: ValidationReport) -> None:
     for diagnostic in report.diagnostics:
         assert not diagnostic.code.startswith("X"), diagnostic.headline()
         assert diagnostic.line >= 1 and diagnostic.col >= 1, diagnostic.headline()

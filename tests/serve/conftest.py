@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.service.pipelines import Limits, Service
+from runner.service.pipelines import Service, ServiceLimits
 
 SHOP = Path(__file__).parent.parent / "cli" / "fixtures" / "shop"
 COMPARE = "Compare the KD-450 and the KW-620"
@@ -28,7 +28,7 @@ def shop(tmp_path: Path) -> Path:
 def service(shop: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Service]:
     monkeypatch.delenv("RUNNER_STATE", raising=False)
     monkeypatch.delenv("RUNNER_LLM", raising=False)
-    opened = Service.open([shop.parent], limits=Limits(max_message_chars=200, lock_wait_s=1))
+    opened = Service.open([shop.parent], limits=ServiceLimits(max_message_chars=200, lock_wait_s=1))
     yield opened
     opened.close()
 

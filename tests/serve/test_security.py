@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from runner.cli.webapp import compose
-from runner.service.pipelines import Limits, Service
+from runner.service.pipelines import Service, ServiceLimits
 from runner.sessions import RoundRecord
 
 from .conftest import ASK, COMPARE, copy_pipelines
@@ -31,7 +31,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def service(folder: Path) -> Iterator[Service]:
-    opened = Service.open([folder], allow_python=True, limits=Limits(lock_wait_s=1))
+    opened = Service.open([folder], allow_python=True, limits=ServiceLimits(lock_wait_s=1))
     yield opened
     opened.close()
 

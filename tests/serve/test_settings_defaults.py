@@ -1,5 +1,5 @@
 """`runner serve`'s defaults are stated once (runner/serve/config.py, and the service core's in
-runner/service/defaults.py): the command's options, the app and the service's `Limits` all
+runner/service/defaults.py): the command's options, the app and the service's `ServiceLimits` all
 take them from there, so none can drift from the others."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from runner.cli.serve import command
 from runner.serve.app import create_app
 from runner.serve.config import DEFAULTS, LISTENING, Listening, ServeSettings, minimum
-from runner.service.pipelines import Limits
+from runner.service.pipelines import ServiceLimits
 
 OPTIONS = {param.name: param for param in command.params if isinstance(param, click.Option)}
 # option -> the setting it fills
@@ -82,7 +82,7 @@ def test_a_bounded_option_refuses_what_its_setting_does(
 
 
 def test_the_service_limits_default_to_serves_settings() -> None:
-    limits = Limits()
+    limits = ServiceLimits()
     assert (
         limits.max_message_chars,
         limits.lock_wait_s,

@@ -8,7 +8,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from runner.testing import FileReport, format_reports, run_files
+from runner.testing import CaseFileReport, format_reports, run_files
 from tests.testing.conftest import COMPARE_RULES
 
 Write = Callable[..., Path]
@@ -31,12 +31,12 @@ cases:
 
 
 @pytest.fixture
-def reports(write: Write, monkeypatch: pytest.MonkeyPatch, shop: Path) -> list[FileReport]:
+def reports(write: Write, monkeypatch: pytest.MonkeyPatch, shop: Path) -> list[CaseFileReport]:
     monkeypatch.chdir(shop)  # paths are shown relative to the current folder
     return run_files([write(TWO_CASES)])
 
 
-def test_text_shows_each_case_and_a_summary(reports: list[FileReport]) -> None:
+def test_text_shows_each_case_and_a_summary(reports: list[CaseFileReport]) -> None:
     text = format_reports(reports, "text")
     assert text.startswith("cases.yaml (pipeline shop.yaml)")
     assert "  PASS  passes" in text and "  FAIL  fails" in text
@@ -44,7 +44,7 @@ def test_text_shows_each_case_and_a_summary(reports: list[FileReport]) -> None:
 
 
 def test_text_shows_what_differed_and_the_task_tree_of_a_failing_case(
-    reports: list[FileReport],
+    reports: list[CaseFileReport],
 ) -> None:
     text = format_reports(reports, "text")
     failure = text[text.index("FAIL  fails") :]
@@ -58,7 +58,7 @@ def test_text_shows_what_differed_and_the_task_tree_of_a_failing_case(
 
 
 def test_junit_has_a_testcase_per_case_and_a_failure_for_the_failing_one(
-    reports: list[FileReport],
+    reports: list[CaseFileReport],
 ) -> None:
     root = ElementTree.fromstring(format_reports(reports, "junit"))
     assert root.get("tests") == "2" and root.get("failures") == "1"
@@ -80,7 +80,7 @@ def test_junit_reports_an_invalid_file_as_an_error(write: Write) -> None:
     assert error is not None and "S107" in (error.text or "")
 
 
-def test_github_annotates_the_failing_turn_s_line(reports: list[FileReport]) -> None:
+def test_github_annotates_the_failing_turn_s_line(reports: list[CaseFileReport]) -> None:
     lines = format_reports(reports, "github").splitlines()
     [annotation] = [line for line in lines if line.startswith("::error")]
     assert annotation.startswith("::error file=cases.yaml,line=17,title=runner test%3A fails::")

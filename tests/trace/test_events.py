@@ -15,7 +15,7 @@ from runner.trace.events import (
     EVENT_TYPES,
     HEAD,
     ActivatedTool,
-    Activation,
+    ActivationChoice,
     RankedPage,
     Retrieval,
     TaskStart,
@@ -97,7 +97,7 @@ def test_nested_parts_are_typed() -> None:
             "activated": [{"tool": "a", "reason": "rule"}],
         }
     )
-    assert isinstance(activation, Activation)
+    assert isinstance(activation, ActivationChoice)
     assert activation.activated == (ActivatedTool("a", "rule"),)
     assert activation.suitability is None and activation.ignored is None  # absent: None
     page = {"rank": 1, "document": "a.md", "page": 2, "heading": "H", "score": None}
