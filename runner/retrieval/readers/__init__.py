@@ -108,7 +108,7 @@ def read_document(folder: Path, path: Path, html_drop: Sequence[str] = ()) -> Do
     if fmt == "html" and html_drop:  # the HTML reader, a dataclass, with the corpus's own bars
         from dataclasses import replace
 
-        reader = replace(reader, drop=tuple(html_drop))  # type: ignore[type-var]
+        reader = replace(reader, drop=tuple(html_drop))  # type: ignore[type-var]  # a Reader
     return reader.read(relative, path.read_bytes())
 
 
