@@ -27,6 +27,7 @@ from runner.llm.providers.extractive import (
     select,
 )
 from runner.llm.providers.offline_extract import extract
+from runner.llm.providers.offline_meaning import page_bears
 from runner.llm.providers.offline_question import Part, parts
 from runner.llm.providers.offline_records import Record, comparison
 from runner.llm.providers.offline_units import RECORD, parse
@@ -70,11 +71,11 @@ class OfflineProvider:
 
 def _read_by_meaning(facts: Mapping[str, Any]) -> bool:
     """Some passage of the request carries a retrieval's meaning (runner.tools.meaning)."""
-    return any(
-        isinstance(passage, Mapping) and passage.get("meaning")
-        for key in ("passages", "context", "guaranteed")
-        for passage in facts.get(key) or ()
-    )
+    given = [facts.get("page"), *(p for key in _PASSAGE_FACTS for p in facts.get(key) or ())]
+    return any(isinstance(passage, Mapping) and passage.get("meaning") for passage in given)
+
+
+_PASSAGE_FACTS = ("passages", "context", "guaranteed", "answers")  # lists of passages; `page`: one
 
 
 def respond(request: LLMRequest) -> str:
@@ -348,11 +349,13 @@ def _uncovered(important: list[str], passages: Sequence[Passage]) -> list[str]:
 def read_page(request: LLMRequest) -> dict[str, Any]:
     """The page answers when it holds at least half of the question's content words (and at
     least two of them), and the sentences chosen from it (at most 3, without citations) hold at
-    least half of them too: the answer is on the page, not scattered over it."""
+    least half of them too: the answer is on the page, not scattered over it. A page that
+    carries its meaning (a corpus with page vectors) must also bear on the question by it
+    (`page_bears`), and its sentences are chosen by meaning too."""
     question = request.facts["question"]
     page = passages_from_facts([request.facts["page"]])
     important = content_words(question)
-    if not important or not _holds_enough(important, page[0]):
+    if not important or not page_bears(page[0]) or not _holds_enough(important, page[0]):
         return {"found": False, "answer": ""}
     chosen = select(question, page, per_guaranteed=0, limit=PAGE_SENTENCES)
     wanted = {stem(word) for word in important}

@@ -74,6 +74,11 @@ MEANING_FLOOR = 0.3  # a unit's cosine with the question below this does not ans
 RELATED_SHARE = 0.5  # …and a unit below this share of the best unit's cosine does not bear on it
 FIRST_UNITS = 2  # units the first page by meaning gives when the words chose none of it
 MEANING_PAGES = 3  # pages meaning may add to what the words chose
+# a page read alone (`read_page`, a deep search's) whose own vector is this far from the question
+# does not bear on it, whatever words it shares: a page vector is of the whole page, steadier
+# than a sentence's, and on-topic pages of a manual reach 0.4 where pages of another appliance
+# or subject that share a word ("clean the lint filter" for a dishwasher's filter) do not
+PAGE_FLOOR = 0.4
 
 
 @dataclass
@@ -130,6 +135,14 @@ class Meaning:
 
     def ranked(self, candidates: Sequence[Candidate]) -> list[Candidate]:
         return sorted(candidates, key=lambda c: (-self.cosine[c.place], c.passage, c.unit.position))
+
+
+def page_bears(passage: Passage) -> bool:
+    """Whether a page read alone bears on the question by meaning: True unless it carries its
+    page vector's cosine with the question (runner.tools.meaning.page_meaning) and that cosine
+    is below PAGE_FLOOR. A page without one (no page vectors) is left to its words."""
+    cosine = (passage.meaning or {}).get("cosine")
+    return not isinstance(cosine, (int, float)) or cosine >= PAGE_FLOOR
 
 
 def by_meaning(
