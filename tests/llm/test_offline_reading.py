@@ -112,3 +112,16 @@ def test_each_page_that_means_the_question_gives_its_best_unit_and_the_others_no
         meant(also, "b.md"),
     )
     assert reply == f"{first} [a.md p. 1]\n{also} [b.md p. 1]"
+
+
+def test_a_unit_is_read_by_meaning_with_the_code_it_introduces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the question's words are in the code alone: the sentence's meaning must hold it
+    intro = "Enum types are created with the CREATE TYPE command, for example:"
+    code = "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');"
+    other = "Enum labels are case sensitive."
+    given_cosines(monkeypatch, {code: 0.6, other: 0.5})
+    page = meant(f"{intro}\n\n```\n{code}\n```\n\n{other}", "a.md", first=True)
+    reply = answer("a mood column limited to 'happy', 'sad' and 'ok'", page)
+    assert reply.startswith(f"{intro} [a.md p. 1]\n```\n{code}\n```")

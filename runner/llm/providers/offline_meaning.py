@@ -79,6 +79,7 @@ MEANING_PAGES = 3  # pages meaning may add to what the words chose
 # than a sentence's, and on-topic pages of a manual reach 0.4 where pages of another appliance
 # or subject that share a word ("clean the lint filter" for a dishwasher's filter) do not
 PAGE_FLOOR = 0.4
+MEANT_CODE_LINES = 8  # lines of a unit's code embedded with it (the model reads 256 pieces)
 
 
 @dataclass
@@ -167,9 +168,14 @@ def _in_order(candidates: Iterable[Candidate]) -> list[Candidate]:
 
 
 def _meant_text(unit: Unit) -> str:
-    """What a unit means: its text under its heading (the section says what it is about)."""
+    """What a unit means: its text under its heading (the section says what it is about), and
+    the first lines of the code it introduces, which is quoted with it ("Enum types are created
+    using the CREATE TYPE command, for example:" means `CREATE TYPE mood AS ENUM ('sad', 'ok',
+    'happy')`: the question's words are often in the code alone)."""
     heading = unit.section.rsplit(" › ", 1)[-1]
-    return f"{heading}: {unit.text}" if heading else unit.text
+    text = f"{heading}: {unit.text}" if heading else unit.text
+    code = "\n".join(unit.code.strip().splitlines()[:MEANT_CODE_LINES])
+    return f"{text}\n{code}" if code else text
 
 
 def _first_page(
