@@ -20,7 +20,11 @@ from typing import Any
 # measured on the others (bench/gatekeeper.py; bench/README.md has the figures).
 AGREEMENT_WEIGHT = 0.1  # for each of the search's pages both rankings put in their best
 WORDS_WEIGHT = 0.1  # when the word rules find the context enough
-CONFIDENCE_NEEDED = 0.5
+CONFIDENCE_NEEDED = 0.5  # for a keyword ranking's evidence
+# A ranking by meaning puts first the page nearest the question, so its first page's cosine is
+# higher whether or not it answers: the bar is higher too (chosen on pydocs-users' hybrid
+# pipeline like the keyword bar on its keyword one; bench/README.md has the figures).
+MEANING_CONFIDENCE_NEEDED = 0.57
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,11 @@ class Evidence:
     agreement: int  # the search's top k pages among both the keyword and the vectors' top k
     top_k: int
     ranking: str = "keyword"  # the search's own: keyword, vector or hybrid
+
+    @property
+    def needed(self) -> float:
+        """The bar: higher for a ranking by meaning (vector, hybrid) than for BM25's."""
+        return CONFIDENCE_NEEDED if self.ranking == "keyword" else MEANING_CONFIDENCE_NEEDED
 
     def confidence(self, enough_by_words: bool) -> float:
         return (
@@ -44,7 +53,7 @@ class Evidence:
             f"retrieval evidence: the question's cosine with the first {self.ranking} page "
             f"{self.first_page_cosine:.2f}, {self.agreement} of the {self.top_k} {self.ranking} "
             f"pages among {among} best {self.top_k}{words}: confidence "
-            f"{self.confidence(enough_by_words):.2f} (needs {CONFIDENCE_NEEDED:.2f})"
+            f"{self.confidence(enough_by_words):.2f} (needs {self.needed:.2f})"
         )
 
 
@@ -69,4 +78,4 @@ def evidence_of(passages: Iterable[Any]) -> Evidence | None:
 
 def weighed(evidence: Evidence, enough_by_words: bool) -> bool:
     """Enough when the cosine, the agreement and the words' verdict together reach the bar."""
-    return evidence.confidence(enough_by_words) >= CONFIDENCE_NEEDED
+    return evidence.confidence(enough_by_words) >= evidence.needed
