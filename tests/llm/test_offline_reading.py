@@ -125,3 +125,15 @@ def test_a_unit_is_read_by_meaning_with_the_code_it_introduces(
     page = meant(f"{intro}\n\n```\n{code}\n```\n\n{other}", "a.md", first=True)
     reply = answer("a mood column limited to 'happy', 'sad' and 'ok'", page)
     assert reply.startswith(f"{intro} [a.md p. 1]\n```\n{code}\n```")
+
+
+def test_a_page_s_footnote_reference_is_not_quoted_as_a_citation() -> None:
+    # "[2]" on the page is its footnote; in the answer it would cite the second passage
+    page = Passage(
+        "Every user has permission to create databases.[2] Log in as that user.",
+        (Source("createdb.md", 4),),
+    )
+    other = Passage("The log rotates at midnight.", (Source("logs.md", 1),))
+    reply = answer("Who has permission to create databases?", page, other)
+    assert reply.startswith("Every user has permission to create databases. Log in as")
+    assert reply.endswith("[createdb.md p. 4]") and "logs.md" not in reply
