@@ -137,3 +137,40 @@ def test_a_page_s_footnote_reference_is_not_quoted_as_a_citation() -> None:
     reply = answer("Who has permission to create databases?", page, other)
     assert reply.startswith("Every user has permission to create databases. Log in as")
     assert reply.endswith("[createdb.md p. 4]") and "logs.md" not in reply
+
+
+def test_missing_info_reads_by_meaning_a_part_whose_words_are_on_a_page_that_means_else(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    battery = "The XR-200 battery lasts 10 hours on one charge."
+    crate = "The shipping crate case holds the colour samples."  # the words of part two
+    given_cosines(monkeypatch, {battery: 0.6, crate: 0.1})
+    _, prompts = offline()
+    missing = run(
+        prompts.missing_info(
+            "How long does the XR-200 battery last, and what colour is the case?",
+            [meant(battery, "a.md", first=True), meant(crate, "b.md")],
+            max_missing=3,
+        )
+    )
+    assert missing == ["colour case"]
+
+
+def test_what_an_answer_covers_is_what_it_quotes_not_what_meaning_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from runner.llm.providers.extractive import passages_from_facts, quoted_coverage
+    from runner.text.words import stem
+
+    battery = "The XR-200 battery lasts 10 hours on one charge."
+    crate = "The shipping crate case holds the colour samples."
+    given_cosines(monkeypatch, {battery: 0.6, crate: 0.1})
+    pages = [meant(battery, "a.md", first=True), meant(crate, "b.md")]
+    _, held, text = quoted_coverage(
+        "How long does the XR-200 battery last, and what colour is the case?",
+        passages_from_facts([page.to_json() for page in pages]),
+        per_guaranteed=6,
+        limit=4,
+    )
+    assert crate not in text
+    assert stem("colour") not in held and stem("battery") in held

@@ -290,7 +290,7 @@ def missing_info(request: LLMRequest) -> dict[str, list[str]]:
     uncovered = _uncovered(content_words(question), passages)
     pieces = [
         piece
-        for part in _unanswered_parts(question, passages)
+        for part in _missing_parts(question, passages)
         for piece in _part_queries(part, uncovered)
     ]
     if not pieces and uncovered:
@@ -299,6 +299,24 @@ def missing_info(request: LLMRequest) -> dict[str, list[str]]:
         important = content_words(question)
         return {"missing": [" ".join(important[: WORDS_PER_QUERY * 2])] if important else []}
     return {"missing": _within(pieces, limit)}
+
+
+def _missing_parts(question: str, passages: Sequence[Passage]) -> list[Part]:
+    """The parts no page answers by their words; where the pages carry their meaning, also
+    the parts the units an answer would quote (read by meaning, as the answer reads them) hold
+    less than 60 % of: a page that shares a part's words and means something else leaves the
+    part missing."""
+    by_words = _unanswered_parts(question, passages)
+    if not any(passage.meaning for passage in passages if not passage.guaranteed):
+        return by_words
+    _, quoted, _ = quoted_coverage(
+        question, passages, per_guaranteed=GUARANTEED_UNITS, limit=ANSWER_UNITS
+    )
+    return [
+        part
+        for part in parts(question)
+        if part in by_words or len(part.stems & quoted) / len(part.stems) < GATEKEEPER_MIN_COVERAGE
+    ]
 
 
 def _part_queries(part: Part, uncovered: list[str]) -> list[list[str]]:
