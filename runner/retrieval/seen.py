@@ -78,9 +78,8 @@ def format_retrievals(retrievals: Sequence[Mapping[str, Any]], *, indent: str = 
 
 def _evidence_line(evidence: Mapping[str, Any]) -> str:
     ranking = evidence.get("ranking") or "keyword"  # the search's own (runner.tools.evidence)
-    among = "the vectors'" if ranking == "keyword" else "both the keyword and the vectors'"
     return (
         f"evidence for the gatekeeper: cosine {evidence.get('first_page_cosine')} with the first "
-        f"{ranking} page, {evidence.get('agreement')} of its {evidence.get('top_k')} {ranking} "
-        f"pages among {among} best"
+        f"{ranking} page, {evidence.get('agreement')} of its {evidence.get('top_k')} keyword pages "
+        "among the vectors' best"
     )

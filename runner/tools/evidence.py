@@ -1,18 +1,15 @@
 """What a retrieval's pages are worth, beyond their words: the evidence a `retrieve` tool hands
 the gatekeeper (C27) when its corpus has page vectors.
 
-Two measures of the pages the tool actually returned, in the order its own search ranked them
-(keyword, vector or hybrid):
+Two measures:
 
-- `first_page_cosine`: the cosine between the question and the first of those pages (a question
-  in other words than the page's still lands near the page that answers it);
-- `agreement`: how many of those pages both the keyword ranking and the vectors' ranking put in
-  their top k (two rankings that meet on a page rarely meet by chance).
-
-For a keyword search these are the keyword ranking's first page and the keyword pages among the
-vectors' best, as before. For a hybrid search they are of the hybrid ranking: the page hybrid
-search put first, not BM25's first, is what the context and the answer lead with, so it is the
-page the gatekeeper must weigh (BM25's first page can be a page the context does not even hold).
+- `first_page_cosine`: the cosine between the question and the first page the tool returned, in
+  its own search's order (keyword, vector or hybrid: `ranking`) — a question in other words than
+  the page's still lands near the page that answers it. Under hybrid search that is the page
+  hybrid search put first, which the context and the answer lead with, not BM25's first, which
+  the context may not even hold;
+- `agreement`: how many of the keyword ranking's top k pages are also among the vectors' top k
+  (two rankings that meet on a page rarely meet by chance).
 
 On the project's question sets (bench/gatekeeper.py) these tell a first search that found the
 answer from one that did not better than word coverage does; docs/offline.md says how the
@@ -50,10 +47,9 @@ def retrieval_evidence(
         return None  # vectors built, model gone: the gatekeeper reads words only, as before
     if not by_cosine or cosine is None:
         return None
-    both = set(keyword) & set(by_cosine)
     return {
         "first_page_cosine": round(cosine, 4),
-        "agreement": sum(node_id in both for node_id in returned),
+        "agreement": len(set(keyword) & set(by_cosine)),
         "top_k": top_k,
         "ranking": mode,
     }

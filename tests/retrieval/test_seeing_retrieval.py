@@ -140,6 +140,5 @@ def test_show_retrieval_names_the_ranking_the_evidence_is_of() -> None:
     hybrid = {**EVENT, "evidence": {**EVENT["evidence"], "ranking": "hybrid"}}
     shown = format_retrievals(retrieval_events([hybrid]))
     assert (
-        "cosine 0.61 with the first hybrid page, 3 of its 4 hybrid pages among both the keyword "
-        "and the vectors' best"
+        "cosine 0.61 with the first hybrid page, 3 of its 4 keyword pages among the vectors' best"
     ) in shown

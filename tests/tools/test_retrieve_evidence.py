@@ -1,8 +1,8 @@
 """A retrieval's evidence for the gatekeeper (runner.tools.evidence). A corpus without page
 vectors gives none: the retrieve tool's result and trace carry none, and the offline gatekeeper
-decides on words alone, as before. Over page vectors it is of the pages the tool's own search
-returned, in its order (an index stand-in below; tests/embed/test_gatekeeper_evidence.py has
-the corpus with vectors)."""
+decides on words alone, as before. Over page vectors it weighs the first page the tool's own
+search returned and how far its keyword and vector rankings agree (an index stand-in below;
+tests/embed/test_gatekeeper_evidence.py has the corpus with vectors)."""
 
 from __future__ import annotations
 
@@ -99,11 +99,11 @@ def test_c27_hybrid_evidence_weighs_the_page_hybrid_search_ranked_first() -> Non
     assert evidence["ranking"] == "hybrid"
 
 
-def test_c27_agreement_counts_the_returned_pages_both_rankings_put_in_their_top_k() -> None:
-    hybrid = [_hit("b.md#1"), _hit("c.md#1"), _hit("f.md#1")]
+def test_c27_agreement_is_of_the_keyword_and_vector_rankings_whatever_the_search_returned() -> None:
+    hybrid = [_hit("b.md#1"), _hit("e.md#1"), _hit("f.md#1")]
     evidence = retrieval_evidence(INDEX, "q", 3, hybrid, "hybrid")
     assert evidence is not None
-    assert evidence["agreement"] == 1  # c only: b is the vectors' alone, f neither's
+    assert evidence["agreement"] == 1  # c: in both rankings' top 3, though not returned
 
 
 def test_c27_keyword_evidence_is_the_keyword_pages_among_the_vectors_best() -> None:
