@@ -8,9 +8,9 @@ is what bounds how many calls are in flight at once.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from runner.llm.citations import page_label
 from runner.retrieval.pages import Page
@@ -54,13 +54,20 @@ def answers_context(answers: Sequence[PageAnswer]) -> str:
     return "\n\n".join(f"{label(found.page)} {found.answer}" for found in answers)
 
 
-def page_passage(page: Page) -> Passage:
+def page_passage(page: Page, meaning: Mapping[str, Any] | None = None) -> Passage:
     """A page to read, under its label and its place (as in a context): a page deep in a
     document says what it is about only in its document's title and its section's heading
-    ("Spare Parts Availability Policy › Availability periods" for a table of years)."""
+    ("Spare Parts Availability Policy › Availability periods" for a table of years). With
+    `meaning`, how it can be read by meaning (runner.tools.meaning.page_meaning)."""
     from runner.llm.prompts import Passage
 
-    return Passage(text=pages_context([page]), sources=(page.source,), key=page.node_id)
+    return Passage(
+        text=pages_context([page]), sources=(page.source,), key=page.node_id, meaning=meaning
+    )
+
+
+# how a page can be read by meaning (runner.tools.meaning.page_meaning), None when it cannot
+PageMeaning = Callable[[Page], Mapping[str, Any] | None]
 
 
 async def read_pages(
@@ -70,13 +77,19 @@ async def read_pages(
     *,
     tool: str,
     template: TemplateRef | None = None,
+    meaning: PageMeaning | None = None,
 ) -> list[PageAnswer]:
-    """Ask the LLM whether each page answers the question; the pages that do, in page order."""
+    """Ask the LLM whether each page answers the question; the pages that do, in page order.
+    With `meaning` (a corpus with page vectors), each page goes with its meaning, worked out
+    in a worker thread (embedding the question takes the model's CPU time)."""
     chosen = list(pages)
+    meanings: list[Mapping[str, Any] | None] = [None] * len(chosen)
+    if meaning is not None and chosen:
+        meanings = await asyncio.to_thread(lambda: [meaning(page) for page in chosen])
     replies = await asyncio.gather(
         *(
-            prompts.read_page(question, page_passage(page), tool=tool, template=template)
-            for page in chosen
+            prompts.read_page(question, page_passage(page, meant), tool=tool, template=template)
+            for page, meant in zip(chosen, meanings, strict=True)
         )
     )
     return [PageAnswer(page, reply) for page, reply in zip(chosen, replies, strict=True) if reply]

@@ -77,8 +77,9 @@ def format_retrievals(retrievals: Sequence[Mapping[str, Any]], *, indent: str = 
 
 
 def _evidence_line(evidence: Mapping[str, Any]) -> str:
+    ranking = evidence.get("ranking") or "keyword"  # the search's own (runner.tools.evidence)
     return (
         f"evidence for the gatekeeper: cosine {evidence.get('first_page_cosine')} with the first "
-        f"keyword page, {evidence.get('agreement')} of its {evidence.get('top_k')} keyword pages "
+        f"{ranking} page, {evidence.get('agreement')} of its {evidence.get('top_k')} keyword pages "
         "among the vectors' best"
     )

@@ -1,10 +1,13 @@
 """What a retrieval's pages are worth, beyond their words: the evidence a `retrieve` tool hands
 the gatekeeper (C27) when its corpus has page vectors.
 
-Two measures, both of the question's keyword and vector rankings, whatever the tool's own mode:
+Two measures:
 
-- `first_page_cosine`: the cosine between the question and the keyword ranking's first page
-  (a question in other words than the page's still lands near the page that answers it);
+- `first_page_cosine`: the cosine between the question and the first page the tool returned, in
+  its own search's order (keyword, vector or hybrid: `ranking`) — a question in other words than
+  the page's still lands near the page that answers it. Under hybrid search that is the page
+  hybrid search put first, which the context and the answer lead with, not BM25's first, which
+  the context may not even hold;
 - `agreement`: how many of the keyword ranking's top k pages are also among the vectors' top k
   (two rankings that meet on a page rarely meet by chance).
 
@@ -27,28 +30,30 @@ if TYPE_CHECKING:
 
 
 def retrieval_evidence(
-    index: CorpusIndex, query: str, top_k: int, keyword: Sequence[ScoredPage] | None = None
+    index: CorpusIndex, query: str, top_k: int, hits: Sequence[ScoredPage], mode: str
 ) -> dict[str, Any] | None:
-    """The evidence of a search for `query` (`keyword`: its keyword hits when the tool already
-    has them), or None when the corpus has no page vectors or the model cannot run. The
+    """The evidence of the pages a search in `mode` returned for `query` (`hits`, best first),
+    or None when it returned none, the corpus has no page vectors or the model cannot run. The
     question is embedded once (the index keeps its last query's vector)."""
-    if index.vectors is None or top_k < 1:
-        return None
-    if keyword is None:
-        keyword = index.search(query, top_k, mode="keyword")
-    if not keyword:
-        return None  # no page shares a word with the question: nothing to weigh
+    if index.vectors is None or top_k < 1 or not hits:
+        return None  # nothing found, or nothing to weigh it with
+    returned = [hit.page.node_id for hit in hits[:top_k]]
     try:
+        keyword = returned if mode == "keyword" else _top(index, query, top_k, "keyword")
         # the vectors' own ranking, as measured: reranking would cost a model pass and blur it
-        by_cosine = index.search(query, top_k, mode="vector", rerank=False)
-        cosine = index.cosine(query, keyword[0].page.node_id)
+        by_cosine = _top(index, query, top_k, "vector")
+        cosine = index.cosine(query, returned[0])
     except (CorpusError, ModelUnavailable, ImportError):
         return None  # vectors built, model gone: the gatekeeper reads words only, as before
     if not by_cosine or cosine is None:
         return None
-    vector_top = {hit.page.node_id for hit in by_cosine}
     return {
         "first_page_cosine": round(cosine, 4),
-        "agreement": sum(hit.page.node_id in vector_top for hit in keyword[:top_k]),
+        "agreement": len(set(keyword) & set(by_cosine)),
         "top_k": top_k,
+        "ranking": mode,
     }
+
+
+def _top(index: CorpusIndex, query: str, top_k: int, mode: str) -> list[str]:
+    return [hit.page.node_id for hit in index.search(query, top_k, mode=mode, rerank=False)]

@@ -36,6 +36,7 @@ from runner.tools.base import (
     finish,
     place,
 )
+from runner.tools.meaning import page_meaning
 from runner.tools.retrieve import corpus_for, record_retrieval, with_pages
 from runner.tools.search import answering_config
 
@@ -99,7 +100,13 @@ class NeighborSearchTool(BuiltinTool):
         if not call.env.coordinator_requested:
             result = finish(self.config, call.env, pages_context(pages), [p.source for p in pages])
             return with_pages(result, pages)
-        answers = await read_pages(call.env.prompts, call.directive, pages, tool=self.name)
+        answers = await read_pages(
+            call.env.prompts,
+            call.directive,
+            pages,
+            tool=self.name,
+            meaning=page_meaning(self.index, call.directive),  # C29: what bears on the question
+        )
         found = [answer.page for answer in answers]
         if not answers:
             return with_pages(ToolResult.context(""), [], read=len(pages))

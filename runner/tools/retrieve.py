@@ -137,10 +137,14 @@ class RetrieveTool(BuiltinTool):
         query = await search_query(call, self.index, self.options, self.name)
         hits = await searched(self.index, query.text, self.options.top_k, self.options.mode)
         evidence = None
-        if self.gives_evidence:
-            keyword = hits if self.options.mode == "keyword" else None
+        if self.gives_evidence:  # of the pages this search ranked, in its order
             evidence = await asyncio.to_thread(
-                retrieval_evidence, self.index, query.text, self.options.top_k, keyword
+                retrieval_evidence,
+                self.index,
+                query.text,
+                self.options.top_k,
+                hits,
+                self.options.mode,
             )
         extra = {EVIDENCE: evidence} if evidence is not None else {}
         meaning = retrieval_meaning(self.index, hits, self.options.mode, evidence is not None)

@@ -25,6 +25,7 @@ from runner.config.model import Output, SearchOptions, ToolConfig
 from runner.engine.results import ToolResult
 from runner.retrieval.reading import answers_context, pages_context, read_pages
 from runner.tools.base import BuiltinTool, Call, finish, instantiate
+from runner.tools.meaning import page_meaning
 from runner.tools.retrieve import (
     check_mode,
     corpus_for,
@@ -85,7 +86,12 @@ class SearchTool(BuiltinTool):
         full_scan = not top and limit is None  # C31: only ever without a limit
         to_read = self.index.answer_pages() if full_scan else top
         answers = await read_pages(
-            call.env.prompts, question, to_read, tool=self.name, template=self.options.read_template
+            call.env.prompts,
+            question,
+            to_read,
+            tool=self.name,
+            template=self.options.read_template,
+            meaning=page_meaning(self.index, question),  # C32: what bears on the question
         )
         pages = [found.page for found in answers]
         if answers:

@@ -1,7 +1,7 @@
 """A retrieve tool over a corpus with page vectors hands the gatekeeper its evidence (C27;
-runner.tools.evidence): the question's cosine with the keyword ranking's first page and how many
-keyword pages are among the vectors' top k, whatever the tool's own mode; the trace's
-`retrieval` event shows it and the offline gatekeeper's reason weighs it."""
+runner.tools.evidence): the question's cosine with the first page the tool's own search returned
+and how many keyword pages are among the vectors' top k; the
+trace's `retrieval` event shows it and the offline gatekeeper's reason weighs it."""
 
 from __future__ import annotations
 
@@ -59,17 +59,24 @@ def first(found: list[dict[str, Any]], kind: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
-def test_c27_the_evidence_is_of_the_keyword_and_vector_rankings(embedder, tmp_path, mode) -> None:
+def test_c27_the_evidence_is_of_the_pages_the_tool_s_own_search_ranked(
+    embedder, tmp_path, mode
+) -> None:
     path = pipeline(tmp_path, mode)
-    evidence = first(events(path, QUESTION), "retrieval")["evidence"]
+    retrieval = first(events(path, QUESTION), "retrieval")
+    evidence = retrieval["evidence"]
+    returned = [f"{page['document']}#{page['page']}" for page in retrieval["pages"]]
     index = open_corpus(load_pipeline(path), "manuals", build=False)
-    keyword = [hit.page.node_id for hit in index.search(QUESTION, 3, mode="keyword")]
-    vector_top = [hit.page.node_id for hit in index.search(QUESTION, 3, mode="vector")]
+    keyword = {hit.page.node_id for hit in index.search(QUESTION, 3, mode="keyword")}
+    vector_top = {
+        hit.page.node_id for hit in index.search(QUESTION, 3, mode="vector", rerank=False)
+    }
     assert evidence["first_page_cosine"] == pytest.approx(
-        index.cosine(QUESTION, keyword[0]), abs=1e-4
+        index.cosine(QUESTION, returned[0]), abs=1e-4
     )
-    assert evidence["agreement"] == len(set(keyword) & set(vector_top))
+    assert evidence["agreement"] == len(keyword & vector_top)
     assert evidence["top_k"] == 3
+    assert evidence["ranking"] == mode
 
 
 def test_c27_the_offline_gatekeeper_weighs_the_evidence(embedder, tmp_path) -> None:

@@ -36,9 +36,9 @@ def support(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def support_words(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The support example with its handbook searched by words alone (`mode: keyword`): the
-    pages the offline answer below was written against. With hybrid search the offline
-    answerer also quotes a manual sentence that does not bear on the warranty (issue 29's
-    rebuilt answerer is to stop that); C33 itself holds either way (the next tests)."""
+    pages the offline warranty answer below was written against. With hybrid search the
+    offline answerer also quotes manual sentences beside the warranty (reading by meaning adds
+    each page's best sentence: issue 29's answerer); C33 itself holds either way."""
     folder = tmp_path_factory.mktemp("c33-words") / "support"
     copy_example("support", folder)
     path = folder / "support.yaml"
@@ -133,15 +133,10 @@ def test_c33_offline_warranty_answer_cites_and_lists_the_product_table(
     assert result.sources == (PRODUCT,)
 
 
-def test_c33_offline_answer_lists_exactly_the_pages_its_sentences_cite(
-    support_words: Path,
-) -> None:
-    # on words alone, so that the first search's pages are the whole buffer: with hybrid search
-    # the gatekeeper's evidence (the keyword ranking's first page against the vectors') still
-    # sends this question to the deep fallback, whose neighbour search reads pages by their
-    # words and adds guaranteed passages (listed too, as C33 wants) from pages that do not bear
-    # on it — issue 29's open part, not C33's
-    result, state = rounds(offline(support_words), "How do I clean the filter of my dishwasher?")
+def test_c33_offline_answer_lists_exactly_the_pages_its_sentences_cite(support: Path) -> None:
+    # the hybrid search puts the dishwasher's "Filters" page first, and the gatekeeper's
+    # evidence is of that page: the first search answered, no deep search adds to the buffer
+    result, state = rounds(offline(support), "How do I clean the filter of my dishwasher?")
     listed = source_labels([source.to_json() for source in result.sources])
     assert cited(result.answer) == set(listed)
     assert len(result.sources) < len(retrieved(state))

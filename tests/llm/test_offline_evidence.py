@@ -74,3 +74,15 @@ def test_a_buffer_result_hands_its_retrieval_evidence_to_its_passage() -> None:
 
 def test_a_passage_without_evidence_shows_templates_no_evidence_key() -> None:
     assert "evidence" not in MANUAL.to_json()
+
+
+def test_c27_the_reason_names_the_ranking_the_evidence_is_of() -> None:
+    hybrid = replace(
+        MANUAL,
+        evidence={"first_page_cosine": 0.73, "agreement": 1, "top_k": 5, "ranking": "hybrid"},
+    )
+    _, reason = gate(OTHER_WORDS, hybrid)
+    assert (
+        "the question's cosine with the first hybrid page 0.73, 1 of the 5 keyword pages among "
+        "the vectors' best 5"
+    ) in reason

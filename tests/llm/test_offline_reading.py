@@ -112,3 +112,65 @@ def test_each_page_that_means_the_question_gives_its_best_unit_and_the_others_no
         meant(also, "b.md"),
     )
     assert reply == f"{first} [a.md p. 1]\n{also} [b.md p. 1]"
+
+
+def test_a_unit_is_read_by_meaning_with_the_code_it_introduces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the question's words are in the code alone: the sentence's meaning must hold it
+    intro = "Enum types are created with the CREATE TYPE command, for example:"
+    code = "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');"
+    other = "Enum labels are case sensitive."
+    given_cosines(monkeypatch, {code: 0.6, other: 0.5})
+    page = meant(f"{intro}\n\n```\n{code}\n```\n\n{other}", "a.md", first=True)
+    reply = answer("a mood column limited to 'happy', 'sad' and 'ok'", page)
+    assert reply.startswith(f"{intro} [a.md p. 1]\n```\n{code}\n```")
+
+
+def test_a_page_s_footnote_reference_is_not_quoted_as_a_citation() -> None:
+    # "[2]" on the page is its footnote; in the answer it would cite the second passage
+    page = Passage(
+        "Every user has permission to create databases.[2] Log in as that user.",
+        (Source("createdb.md", 4),),
+    )
+    other = Passage("The log rotates at midnight.", (Source("logs.md", 1),))
+    reply = answer("Who has permission to create databases?", page, other)
+    assert reply.startswith("Every user has permission to create databases. Log in as")
+    assert reply.endswith("[createdb.md p. 4]") and "logs.md" not in reply
+
+
+def test_missing_info_reads_by_meaning_a_part_whose_words_are_on_a_page_that_means_else(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    battery = "The XR-200 battery lasts 10 hours on one charge."
+    crate = "The shipping crate case holds the colour samples."  # the words of part two
+    given_cosines(monkeypatch, {battery: 0.6, crate: 0.1})
+    _, prompts = offline()
+    missing = run(
+        prompts.missing_info(
+            "How long does the XR-200 battery last, and what colour is the case?",
+            [meant(battery, "a.md", first=True), meant(crate, "b.md")],
+            max_missing=3,
+        )
+    )
+    assert missing == ["colour case"]
+
+
+def test_what_an_answer_covers_is_what_it_quotes_not_what_meaning_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from runner.llm.providers.extractive import passages_from_facts, quoted_coverage
+    from runner.text.words import stem
+
+    battery = "The XR-200 battery lasts 10 hours on one charge."
+    crate = "The shipping crate case holds the colour samples."
+    given_cosines(monkeypatch, {battery: 0.6, crate: 0.1})
+    pages = [meant(battery, "a.md", first=True), meant(crate, "b.md")]
+    _, held, text = quoted_coverage(
+        "How long does the XR-200 battery last, and what colour is the case?",
+        passages_from_facts([page.to_json() for page in pages]),
+        per_guaranteed=6,
+        limit=4,
+    )
+    assert crate not in text
+    assert stem("colour") not in held and stem("battery") in held

@@ -132,3 +132,13 @@ def test_show_retrieval_prints_what_was_searched_and_the_evidence() -> None:
     shown = format_retrievals(retrieval_events([EVENT]))
     assert "  searched as 'wipe the cache clear'" in shown
     assert "cosine 0.61 with the first keyword page, 3 of its 4 keyword pages" in shown
+
+
+def test_show_retrieval_names_the_ranking_the_evidence_is_of() -> None:
+    from runner.retrieval.seen import format_retrievals, retrieval_events
+
+    hybrid = {**EVENT, "evidence": {**EVENT["evidence"], "ranking": "hybrid"}}
+    shown = format_retrievals(retrieval_events([hybrid]))
+    assert (
+        "cosine 0.61 with the first hybrid page, 3 of its 4 keyword pages among the vectors' best"
+    ) in shown

@@ -100,11 +100,13 @@ def select(
         if _choose(selection, candidate, seen):
             covered.update(candidate.match)
     context = [c for c in candidates if not passages[c.passage].guaranteed]
+    by_guaranteed = set(covered)
     answering = _answering(question_parts, context, covered, limit)
     meant = by_meaning(question, passages, context)
     if meant is not None:
         answering = meant.read(meant.kept(answering))
-        covered.update(key for candidate in answering for key in candidate.match)
+        # what is covered is what is quoted: not the words of a unit meaning left out
+        covered = by_guaranteed | {key for candidate in answering for key in candidate.match}
     for candidate in answering:
         _choose(selection, candidate, seen)
     selection.covered = covered

@@ -27,6 +27,7 @@ from runner.llm.providers.extractive import (
     select,
 )
 from runner.llm.providers.offline_extract import extract
+from runner.llm.providers.offline_meaning import page_bears
 from runner.llm.providers.offline_question import Part, parts
 from runner.llm.providers.offline_records import Record, comparison
 from runner.llm.providers.offline_units import RECORD, parse
@@ -70,11 +71,11 @@ class OfflineProvider:
 
 def _read_by_meaning(facts: Mapping[str, Any]) -> bool:
     """Some passage of the request carries a retrieval's meaning (runner.tools.meaning)."""
-    return any(
-        isinstance(passage, Mapping) and passage.get("meaning")
-        for key in ("passages", "context", "guaranteed")
-        for passage in facts.get(key) or ()
-    )
+    given = [facts.get("page"), *(p for key in _PASSAGE_FACTS for p in facts.get(key) or ())]
+    return any(isinstance(passage, Mapping) and passage.get("meaning") for passage in given)
+
+
+_PASSAGE_FACTS = ("passages", "context", "guaranteed", "answers")  # lists of passages; `page`: one
 
 
 def respond(request: LLMRequest) -> str:
@@ -289,7 +290,7 @@ def missing_info(request: LLMRequest) -> dict[str, list[str]]:
     uncovered = _uncovered(content_words(question), passages)
     pieces = [
         piece
-        for part in _unanswered_parts(question, passages)
+        for part in _missing_parts(question, passages)
         for piece in _part_queries(part, uncovered)
     ]
     if not pieces and uncovered:
@@ -298,6 +299,24 @@ def missing_info(request: LLMRequest) -> dict[str, list[str]]:
         important = content_words(question)
         return {"missing": [" ".join(important[: WORDS_PER_QUERY * 2])] if important else []}
     return {"missing": _within(pieces, limit)}
+
+
+def _missing_parts(question: str, passages: Sequence[Passage]) -> list[Part]:
+    """The parts no page answers by their words; where the pages carry their meaning, also
+    the parts the units an answer would quote (read by meaning, as the answer reads them) hold
+    less than 60 % of: a page that shares a part's words and means something else leaves the
+    part missing."""
+    by_words = _unanswered_parts(question, passages)
+    if not any(passage.meaning for passage in passages if not passage.guaranteed):
+        return by_words
+    _, quoted, _ = quoted_coverage(
+        question, passages, per_guaranteed=GUARANTEED_UNITS, limit=ANSWER_UNITS
+    )
+    return [
+        part
+        for part in parts(question)
+        if part in by_words or len(part.stems & quoted) / len(part.stems) < GATEKEEPER_MIN_COVERAGE
+    ]
 
 
 def _part_queries(part: Part, uncovered: list[str]) -> list[list[str]]:
@@ -348,11 +367,13 @@ def _uncovered(important: list[str], passages: Sequence[Passage]) -> list[str]:
 def read_page(request: LLMRequest) -> dict[str, Any]:
     """The page answers when it holds at least half of the question's content words (and at
     least two of them), and the sentences chosen from it (at most 3, without citations) hold at
-    least half of them too: the answer is on the page, not scattered over it."""
+    least half of them too: the answer is on the page, not scattered over it. A page that
+    carries its meaning (a corpus with page vectors) must also bear on the question by it
+    (`page_bears`), and its sentences are chosen by meaning too."""
     question = request.facts["question"]
     page = passages_from_facts([request.facts["page"]])
     important = content_words(question)
-    if not important or not _holds_enough(important, page[0]):
+    if not important or not page_bears(page[0]) or not _holds_enough(important, page[0]):
         return {"found": False, "answer": ""}
     chosen = select(question, page, per_guaranteed=0, limit=PAGE_SENTENCES)
     wanted = {stem(word) for word in important}

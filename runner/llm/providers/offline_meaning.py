@@ -74,6 +74,12 @@ MEANING_FLOOR = 0.3  # a unit's cosine with the question below this does not ans
 RELATED_SHARE = 0.5  # …and a unit below this share of the best unit's cosine does not bear on it
 FIRST_UNITS = 2  # units the first page by meaning gives when the words chose none of it
 MEANING_PAGES = 3  # pages meaning may add to what the words chose
+# a page read alone (`read_page`, a deep search's) whose own vector is this far from the question
+# does not bear on it, whatever words it shares: a page vector is of the whole page, steadier
+# than a sentence's, and on-topic pages of a manual reach 0.4 where pages of another appliance
+# or subject that share a word ("clean the lint filter" for a dishwasher's filter) do not
+PAGE_FLOOR = 0.4
+MEANT_CODE_LINES = 8  # lines of a unit's code embedded with it (the model reads 256 pieces)
 
 
 @dataclass
@@ -132,6 +138,14 @@ class Meaning:
         return sorted(candidates, key=lambda c: (-self.cosine[c.place], c.passage, c.unit.position))
 
 
+def page_bears(passage: Passage) -> bool:
+    """Whether a page read alone bears on the question by meaning: True unless it carries its
+    page vector's cosine with the question (runner.tools.meaning.page_meaning) and that cosine
+    is below PAGE_FLOOR. A page without one (no page vectors) is left to its words."""
+    cosine = (passage.meaning or {}).get("cosine")
+    return not isinstance(cosine, (int, float)) or cosine >= PAGE_FLOOR
+
+
 def by_meaning(
     question: str, passages: Sequence[Passage], context: Sequence[Candidate]
 ) -> Meaning | None:
@@ -154,9 +168,14 @@ def _in_order(candidates: Iterable[Candidate]) -> list[Candidate]:
 
 
 def _meant_text(unit: Unit) -> str:
-    """What a unit means: its text under its heading (the section says what it is about)."""
+    """What a unit means: its text under its heading (the section says what it is about), and
+    the first lines of the code it introduces, which is quoted with it ("Enum types are created
+    using the CREATE TYPE command, for example:" means `CREATE TYPE mood AS ENUM ('sad', 'ok',
+    'happy')`: the question's words are often in the code alone)."""
     heading = unit.section.rsplit(" › ", 1)[-1]
-    return f"{heading}: {unit.text}" if heading else unit.text
+    text = f"{heading}: {unit.text}" if heading else unit.text
+    code = "\n".join(unit.code.strip().splitlines()[:MEANT_CODE_LINES])
+    return f"{text}\n{code}" if code else text
 
 
 def _first_page(

@@ -3,6 +3,7 @@ its citation, a unit's code block after its line (docs/offline.md, "Citations" a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -44,6 +45,7 @@ class Selection:
                 continue
             citation = citation_text(cited_by(self.passages[passage], unit.labels)) if cite else ""
             shown = compact_record(unit.fields, wanted) if unit.kind == RECORD else unit.text
+            shown = without_footnotes(shown)
             following = self.chosen.get((passage, position + 1))
             if unit.introduces and (following is None or following.labels != unit.labels):
                 shown = closed(shown)  # what it introduced is not quoted
@@ -89,6 +91,19 @@ class Selection:
     def _record(self, passage: int, unit: Unit, *, cite: bool) -> Record:
         labels = cited_by(self.passages[passage], unit.labels) if cite else ()
         return Record(unit.fields, labels)
+
+
+_INLINE_CODE = re.compile(r"(`[^`]*`)")
+_FOOTNOTE = re.compile(r"\s?\[\d{1,3}\](?!\()")  # a page's footnote reference: "[1]", "text.[2]"
+
+
+def without_footnotes(text: str) -> str:
+    """The quoted text without the page's footnote references (`[1]`, outside inline code): in
+    an answer a bracketed number is a passage's number, so a quoted `[2]` would cite the second
+    passage for a sentence of another page."""
+    pieces = _INLINE_CODE.split(text)
+    kept = [piece if i % 2 else _FOOTNOTE.sub("", piece) for i, piece in enumerate(pieces)]
+    return "".join(kept).strip()
 
 
 @dataclass
