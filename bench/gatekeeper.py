@@ -202,8 +202,9 @@ def evidence_ms(index: Any, question: str) -> float:
     """What the retrieve tool's evidence costs a question, alone (runner.tools.evidence)."""
     from runner.tools.evidence import retrieval_evidence
 
+    hits = index.search(question, TOP_K, mode="vector")
     started = time.perf_counter()
-    retrieval_evidence(index, question, TOP_K)
+    retrieval_evidence(index, question, TOP_K, hits, "vector")
     return (time.perf_counter() - started) * 1000
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from runner.config.model import LLMConfig, ModelSettings
 from runner.llm.providers.base import ProviderReply
-from runner.llm.providers.extractive import Passage, select
+from runner.llm.providers.extractive import OfflinePassage, select
 from runner.llm.providers.offline import NOT_FOUND, respond
 from runner.llm.types import LLMRequest, Purpose
 from runner.text.words import estimate_tokens, stems
@@ -135,7 +135,10 @@ class Meter:
 def answer_text(question: str, passages: Sequence[str]) -> str:
     """The context sentences that best cover the question (runner's extractive selection)."""
     chosen = select(
-        question, [Passage(text) for text in passages], per_guaranteed=0, limit=ANSWER_SENTENCES
+        question,
+        [OfflinePassage(text) for text in passages],
+        per_guaranteed=0,
+        limit=ANSWER_SENTENCES,
     )
     return NOT_FOUND if chosen.empty else chosen.text(cite=False)
 

@@ -5,6 +5,7 @@ compose's `[n]` markers become runner's citations of the passages' sources.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -192,7 +193,7 @@ def cited_answer(reply: str, passages: Sequence[Passage]) -> Answer:
 
     # quoted code is never read for markers: `[1, 2]` in it is a list, not a citation
     text = "".join(
-        piece if offset < 0 else _MARKERS.sub(lambda m, at=offset: rewrite(m, at), piece)
+        piece if offset < 0 else _MARKERS.sub(functools.partial(rewrite, offset=offset), piece)
         for offset, piece in prose_pieces(reply)
     )
     used = [passage for _, passage in sorted(cited, key=lambda found: found[0])]

@@ -19,7 +19,7 @@ from itertools import pairwise
 # invisible operators and bidirectional marks. Other spaces (NBSP, thin, em, ideographic …) become
 # a plain space; NFKC does most of that, this table does the rest in the same pass.
 _INVISIBLE = "\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
-_TRANSLATION = {ord(ch): None for ch in _INVISIBLE}
+_TRANSLATION: dict[int, str | None] = {ord(ch): None for ch in _INVISIBLE}
 _TRANSLATION.update(
     {
         ord(ch): " "

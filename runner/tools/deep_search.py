@@ -28,6 +28,7 @@ from runner.engine.protocols import PriorContext, ToolEnv
 from runner.engine.results import ReasonedDecision, SubtaskDecision, ToolResult
 from runner.engine.task import Task, key_task_no
 from runner.llm.prompts import passages_from_buffer
+from runner.sources import unique_sources
 from runner.tools.base import (
     BuiltinTool,
     Call,
@@ -137,8 +138,8 @@ class DeepSearchTool(BuiltinTool):
             call.directive, answers, tool=self.name, template=self.options.compose_template
         )
         # C33: the sources of the answers the supplement cites (all of them when it cites none)
-        sources = dict.fromkeys(source for used in supplement.used for source in used.sources)
-        return ToolResult.guaranteed_context(supplement.text, tuple(sources))  # C28
+        sources = unique_sources(source for used in supplement.used for source in used.sources)
+        return ToolResult.guaranteed_context(supplement.text, sources)  # C28
 
 
 def build(config: ToolConfig, services: ToolServices) -> ConsumingTool:

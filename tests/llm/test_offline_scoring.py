@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.llm.providers.offline_passages import Passage
+from runner.llm.providers.offline_passages import OfflinePassage
 from runner.llm.providers.offline_question import parts
 from runner.llm.providers.offline_scoring import unit_candidates
 
@@ -18,7 +18,7 @@ SECTION = (
 
 
 def scores(question: str) -> dict[str, float]:
-    found = unit_candidates(parts(question), [Passage(SECTION)], "")
+    found = unit_candidates(parts(question), [OfflinePassage(SECTION)], "")
     return {candidate.unit.text: candidate.score for candidate in found}
 
 

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 from runner.llm.providers.offline_meaning import by_meaning
 from runner.llm.providers.offline_passages import (
-    Passage,
+    OfflinePassage,
     cited_by,
     passages_from_facts,
 )
@@ -55,7 +56,7 @@ from runner.llm.providers.offline_units import (
 
 # the passages and their citations live in offline_passages; these names are also read from here
 __all__ = [
-    "Passage",
+    "OfflinePassage",
     "Selection",
     "cited_by",
     "passages_from_facts",
@@ -81,7 +82,7 @@ LEAD_IN = 4  # words of a sentence that only leads in to its code ("For example:
 
 def select(
     question: str,
-    passages: Sequence[Passage],
+    passages: Sequence[OfflinePassage],
     *,
     per_guaranteed: int,
     limit: int,
@@ -114,7 +115,7 @@ def select(
 
 
 def quoted_coverage(
-    question: str, passages: Sequence[Passage], *, per_guaranteed: int, limit: int
+    question: str, passages: Sequence[OfflinePassage], *, per_guaranteed: int, limit: int
 ) -> tuple[float, set[str], str]:
     """What the units an answer would quote hold of the question: the share of its weight
     (each word weighs its inverse document frequency over the passages' units, so rare words
@@ -138,7 +139,7 @@ def quoted_coverage(
 
 
 def _guaranteed(
-    candidates: Sequence[Candidate], passages: Sequence[Passage], per_block: int
+    candidates: Sequence[Candidate], passages: Sequence[OfflinePassage], per_block: int
 ) -> list[Candidate]:
     """Every unit of a guaranteed passage; of a cited block with more than `per_block` units,
     its best `per_block`."""
@@ -222,12 +223,16 @@ def _competing(
     return _best(competing.values())
 
 
-def _needed_share(held: set[str], needed: set[str], weights: Mapping[str, float]) -> float:
+def _needed_share(
+    held: AbstractSet[str], needed: AbstractSet[str], weights: Mapping[str, float]
+) -> float:
     total = sum(weights[key] for key in needed)
     return sum(weights[key] for key in needed & held) / total if total else 1.0
 
 
-def _needed_score(candidate: Candidate, needed: set[str], weights: Mapping[str, float]) -> float:
+def _needed_score(
+    candidate: Candidate, needed: AbstractSet[str], weights: Mapping[str, float]
+) -> float:
     matched = sum(weights[key] * s for key, s in candidate.match.items() if key in needed)
     return matched * candidate.norm * candidate.cue
 

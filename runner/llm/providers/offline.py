@@ -20,7 +20,7 @@ from runner.llm.errors import NoModelError
 from runner.llm.evidence import evidence_of, weighed
 from runner.llm.providers.base import ProviderReply
 from runner.llm.providers.extractive import (
-    Passage,
+    OfflinePassage,
     cited_by,
     passages_from_facts,
     quoted_coverage,
@@ -301,7 +301,7 @@ def missing_info(request: LLMRequest) -> dict[str, list[str]]:
     return {"missing": _within(pieces, limit)}
 
 
-def _missing_parts(question: str, passages: Sequence[Passage]) -> list[Part]:
+def _missing_parts(question: str, passages: Sequence[OfflinePassage]) -> list[Part]:
     """The parts no page answers by their words; where the pages carry their meaning, also
     the parts the units an answer would quote (read by meaning, as the answer reads them) hold
     less than 60 % of: a page that shares a part's words and means something else leaves the
@@ -337,7 +337,7 @@ def _within(pieces: list[list[str]], limit: int) -> list[str]:
     return [" ".join(piece) for piece in [*kept, rest] if piece]
 
 
-def _unanswered_parts(question: str, passages: Sequence[Passage]) -> list[Part]:
+def _unanswered_parts(question: str, passages: Sequence[OfflinePassage]) -> list[Part]:
     pages = _page_stems(passages)
     return [
         part
@@ -347,7 +347,7 @@ def _unanswered_parts(question: str, passages: Sequence[Passage]) -> list[Part]:
     ]
 
 
-def _page_stems(passages: Sequence[Passage]) -> list[set[str]]:
+def _page_stems(passages: Sequence[OfflinePassage]) -> list[set[str]]:
     """The word stems of each page of the passages (a page label starts a page; a passage
     without labels is one page), headings included."""
     pages: dict[tuple[int, tuple[str, ...]], set[str]] = {}
@@ -358,7 +358,7 @@ def _page_stems(passages: Sequence[Passage]) -> list[set[str]]:
     return list(pages.values())
 
 
-def _uncovered(important: list[str], passages: Sequence[Passage]) -> list[str]:
+def _uncovered(important: list[str], passages: Sequence[OfflinePassage]) -> list[str]:
     """The words no page holds (in its text or its headings; code is not read)."""
     present = set().union(*_page_stems(passages))
     return [word for word in important if stem(word) not in present]
@@ -382,7 +382,7 @@ def read_page(request: LLMRequest) -> dict[str, Any]:
     return {"found": True, "answer": chosen.text(cite=False)}
 
 
-def _holds_enough(important: list[str], page: Passage) -> bool:
+def _holds_enough(important: list[str], page: OfflinePassage) -> bool:
     present = set().union(*_page_stems([page]))
     held = sum(1 for word in important if stem(word) in present)
     return held / len(important) >= READ_PAGE_MIN_COVERAGE and held >= min(2, len(important))
@@ -428,7 +428,7 @@ def answer(request: LLMRequest) -> str:
     return not_found(context) if chosen.empty else chosen.text(cite=True)
 
 
-def not_found(context: Sequence[Passage]) -> str:
+def not_found(context: Sequence[OfflinePassage]) -> str:
     """Our "does not answer", naming the closest sections (the context's, in its search's
     order) by document and heading, so that a reader knows where to look: never a quote from
     a page that does not answer."""
@@ -461,13 +461,13 @@ def tool(request: LLMRequest) -> str:
     return not_found(context) if chosen.empty else chosen.text(cite=True)
 
 
-def _records(context: Sequence[Passage]) -> bool:
+def _records(context: Sequence[OfflinePassage]) -> bool:
     """Two or more records and nothing else: lookup rows to compare."""
     units = [unit for passage in context for unit in parse(passage.text)]
     return len(units) >= 2 and all(unit.kind == RECORD for unit in units)
 
 
-def compare_records(question: str, context: Sequence[Passage]) -> str:
+def compare_records(question: str, context: Sequence[OfflinePassage]) -> str:
     records = [
         Record(
             unit.fields, cited_by(passage, unit.labels, source_labels(passage.sources[i : i + 1]))
@@ -478,12 +478,12 @@ def compare_records(question: str, context: Sequence[Passage]) -> str:
     return comparison(records, {stem(word) for word in content_words(question)})
 
 
-def _says_not_found(passage: Passage) -> bool:
+def _says_not_found(passage: OfflinePassage) -> bool:
     """Our own "does not answer" (a compose that found nothing): not an answer to quote."""
     return passage.text.strip().startswith(NOT_FOUND)
 
 
-def _as_guaranteed(passage: Passage) -> Passage:
+def _as_guaranteed(passage: OfflinePassage) -> OfflinePassage:
     return replace(passage, guaranteed=True)
 
 

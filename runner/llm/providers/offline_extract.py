@@ -271,8 +271,8 @@ class _Placement:
         """(words away, 0 before / 1 after) of the nearest cue of the field, not across a
         clause's punctuation or another number; a one-letter name only as `a = 3`."""
         if len(name) == 1:
-            before = self.text[max(0, value.start - 6) : value.start]
-            return (0, 0) if re.search(rf"\b{re.escape(name)}\s*[=:]\s*$", before, re.I) else None
+            ahead = self.text[max(0, value.start - 6) : value.start]
+            return (0, 0) if re.search(rf"\b{re.escape(name)}\s*[=:]\s*$", ahead, re.I) else None
         last_before = bisect_right(self.word_ends, value.start)
         first_after = bisect_left(self.word_starts, value.end)
         before = self.words[max(0, last_before - _CUE_BEFORE) : last_before]

@@ -18,7 +18,7 @@ from typing import Any
 
 from runner.embedding import ModelUnavailable
 from runner.llm.citations import source_labels
-from runner.llm.providers.offline_passages import Passage
+from runner.llm.providers.offline_passages import OfflinePassage
 from runner.llm.providers.offline_scoring import Candidate
 from runner.llm.providers.offline_units import Unit
 
@@ -138,7 +138,7 @@ class Meaning:
         return sorted(candidates, key=lambda c: (-self.cosine[c.place], c.passage, c.unit.position))
 
 
-def page_bears(passage: Passage) -> bool:
+def page_bears(passage: OfflinePassage) -> bool:
     """Whether a page read alone bears on the question by meaning: True unless it carries its
     page vector's cosine with the question (runner.tools.meaning.page_meaning) and that cosine
     is below PAGE_FLOOR. A page without one (no page vectors) is left to its words."""
@@ -147,7 +147,7 @@ def page_bears(passage: Passage) -> bool:
 
 
 def by_meaning(
-    question: str, passages: Sequence[Passage], context: Sequence[Candidate]
+    question: str, passages: Sequence[OfflinePassage], context: Sequence[Candidate]
 ) -> Meaning | None:
     """The context's units read by meaning, or None when no passage can be (no page vectors,
     or the model cannot run here): the words alone then decide."""
@@ -179,7 +179,7 @@ def _meant_text(unit: Unit) -> str:
 
 
 def _first_page(
-    passages: Sequence[Passage], context: Sequence[Candidate]
+    passages: Sequence[OfflinePassage], context: Sequence[Candidate]
 ) -> tuple[int, tuple[str, ...]] | None:
     """The page search by meaning ranked first (a passage, or a labelled page inside one)."""
     for index, passage in enumerate(passages):

@@ -11,7 +11,7 @@ from runner.llm.citations import source_labels
 
 
 @dataclass(frozen=True)
-class Passage:
+class OfflinePassage:
     """The offline provider's view of a passage: its text, its sources as JSON objects, and in
     an answer its number (what the answer cites it by, `[n]`)."""
 
@@ -32,7 +32,7 @@ class Passage:
         return 0 if self.guaranteed else self.rank
 
 
-def passages_from_facts(items: Iterable[Any]) -> list[Passage]:
+def passages_from_facts(items: Iterable[Any]) -> list[OfflinePassage]:
     """Passages given as mappings ({text, sources, guaranteed, key}) or as objects with
     attributes; each ranked among those of its key (a tool result's pages), in the order
     given."""
@@ -51,14 +51,14 @@ def _get(item: Any) -> Any:
     return item.get if isinstance(item, Mapping) else lambda key, d=None: getattr(item, key, d)
 
 
-def _passage(item: Any, rank: int) -> Passage:
+def _passage(item: Any, rank: int) -> OfflinePassage:
     if isinstance(item, str):
-        return Passage(item)
+        return OfflinePassage(item)
     get = _get(item)
     sources = tuple(_source(source) for source in get("sources", ()) or ())
     number = get("number")
     meaning = get("meaning")
-    return Passage(
+    return OfflinePassage(
         str(get("text", "") or ""),
         sources,
         bool(get("guaranteed", False)),
@@ -78,7 +78,7 @@ def _source(source: Any) -> Mapping[str, Any]:
 
 
 def cited_by(
-    passage: Passage, labels: tuple[str, ...], default: tuple[str, ...] | None = None
+    passage: OfflinePassage, labels: tuple[str, ...], default: tuple[str, ...] | None = None
 ) -> tuple[str, ...]:
     """What a quoted unit of `passage` is cited by, given the citation labels it carries itself
     (a page label or an earlier answer's citation; () for none). In an answer (the passage has

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from runner.llm.providers.offline_passages import Passage
+from runner.llm.providers.offline_passages import OfflinePassage
 from runner.llm.providers.offline_question import FRAMING_STEMS, Part, unit_cues
 from runner.llm.providers.offline_units import Unit, parse, word_pairs
 from runner.text.words import tokenize
@@ -65,7 +65,7 @@ class Candidate:
 
 
 def unit_candidates(
-    question_parts: Sequence[Part], passages: Sequence[Passage], exclude: str
+    question_parts: Sequence[Part], passages: Sequence[OfflinePassage], exclude: str
 ) -> list[Candidate]:
     wanted = frozenset().union(*(part.stems for part in question_parts))
     excluded = f" {normal_text(exclude)} " if exclude else ""
@@ -83,7 +83,7 @@ def unit_candidates(
 
 
 def score_candidates(
-    candidates: list[Candidate], question_parts: Sequence[Part], passages: Sequence[Passage]
+    candidates: list[Candidate], question_parts: Sequence[Part], passages: Sequence[OfflinePassage]
 ) -> None:
     """BM25-like: idf over the candidates, length-normalised, times the bonuses (cue, lead),
     the page factor (how much of the question the unit's page holds) and the search's rank of

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from runner.llm.citations import citation_text
 from runner.llm.providers.offline_code import fenced
-from runner.llm.providers.offline_passages import Passage, cited_by
+from runner.llm.providers.offline_passages import OfflinePassage, cited_by
 from runner.llm.providers.offline_question import compares
 from runner.llm.providers.offline_records import Record, compact_record, comparison
 from runner.llm.providers.offline_units import RECORD, ROW, Unit, closed
@@ -20,7 +20,7 @@ from runner.text.words import content_words, stem, tokenize
 class Selection:
     """Chosen units per passage, printed in passage order and text order within a passage."""
 
-    passages: Sequence[Passage]
+    passages: Sequence[OfflinePassage]
     question: str = ""
     chosen: dict[tuple[int, int], Unit] = field(default_factory=dict)
     covered: set[str] = field(default_factory=set)  # question stems the chosen units match

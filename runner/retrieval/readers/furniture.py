@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import lxml.etree
+import lxml.html
 from cssselect import HTMLTranslator, parse
 from cssselect.parser import Attrib, Class, Element, Hash
 
@@ -201,7 +202,8 @@ class _Selectors:
             self.anywhere.append(compound)
 
     def matches(self, element: lxml.etree._Element) -> bool:
-        candidates = [*self.anywhere, *self.by_tag.get(element.tag, ())]
+        tag = element.tag if isinstance(element.tag, str) else ""
+        candidates = [*self.anywhere, *self.by_tag.get(tag, ())]
         for attribute in element.attrib:
             candidates += self.by_attribute.get(attribute, ())
         if (found := element.get("id")) is not None:
@@ -225,7 +227,7 @@ def _compiled(selectors: tuple[str, ...]) -> _Selectors:
     return compiled
 
 
-def drop_furniture(root: lxml.etree._Element, extra: Sequence[str] = ()) -> None:
+def drop_furniture(root: lxml.html.HtmlElement, extra: Sequence[str] = ()) -> None:
     """Remove the site's furniture from a parsed page, in place: the default bars, the corpus's
     own (`extra`, CSS selectors) and permalinks. Each element's tail (the text after it) stays."""
     selectors = _compiled(DEFAULT_DROP + tuple(extra))
