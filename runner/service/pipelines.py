@@ -32,6 +32,7 @@ from runner.service.errors import BadRequest, NotFound, Unavailable, as_service_
 from runner.service.failures import log_round_error, log_unexpected
 from runner.service.locks import KeyLocks
 from runner.service.principals import LOCAL, Client, check_session_id, not_found_message
+from runner.service.stores import distinct, open_stores
 from runner.sessions.base import OpenSession
 from runner.text.redact import Redactor, redact_logs
 
@@ -128,7 +129,7 @@ class Service:
                 runtimes[domain] = runtime
                 if open_corpora:
                     runtime.open_corpora()
-            stores = _open_stores(runtimes, state, open_store, store_file)
+            stores = open_stores(runtimes, state, open_store, store_file)
         except BaseException:
             for runtime in runtimes.values():
                 runtime.close()
@@ -366,7 +367,7 @@ class Service:
 
     def _find(self, session_id: str) -> tuple[Store, SessionState, int]:
         try:
-            for store in _distinct(self.stores.values()):
+            for store in distinct(self.stores.values()):
                 found = store.find(session_id)
                 if found is not None:
                     return store, *found
@@ -386,7 +387,7 @@ class Service:
         """The secret the clients' scopes are keyed with: the first store's, the same for every
         worker that opens it (so a session is its token's on any of them, after restarts too)."""
         if self._client_key is None:
-            store = _distinct(self.stores.values())[0]
+            store = distinct(self.stores.values())[0]
             self._client_key = bytes.fromhex(store.secret(CLIENT_KEY))
         return self._client_key
 
@@ -396,7 +397,7 @@ class Service:
         """{"ready": bool, "pipelines": [...], "store": "ok" | its error, "closing",
         "rounds_in_flight"}."""
         problems: dict[str, str] = {}
-        for store in _distinct(self.stores.values()):
+        for store in distinct(self.stores.values()):
             try:
                 store.ping()
             except Exception as exc:
@@ -430,13 +431,13 @@ class Service:
     async def prune(self, older_than_s: float) -> int:
         """Delete the sessions idle for more than `older_than_s` seconds; how many."""
         cut = time.time() - older_than_s
-        stores = _distinct(self.stores.values())
+        stores = distinct(self.stores.values())
         counts = [await self._off_loop(store.prune, cut) for store in stores]
         return sum(counts)
 
     def close(self) -> None:
         self._store_calls.shutdown(wait=True)
-        for store in _distinct(self.stores.values()):
+        for store in distinct(self.stores.values()):
             store.close()
         for runtime in self.runtimes.values():
             runtime.close()
@@ -453,44 +454,6 @@ def pipeline_summary(runtime: Runtime) -> dict[str, Any]:
         ],
         "corpora": sorted(pipeline.corpora),
     }
-
-
-def _open_stores(
-    runtimes: dict[str, Runtime],
-    state: str | None,
-    open_store: Callable[..., Store],
-    store_file: str | None = None,
-) -> dict[str, Store]:
-    """One store for all when `state` (or RUNNER_STATE) names one; else each pipeline's
-    default file (or `store_file` beside it), opened once per file."""
-    from runner.sessions.open import state_setting
-
-    stores: dict[str, Store] = {}
-    chosen = state if store_file is not None else state_setting(state)
-    if chosen:
-        shared = open_store(state)
-        return {domain: shared for domain in runtimes}
-    by_location: dict[str, Store] = {}
-    for domain, runtime in runtimes.items():
-        pipeline = runtime.pipeline
-        if store_file is not None:
-            store = open_store(str(pipeline.state_folder / store_file))
-        else:
-            store = open_store(None, pipeline)
-        if store.location in by_location:
-            store.close()
-            store = by_location[store.location]
-        by_location[store.location] = store
-        stores[domain] = store
-    return stores
-
-
-def _distinct(stores: Iterable[Store]) -> list[Store]:
-    seen: list[Store] = []
-    for store in stores:
-        if all(store is not other for other in seen):
-            seen.append(store)
-    return seen
 
 
 def _lock_key(

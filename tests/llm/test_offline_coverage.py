@@ -4,7 +4,7 @@ offline answer quotes the section a question heads, never the question itself (d
 from __future__ import annotations
 
 from runner.llm.prompts import Passage
-from runner.llm.providers.offline import defined_term, names
+from runner.llm.providers.offline_question import defined_term, names
 from runner.sources import Source
 
 from .helpers import offline, run

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -28,11 +27,11 @@ from runner.llm.providers.extractive import (
 )
 from runner.llm.providers.offline_extract import extract
 from runner.llm.providers.offline_meaning import page_bears
-from runner.llm.providers.offline_question import Part, parts
+from runner.llm.providers.offline_question import Part, defined_term, defines, names, parts
 from runner.llm.providers.offline_records import Record, comparison
 from runner.llm.providers.offline_units import RECORD, parse
 from runner.llm.types import LLMRequest, Purpose
-from runner.text.words import STOP_WORDS, content_words, normalize, stem, stems, tokenize
+from runner.text.words import content_words, normalize, stem, stems, tokenize
 
 # Words that say how a question is asked rather than what it is about; activation questions
 # ("Does the user ask about …?") are full of them.
@@ -190,7 +189,7 @@ def _words_verdict(request: LLMRequest) -> tuple[bool, str]:
     )
     absent = [name for name in names(question) if not {stem(t) for t in tokenize(name)} <= held]
     undefined = defined_term(question)
-    if undefined is not None and _defines(quoted, undefined):
+    if undefined is not None and defines(quoted, undefined):
         undefined = None
     covered = len(important) - len(missing)
     reason = (
@@ -215,65 +214,6 @@ def _words_verdict(request: LLMRequest) -> tuple[bool, str]:
         and share >= GATEKEEPER_MIN_COVERAGE
     )
     return enough, reason
-
-
-_WHAT_IS = re.compile(
-    r"^\s*what(?:'s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?(?P<term>[^?]+?)\s*\??\s*$", re.I
-)
-DEFINED_TERM_WORDS = 3  # "What is X?" asks for a definition when X is this short…
-# …and does not end with a preposition: "What is Python good for?" asks what it is used for
-_TRAILING_PREPOSITION = frozenset(
-    ["for", "to", "of", "in", "on", "with", "about", "from", "like", "at", "by"]
-)
-
-
-def defined_term(question: str) -> str | None:
-    """The X of a "What is X?" question (X of at most three words, not ending with a
-    preposition), which only a sentence that says what X is answers; None for any other
-    question."""
-    found = _WHAT_IS.match(question)
-    if found is None or len(found["term"].split()) > DEFINED_TERM_WORDS:
-        return None
-    if found["term"].split()[-1].lower() in _TRAILING_PREPOSITION:
-        return None
-    return found["term"]
-
-
-def _defines(text: str, term: str) -> bool:
-    """A sentence of the text says what the term is: `X is`, `X are`, `X means`, `X refers`,
-    `an X is` (the term's last word allowed a plural s)."""
-    words = [re.escape(word) for word in term.split()]
-    words[-1] += "s?"
-    pattern = r"\b" + r"\s+".join(words) + r"\s+(?:is|are|was|means|refers|stands)\b"
-    return re.search(pattern, text, re.IGNORECASE) is not None
-
-
-_NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
-_PLAIN_COMPOUND = re.compile(r"^[a-z]+(?:-[a-z]+)+$")
-
-
-def names(question: str) -> list[str]:
-    """The names a question asks about: words with a digit, an inner `_` `.` or `-`, or a
-    capital past their first letter (`KW-620`, `os.path`, `__init__`, `PyPI`), and capitalised
-    words that do not start the question or a sentence (`Python`, `Tkinter`), lower-cased. A
-    number (`3`, `0.1`) is a value the question gives, and a compound of plain lower-case words
-    (`one-line`, `key-value`) is wording: neither is a name."""
-    found: list[str] = []
-    start_of_sentence = True
-    for token in re.findall(r"[\w][\w.\-']*[\w]|\w|[.!?]", question):
-        if token in ".!?":
-            start_of_sentence = True
-            continue
-        if _NUMBER.match(token) or _PLAIN_COMPOUND.match(token):
-            start_of_sentence = False
-            continue
-        shaped = any(ch.isdigit() for ch in token) or any(ch in "_.-" for ch in token)
-        inner_capital = any(ch.isupper() for ch in token[1:])
-        capitalised = token[0].isupper() and not start_of_sentence
-        start_of_sentence = False
-        if (shaped or inner_capital or capitalised) and token.lower() not in STOP_WORDS:
-            found.append(token.lower())
-    return list(dict.fromkeys(found))
 
 
 def missing_info(request: LLMRequest) -> dict[str, list[str]]:

@@ -14,6 +14,8 @@
     "does…"): wants the sentence with the modal or the negation (can, cannot, may, must, not,
     only, allowed, unless, …);
   - `reason` — "why": wants because, since, due to, so that, reason, cause, …
+- **What it asks about**: the term a "What is X?" question wants defined (`defined_term`, and
+  whether a text `defines` it) and the names it asks about (`names`: `KW-620`, `os.path`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from runner.text.words import content_words, stem, tokenize
+from runner.text.words import STOP_WORDS, content_words, stem, tokenize
 
 QUANTITY, TIME, POLAR, REASON = "quantity", "time", "polar", "reason"
 
@@ -161,3 +163,65 @@ def unit_cues(text: str) -> frozenset[str]:
     if tokens & _REASON_WORDS or any(phrase in lowered for phrase in _REASON_PHRASES):
         met.add(REASON)
     return frozenset(met)
+
+
+# --- what a question asks about ------------------------------------------------------------
+
+
+_WHAT_IS = re.compile(
+    r"^\s*what(?:'s|\s+is|\s+are)\s+(?:an?\s+|the\s+)?(?P<term>[^?]+?)\s*\??\s*$", re.I
+)
+DEFINED_TERM_WORDS = 3  # "What is X?" asks for a definition when X is this short…
+# …and does not end with a preposition: "What is Python good for?" asks what it is used for
+_TRAILING_PREPOSITION = frozenset(
+    ["for", "to", "of", "in", "on", "with", "about", "from", "like", "at", "by"]
+)
+
+
+def defined_term(question: str) -> str | None:
+    """The X of a "What is X?" question (X of at most three words, not ending with a
+    preposition), which only a sentence that says what X is answers; None for any other
+    question."""
+    found = _WHAT_IS.match(question)
+    if found is None or len(found["term"].split()) > DEFINED_TERM_WORDS:
+        return None
+    if found["term"].split()[-1].lower() in _TRAILING_PREPOSITION:
+        return None
+    return found["term"]
+
+
+def defines(text: str, term: str) -> bool:
+    """A sentence of the text says what the term is: `X is`, `X are`, `X means`, `X refers`,
+    `an X is` (the term's last word allowed a plural s)."""
+    words = [re.escape(word) for word in term.split()]
+    words[-1] += "s?"
+    pattern = r"\b" + r"\s+".join(words) + r"\s+(?:is|are|was|means|refers|stands)\b"
+    return re.search(pattern, text, re.IGNORECASE) is not None
+
+
+_NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
+_PLAIN_COMPOUND = re.compile(r"^[a-z]+(?:-[a-z]+)+$")
+
+
+def names(question: str) -> list[str]:
+    """The names a question asks about: words with a digit, an inner `_` `.` or `-`, or a
+    capital past their first letter (`KW-620`, `os.path`, `__init__`, `PyPI`), and capitalised
+    words that do not start the question or a sentence (`Python`, `Tkinter`), lower-cased. A
+    number (`3`, `0.1`) is a value the question gives, and a compound of plain lower-case words
+    (`one-line`, `key-value`) is wording: neither is a name."""
+    found: list[str] = []
+    start_of_sentence = True
+    for token in re.findall(r"[\w][\w.\-']*[\w]|\w|[.!?]", question):
+        if token in ".!?":
+            start_of_sentence = True
+            continue
+        if _NUMBER.match(token) or _PLAIN_COMPOUND.match(token):
+            start_of_sentence = False
+            continue
+        shaped = any(ch.isdigit() for ch in token) or any(ch in "_.-" for ch in token)
+        inner_capital = any(ch.isupper() for ch in token[1:])
+        capitalised = token[0].isupper() and not start_of_sentence
+        start_of_sentence = False
+        if (shaped or inner_capital or capitalised) and token.lower() not in STOP_WORDS:
+            found.append(token.lower())
+    return list(dict.fromkeys(found))
