@@ -5,9 +5,8 @@ fills in the defaults: those the schema states (`filled`), never a value written
 those that depend on another part of the file (runner.config.defaults). Paths are resolved
 against the pipeline's folder; objects an error may later need to point at get their `where`.
 
-Public API (besides `build_pipeline`): `script_rule(data, where)` turns one scripted-LLM rule
-(`llm.script`, `llm.script_file`, or a test case's `llm.script`) into a `ScriptRule`, so that
-every place that reads such rules builds them alike; `frozen(value)` makes free data read-only.
+Public API (besides `build_pipeline`): `frozen(value)` makes free data read-only. A scripted-LLM
+rule is built by runner.config.script_rules, which every place that reads such rules shares.
 """
 
 from __future__ import annotations
@@ -50,7 +49,6 @@ from runner.config.model import (
     PromptTypes,
     PythonOptions,
     RetrieveOptions,
-    ScriptRule,
     SearchOptions,
     SubtaskTemplate,
     TemplateRef,
@@ -59,30 +57,17 @@ from runner.config.model import (
     Where,
 )
 from runner.config.paths import PathOutsideFolder, PathRefused, contained, written_outside
+from runner.config.script_rules import script_rule
 from runner.config.synonyms import synonym_map
 from runner.documents.diagnostics import KeyPath, PipelineError
 from runner.documents.loader import YamlFile
 
-__all__ = ["FrozenDict", "FrozenList", "build_pipeline", "frozen", "script_rule"]
+__all__ = ["FrozenDict", "FrozenList", "build_pipeline", "frozen"]
 
 
 def build_pipeline(document: YamlFile) -> Pipeline:
     """The model of a document that passed the schema and the semantic checks."""
     return _Builder(document).pipeline()
-
-
-def script_rule(data: Mapping[str, Any], where: Where | None) -> ScriptRule:
-    """One scripted-LLM rule, already checked against the schema's `script_rule`, as the model;
-    `where` is its place for messages (None when it has none)."""
-    return ScriptRule(
-        reply=frozen(data["reply"]),
-        purpose=data.get("purpose"),
-        tool=data.get("tool"),
-        task=data.get("task"),
-        prompt=data.get("prompt"),
-        times=data.get("times"),
-        where=where,
-    )
 
 
 class _Builder:

@@ -38,7 +38,7 @@ from runner.llm.accounting import CallRecord, RoundAccounting
 from runner.llm.cache import CachedReply, ResponseCache, cache_key
 from runner.llm.cassette import Entry, Recorder
 from runner.llm.endpoint import model_server
-from runner.llm.errors import LLMCallError, LLMError, LLMReplyError
+from runner.llm.errors import LLMCallError, LLMError, LLMReplyError, describe_error
 from runner.llm.exchanges import exchange
 from runner.llm.providers.base import (
     DEFAULT_CONTEXT_WINDOW,
@@ -313,7 +313,7 @@ class ProviderClient:
                 self.accepted_modes.remember(self._server(settings), lower, refused=str(mode))
             notice = (
                 f"the {self.provider.name} server refused `{field}` in {mode} mode "
-                f"({_describe(error)[:160]}); structured replies of model "
+                f"({describe_error(error)[:160]}); structured replies of model "
                 f"{self._model(settings)} use {lower} mode for the rest of the run"
             )
             self.notices.append(notice)
@@ -434,7 +434,7 @@ class ProviderClient:
                 cached=False,
                 attempt=attempt,
                 outcome="error",
-                error=_describe(error),
+                error=describe_error(error),
                 structured=settings.structured,
                 notice=notice,
                 prompt_cut=request.cut,
@@ -481,7 +481,7 @@ class ProviderClient:
             hint = "check `llm.model`, `llm.api_base` and the key variable `llm.api_key_env`"
         return LLMCallError(
             f"{self.provider.name} call for purpose {request.purpose.value}{_for_tool(request)} "
-            f"failed ({why}): {_describe(error)}; {hint}",
+            f"failed ({why}): {describe_error(error)}; {hint}",
             purpose=request.purpose.value,
             tool=request.tool,
             attempts=attempts,
@@ -494,9 +494,3 @@ def _or_estimate(reported: int | None, text: str) -> int:
 
 def _for_tool(request: LLMRequest) -> str:
     return f" for tool {request.tool}" if request.tool else ""
-
-
-def _describe(error: BaseException) -> str:
-    if isinstance(error, (asyncio.TimeoutError, TimeoutError)) and not str(error):
-        return "timed out"
-    return f"{type(error).__name__}: {error}"

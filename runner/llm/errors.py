@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 
 class LLMError(Exception):
     """Base class: something about an LLM call went wrong."""
@@ -50,3 +52,11 @@ class CassetteError(LLMConfigError):
 
 class CassetteMissError(LLMError):
     """The replay cassette holds no reply for a prompt; the message carries a diff."""
+
+
+def describe_error(error: BaseException) -> str:
+    """An exception as a message names it: its type and text (`timed out` for a bare timeout,
+    which says nothing by itself)."""
+    if isinstance(error, (asyncio.TimeoutError, TimeoutError)) and not str(error):
+        return "timed out"
+    return f"{type(error).__name__}: {error}"

@@ -19,9 +19,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from runner.config import PipelineError, find_pipeline_files, find_yaml_files
-from runner.config.build import script_rule
 from runner.config.humanize import humanize, suggestion_suffix
 from runner.config.model import Pipeline, ScriptRule, Where
+from runner.config.script_rules import script_rule
 from runner.documents.diagnostics import Diagnostic, KeyPath, format_key_path, sort_diagnostics
 from runner.documents.loader import LoadError, YamlFile, read_document, read_head, shorten
 from runner.resources import schema_path

@@ -21,8 +21,8 @@ from typing import Any
 
 import yaml
 
-from runner.config.build import script_rule
 from runner.config.model import ModelSettings, ScriptRule
+from runner.config.script_rules import script_rule
 from runner.llm.errors import ScriptError, ScriptMissError
 from runner.llm.providers.base import Provider, ProviderReply
 from runner.llm.streaming import Deltas
