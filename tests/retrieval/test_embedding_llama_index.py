@@ -90,9 +90,14 @@ def test_runner_s_attempts_are_the_only_ones() -> None:
 
 
 def test_a_class_slower_than_timeout_s_is_said_after_the_attempts() -> None:
-    with embedding_service() as service, pytest.raises(EmbeddingServiceError) as raised:
+    with embedding_service() as service:
         service.delay_s = 0.5
-        embedder_for(spec(service.url, timeout_s=0.1)).embed(["kettle"])
+        with pytest.raises(EmbeddingServiceError) as raised:
+            embedder_for(spec(service.url, timeout_s=0.1)).embed(["kettle"])
+        # an attempt given up on still reaches the server, later on a loaded machine
+        deadline = time.monotonic() + 10
+        while len(service.requests) < endpoint.ATTEMPTS and time.monotonic() < deadline:
+            time.sleep(0.05)
     assert len(service.requests) == endpoint.ATTEMPTS
     assert OPENAI_LIKE in str(raised.value) and f"tried {endpoint.ATTEMPTS} times" in str(
         raised.value
