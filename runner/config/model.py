@@ -450,11 +450,6 @@ class Pipeline:
     def state_folder(self) -> Path:
         return self.state_dir if self.state_dir is not None else self.folder / ".runner"
 
-    def registry_name(self, tool: ToolConfig | str) -> str:
-        """C15: the domain-prefixed name, `<domain>.<tool>`."""
-        simple = tool if isinstance(tool, str) else tool.name
-        return f"{self.domain}.{simple}"
-
     def find_tool(self, name: str) -> ToolConfig | None:
         """C15: a tool by its simple or its domain-prefixed name."""
         prefix = f"{self.domain}."

@@ -41,7 +41,7 @@ from runner.sessions.base import (
 )
 
 if TYPE_CHECKING:
-    from runner.config.model import Pipeline
+    pass
 
 STORE_FORMAT = 2
 DEFAULT_FILE = "state.sqlite"
@@ -106,11 +106,6 @@ class SQLiteStore(Store):
                 f"{self.path}: cannot open the session store ({exc}); pass --state with another "
                 "file, or delete this one to start over"
             ) from exc
-
-    @classmethod
-    def for_pipeline(cls, pipeline: Pipeline, path: Path | None = None) -> SQLiteStore:
-        """The store at `path`, or the pipeline's default: `<state folder>/state.sqlite`."""
-        return cls(path if path is not None else pipeline.state_folder / DEFAULT_FILE)
 
     def close(self) -> None:
         self._stop_save_threads()  # the saves handed to them first

@@ -87,7 +87,6 @@ def test_decompose_becomes_subtask_templates(everything) -> None:  # type: ignor
 
 def test_c15_find_tool_takes_both_names(everything) -> None:  # type: ignore[no-untyped-def]
     assert everything.find_tool("shop.manual_neighbors") is everything.find_tool("manual_neighbors")
-    assert everything.registry_name("deep") == "shop.deep"
 
 
 def test_inline_scripted_rules_keep_their_place(everything) -> None:  # type: ignore[no-untyped-def]

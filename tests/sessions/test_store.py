@@ -101,13 +101,13 @@ def test_the_default_store_is_beside_the_pipeline_or_in_its_state_dir(
     pipeline, tmp_path, monkeypatch
 ):
     monkeypatch.delenv("RUNNER_STATE", raising=False)
-    with SessionStore.for_pipeline(pipeline) as default:
-        assert default.path == tmp_path / ".runner" / "state.sqlite"
+    with open_store(None, pipeline) as default:
+        assert default.location == str(tmp_path / ".runner" / "state.sqlite")
     moved = replace(pipeline, state_dir=tmp_path / "elsewhere")
-    with SessionStore.for_pipeline(moved) as elsewhere:
-        assert elsewhere.path == tmp_path / "elsewhere" / "state.sqlite"
-    with SessionStore.for_pipeline(pipeline, tmp_path / "x.sqlite") as chosen:
-        assert chosen.path == tmp_path / "x.sqlite"
+    with open_store(None, moved) as elsewhere:
+        assert elsewhere.location == str(tmp_path / "elsewhere" / "state.sqlite")
+    with open_store(str(tmp_path / "x.sqlite"), pipeline) as chosen:
+        assert chosen.location == str(tmp_path / "x.sqlite")
 
 
 def test_c24_a_second_writer_of_a_session_gets_a_conflict_not_a_lost_update(
