@@ -64,6 +64,18 @@ def test_the_graph_is_built_once_into_the_cache_and_read_from_it_after(onnx_cach
     assert len(cached) == 1 and cached[0].stat().st_mtime_ns == stamp
 
 
+def test_the_cached_graph_keeps_its_weights_in_a_file_beside_it(onnx_cache) -> None:
+    import onnx
+
+    runtime_embedder("onnx")
+    [graph] = onnx_cache.glob("embedding/*-fp32.onnx")
+    weights = graph.with_name(graph.name + ".data")  # mapped by onnxruntime, not read
+    assert weights.stat().st_size > 10 * graph.stat().st_size
+    initializers = onnx.load(graph, load_external_data=False).graph.initializer
+    assert all(tensor.data_location == onnx.TensorProto.EXTERNAL for tensor in initializers
+               if tensor.ByteSize() > 4096)  # fmt: skip
+
+
 def test_a_built_graph_is_found_again_without_reading_the_weights(monkeypatch) -> None:
     from runner.embedding.catalog import ModelFiles
 
