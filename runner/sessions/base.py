@@ -267,14 +267,15 @@ class Store(ABC):
             ) from exc
 
     def _check_pipeline(self, state: SessionState, pipeline: Pipeline) -> list[str]:
-        stored_path = Path(state.pipeline_path).resolve()
-        same_file = stored_path == pipeline.path.resolve()
+        stored_path = Path(state.pipeline_path)
         # workers on several machines may keep one pipeline at different paths: the same
         # file name with the same content is the same pipeline
         same_content = (
             stored_path.name == pipeline.path.name and state.pipeline_hash == pipeline.content_hash
         )
-        if not (same_file or same_content):
+        # the file's own path resolved (a stat per folder of it) only when nothing cheaper
+        # told: a round of a session on its own pipeline is the common case
+        if not (same_content or _same_file(stored_path, pipeline.path)):
             raise SessionError(
                 f"session {state.session_id!r} belongs to pipeline {state.pipeline_path}, not "
                 f"{pipeline.path}; run it with that pipeline, or start a new session"
@@ -395,6 +396,10 @@ def holding(store: Store, key: str, what: str, wait_s: float = 30.0) -> Iterator
 def new_session_id() -> str:
     """A short random id that is easy to type back (`--session 3f9c2a61b0d4`)."""
     return uuid.uuid4().hex[:12]
+
+
+def _same_file(stored: Path, path: Path) -> bool:
+    return stored == path or stored.resolve() == path.resolve()
 
 
 def encode(value: Any) -> str:

@@ -152,6 +152,17 @@ def test_a_changed_pipeline_file_is_reported_once(store, pipeline):
     assert store.open("s1", changed).warnings == []
 
 
+def test_a_session_stored_under_another_spelling_of_its_file_is_of_that_file(
+    store, pipeline, tmp_path
+):
+    """The same file through a link (or a relative path) is the same pipeline, its content
+    changed or not: a changed file is said, not refused."""
+    (tmp_path / "link").symlink_to(tmp_path)
+    store.save(busy_state(replace(pipeline, path=tmp_path / "link" / pipeline.path.name)), 0)
+    opened = store.open("s1", replace(pipeline, content_hash="hash-2"))
+    assert "changed since session 's1' was stored" in opened.warnings[0]
+
+
 def test_a_session_of_another_pipeline_is_refused(store, pipeline, tmp_path):
     store.save(busy_state(pipeline), 0)
     other = replace(pipeline, path=tmp_path / "other.yaml")
