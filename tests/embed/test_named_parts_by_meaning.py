@@ -1,8 +1,8 @@
 """Where the pages carry their meaning, the offline gatekeeper reads a part that names something
-("is the KW-620 quiet") by meaning, one unit at a time (C27; docs/offline.md, "Deep search"): a
-retrieval's evidence for the page cannot overrule a part no unit answers, since neither a page's
-vector nor the rankings tell one model's code from another's. The real model, as
-`make test-embed` runs it."""
+("is the KW-620 quiet") by meaning, one unit at a time (C27; docs/offline.md, `gatekeeper`,
+rule 5): a retrieval's evidence for the page cannot overrule a part no unit answers, since
+neither a page's vector nor the rankings tell one model's code from another's. The real model,
+as `make test-embed` runs it."""
 
 from __future__ import annotations
 

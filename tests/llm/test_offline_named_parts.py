@@ -1,7 +1,8 @@
 """The offline gatekeeper (C27) and `missing_info` (C28) judge a part of the question that names
 something ("is the KW-620 quiet") answered only by one unit an answer would quote holding both
 the name and what is asked of it: a page that mentions the name elsewhere — a table's header row
-repeated on every page of it — does not answer the part (docs/offline.md, "Deep search")."""
+repeated on every page of it — does not answer the part (docs/offline.md, `gatekeeper`,
+rule 5)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,12 @@ def test_c28_missing_info_asks_for_the_part_whose_name_is_only_in_a_header() -> 
     _, prompts = offline()
     queries = run(prompts.missing_info(TWO_PARTS, [SPECS_PAGE], max_missing=2))
     assert queries == ["kw-620 quiet"]
+
+
+def test_c27_a_list_item_answers_for_the_name_its_list_is_introduced_with() -> None:
+    page = Passage(
+        "# Features\nThe KW-620 comes with two programmes for the night:\n"
+        "- Silent wash, for a load overnight.\n- A quiet spin at 800 rpm.\n",
+        (Source("manual.md", 5),),
+    )
+    assert gate("Is the KW-620 quiet?", page)[0] is True

@@ -1,7 +1,7 @@
 """Whether the context answers each part of a question that names something, one quotable unit
 at a time: the gatekeeper's and `missing_info`'s check that a name the question asks about is
-answered where it is said, not merely mentioned somewhere on a page (docs/offline.md, "Deep
-search").
+answered where it is said, not merely mentioned somewhere on a page (docs/offline.md,
+`gatekeeper`, rule 5).
 
 A page can hold a name without saying anything about it: a table cut across pages repeats its
 header row, so every model name of a specification table stands on every page of it, and a
@@ -12,7 +12,8 @@ sentence, a list item, a table row read with its header, a record — that holds
 
 - the name, in its own text or its own heading (not the document's title, not another page's
   header), and
-  (or, for a sentence, in the sentence just before it under the same heading: "It …"), and
+  (or in the prose just before it under the same heading: the sentence before a sentence,
+  "It …"; the sentence leading in to a list item's list), and
 - what the part asks of it: 60 % of the part's other content words (in the unit, its heading or
   its columns' names), or, where the pages carry their meaning, the part's own meaning — the
   part read with its names put as "it" ("is it quiet") reaches PART_MEANING_FLOOR with the unit.
@@ -33,10 +34,11 @@ from dataclasses import dataclass
 from runner.llm.providers.offline_meaning import model_of, some_unit_means
 from runner.llm.providers.offline_passages import OfflinePassage
 from runner.llm.providers.offline_question import Part, names, parts
-from runner.llm.providers.offline_units import SENTENCE, Unit, parse, unit_stems
+from runner.llm.providers.offline_units import ITEM, SENTENCE, Unit, parse, unit_stems
 from runner.text.words import stem, tokenize
 
 NAMED_PART_MIN_COVERAGE = 0.6  # of a part's words besides its names, in one unit holding them
+_PROSE = (SENTENCE, ITEM)  # what refers back to a name said before it ("It …")
 _DETERMINER = r"(?:(?:the|a|an|my|our|your|this|that|their|its)\s+)?"
 
 
@@ -113,20 +115,25 @@ def _covered(part: NamedPart, units: Sequence[Unit], model: tuple[str, str] | No
 
 def _names(units: Sequence[Unit], index: int, part: NamedPart) -> bool:
     """The unit holds every name of the part in its text or its own heading (the innermost
-    one: the document's title above a page names every model of a manual), or it is a sentence
-    right after one that does, under the same heading ("The XR-200 … . It charges in 2 hours.")."""
+    one: the document's title above a page names every model of a manual), or it is prose
+    that follows one that does, under the same heading: the sentence just before it ("The
+    XR-200 … . It charges in 2 hours."), or, for a list item, the sentence that leads in to its
+    list."""
     unit = units[index]
     own_heading = unit.section.rsplit(" › ", 1)[-1]
     if part.name_stems <= unit.stems | unit_stems(own_heading):
         return True
-    before = units[index - 1] if index else None
-    return (
-        before is not None
-        and unit.kind == SENTENCE
-        and before.kind == SENTENCE
-        and (before.section, before.labels) == (unit.section, unit.labels)
-        and part.name_stems <= before.stems
-    )
+    if unit.kind not in _PROSE:
+        return False
+    for before in reversed(units[:index]):
+        same_place = (before.section, before.labels) == (unit.section, unit.labels)
+        if not same_place or before.kind not in _PROSE:
+            return False
+        if part.name_stems <= before.stems:
+            return True
+        if not (unit.kind == ITEM and before.kind == ITEM):  # only a list is walked back
+            return False
+    return False
 
 
 def _holds_name(stems: frozenset[str], name: str) -> bool:
