@@ -67,3 +67,13 @@ def test_c27_a_list_item_answers_for_the_name_its_list_is_introduced_with() -> N
         (Source("manual.md", 5),),
     )
     assert gate("Is the KW-620 quiet?", page)[0] is True
+
+
+def test_c27_a_name_without_a_digit_is_left_to_the_rule_for_names() -> None:
+    # the model reads "Python"; the manual's title names it above every page for a reason
+    page = Passage(
+        "[tutorial.md, page 3] The Python Tutorial › Reading files\n"
+        "Use open() to read a file, and read() to read its whole text.",
+        (Source("tutorial.md", 3, "The Python Tutorial", "Reading files"),),
+    )
+    assert gate("How do I read a file in Python?", page)[0] is True

@@ -1,5 +1,5 @@
-"""Whether the context answers each part of a question that names something, one quotable unit
-at a time: the gatekeeper's and `missing_info`'s check that a name the question asks about is
+"""Whether the context answers each part of a question that names a code, one quotable unit at
+a time: the gatekeeper's and `missing_info`'s check that a name the question asks about is
 answered where it is said, not merely mentioned somewhere on a page (docs/offline.md,
 `gatekeeper`, rule 5).
 
@@ -11,9 +11,8 @@ something ("is the KW-620 quiet") is covered only by one unit an answer would qu
 sentence, a list item, a table row read with its header, a record — that holds both
 
 - the name, in its own text or its own heading (not the document's title, not another page's
-  header), and
-  (or in the prose just before it under the same heading: the sentence before a sentence,
-  "It …"; the sentence leading in to a list item's list), and
+  header), or in the prose just before it under the same heading (the sentence before a
+  sentence, "It …"; the sentence leading in to a list item's list), and
 - what the part asks of it: 60 % of the part's other content words (in the unit, its heading or
   its columns' names), or, where the pages carry their meaning, the part's own meaning — the
   part read with its names put as "it" ("is it quiet") reaches PART_MEANING_FLOOR with the unit.
@@ -22,7 +21,8 @@ Where the units cannot be read by meaning but the passages carry a retrieval's e
 evidence judges what is asked (it reads the page's meaning), and a unit holding the names is
 enough for this check.
 
-A part naming nothing is left to the other rules (its words on one page, the quoted share).
+The names this reads are codes: names with a digit (`KW-620`, `E24`, `KP-20418`). A part naming
+none is left to the other rules (its words on one page, every name among the quoted units).
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ class NamedPart:
 
 
 def named_parts(question: str) -> list[NamedPart]:
-    """The parts of the question that name something, each with the names it holds."""
-    asked = names(question)
+    """The parts of the question that name a code, each with the codes it holds."""
+    asked = [name for name in names(question) if is_code(name)]
     found = []
     for part in parts(question):
         own = tuple(name for name in asked if _holds_name(part.stems, name))
@@ -134,6 +134,14 @@ def _names(units: Sequence[Unit], index: int, part: NamedPart) -> bool:
         if not (unit.kind == ITEM and before.kind == ITEM):  # only a list is walked back
             return False
     return False
+
+
+def is_code(name: str) -> bool:
+    """A name with a digit — a model number, an error code, a part number (`KW-620`, `E24`): what
+    neither a page's vector nor a question's wording tells apart from its neighbours. A name
+    without one (`Python`, `Apache`, `os.path`) the model reads, and a manual's title or headings
+    name it for a reason: the other rules judge it."""
+    return any(ch.isdigit() for ch in name)
 
 
 def _holds_name(stems: frozenset[str], name: str) -> bool:
