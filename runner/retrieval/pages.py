@@ -17,7 +17,9 @@ How a document is cut, and why (pages follow the document's sections):
   any of them.
 - A section that fits `max_words` (heading included) is one page. A longer one continues on
   further pages, cut between paragraphs; a paragraph longer than a page is cut between
-  sentences, then lines, then words. Every part keeps the section's heading and heading path
+  sentences, then lines, then words. A table longer than a page is cut between rows, and each
+  piece starts with the table's header row again: a row is never read without the names of
+  its columns. Every part keeps the section's heading and heading path
   (`Page.path`: the titles of the enclosing sections, outermost first).
 - A PDF is not cut: its pages are the PDF's pages, numbered as in the PDF.
 - No overlap between pages (SentenceSplitter's default overlap of 200 tokens would index every
@@ -167,6 +169,8 @@ def _units(text: str, max_words: int) -> list[str]:
 
 
 _FENCED = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(.*)\n\1\s*$", re.DOTALL)
+# a Markdown table: its header row, the separator row under it, then its rows
+_TABLE = re.compile(r"^(\|[^\n]*\|)[ \t]*\n(\|[ \t:|-]*-[ \t:|-]*\|)[ \t]*\n(.*)$", re.DOTALL)
 
 
 def _split_paragraph(text: str, max_words: int) -> list[str]:
@@ -179,6 +183,9 @@ def _split_paragraph(text: str, max_words: int) -> list[str]:
             f"{fence}\n{piece.strip(chr(10))}\n{fence}"
             for piece in _line_pieces(fenced[2], max_words)
         ]
+    table = _TABLE.match(text)
+    if table and _word_count(text) > max_words:
+        return _table_pieces(f"{table[1]}\n{table[2]}", table[3].strip("\n"), max_words)
     units = _units(text, max_words)
     if len(units) == 1:
         return units
@@ -192,6 +199,12 @@ def _split_paragraph(text: str, max_words: int) -> list[str]:
     if current:
         pieces.append(current)
     return [piece.strip() for piece in pieces if piece.strip()]
+
+
+def _table_pieces(head: str, rows: str, max_words: int) -> list[str]:
+    """A table's rows in pieces that fit a page with the table's header above each."""
+    room = max_words - _word_count(head)
+    return [f"{head}\n{piece.strip(chr(10))}" for piece in _line_pieces(rows, max(room, 1))]
 
 
 def _line_pieces(text: str, max_words: int) -> list[str]:

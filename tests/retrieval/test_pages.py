@@ -100,6 +100,19 @@ def test_a_paragraph_longer_than_a_page_is_cut_between_sentences() -> None:
     assert [p.text for p in pages] == [" ".join([sentence] * 2)] * 3
 
 
+def test_a_table_longer_than_a_page_repeats_its_header_on_every_page(tmp_path: Path) -> None:
+    header = "| Specification | KW-620 | KW-720X |\n|---|---|---|"
+    rows = [f"| Property {n} | {n} kg | {n + 1} kg |" for n in range(30)]
+    (tmp_path / "specs.md").write_text("# Specs\n\n" + header + "\n" + "\n".join(rows) + "\n")
+    pages = paginate(read_document(tmp_path, tmp_path / "specs.md"), 40)
+    assert len(pages) > 2
+    tables = [page.text[page.text.index("| Specification") :] for page in pages]
+    assert all(table.startswith(header + "\n| Property") for table in tables)
+    shown = [line for table in tables for line in table.splitlines()[2:]]
+    assert shown == rows  # every row once, in order
+    assert all(len(page.text.split()) <= 40 for page in pages)
+
+
 def test_pages_keep_every_word_once_in_order() -> None:
     # no overlap between pages (SentenceSplitter's default overlap is the known pitfall)
     text = (APPLIANCES / "kettle.md").read_text()

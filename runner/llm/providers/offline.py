@@ -27,6 +27,7 @@ from runner.llm.providers.extractive import (
 )
 from runner.llm.providers.offline_extract import extract
 from runner.llm.providers.offline_meaning import page_bears
+from runner.llm.providers.offline_named import described, uncovered_named_parts
 from runner.llm.providers.offline_question import Part, defined_term, defines, names, parts
 from runner.llm.providers.offline_records import Record, comparison
 from runner.llm.providers.offline_units import RECORD, parse
@@ -166,20 +167,32 @@ def gatekeeper(request: LLMRequest) -> dict[str, Any]:
     vectors), that evidence decides, the words' verdict one of its three parts
     (runner.llm.evidence). The reason says how much is covered, names what is missing and, with
     evidence, what it weighed."""
-    enough, reason = _words_verdict(request)
+    enough, reason = _words_verdict(request, _uncovered_named(request, unread_counts=False))
     evidence = evidence_of(request.facts["passages"])
     if evidence is None:
         return {"enough": enough, "reason": reason}
+    # a part naming something that no unit answers stays not enough whatever the evidence: a
+    # page's vector and the rankings cannot tell one model's code from another's
+    named_missing = _uncovered_named(request, unread_counts=True)
     return {
-        "enough": weighed(evidence, enough),
+        "enough": weighed(evidence, enough) and not named_missing,
         "reason": f"{reason}; {evidence.reason(enough)}",
     }
 
 
-def _words_verdict(request: LLMRequest) -> tuple[bool, str]:
+def _uncovered_named(request: LLMRequest, *, unread_counts: bool) -> str:
+    """The parts naming something that no one quotable unit answers, described ("" if none)."""
+    passages = passages_from_facts(request.facts["passages"])
+    question = request.facts["question"]
+    return described(uncovered_named_parts(question, passages, unread_counts=unread_counts))
+
+
+def _words_verdict(request: LLMRequest, named_missing: str) -> tuple[bool, str]:
     """Enough when the sentences an answer would quote cover the question: they hold at least
     60 % of its weight (content words weighted by rarity over the context's units), every name
-    it asks about (`names`), and every part of the question has 60 % of its words on one page."""
+    it asks about (`names`), every part of the question has 60 % of its words on one page, and
+    every part that names something is answered by one unit holding the name and what is asked
+    of it (`offline_named`: a page that only mentions the name is not enough)."""
     question = request.facts["question"]
     passages = passages_from_facts(request.facts["passages"])
     important = content_words(question)
@@ -200,6 +213,8 @@ def _words_verdict(request: LLMRequest) -> tuple[bool, str]:
         reason += f"; names not in those sentences: {', '.join(absent)}"
     if undefined is not None:
         reason += f"; no sentence says what {undefined} is"
+    if named_missing:
+        reason += f"; no sentence, row or item says both a name and what is asked: {named_missing}"
     if missing:
         reason += f"; not covered: {', '.join(missing)}"
     unanswered = _unanswered_parts(question, passages)
@@ -209,6 +224,7 @@ def _words_verdict(request: LLMRequest) -> tuple[bool, str]:
     enough = (
         bool(important)
         and not unanswered
+        and not named_missing
         and not absent
         and undefined is None
         and share >= GATEKEEPER_MIN_COVERAGE
@@ -218,7 +234,8 @@ def _words_verdict(request: LLMRequest) -> tuple[bool, str]:
 
 def missing_info(request: LLMRequest) -> dict[str, list[str]]:
     """One search query per part of the question that no page answers (fewer than 60 % of its
-    words on any one page): the part's content words, or — for a part of more than five words,
+    words on any one page, or, for a part naming something, no one unit holding the name and
+    what is asked of it): the part's content words, or — for a part of more than five words,
     a list — its uncovered words, three to a query. Never more than `max_missing` queries: the
     pieces past the limit join the last query. When every part is answered (a scripted or
     stricter gatekeeper disagreed), the uncovered words; when none, the first six content words
@@ -242,11 +259,15 @@ def missing_info(request: LLMRequest) -> dict[str, list[str]]:
 
 
 def _missing_parts(question: str, passages: Sequence[OfflinePassage]) -> list[Part]:
-    """The parts no page answers by their words; where the pages carry their meaning, also
+    """The parts no page answers by their words, and those naming something that no one unit
+    answers (`offline_named`); where the pages carry their meaning, also
     the parts the units an answer would quote (read by meaning, as the answer reads them) hold
     less than 60 % of: a page that shares a part's words and means something else leaves the
     part missing."""
-    by_words = _unanswered_parts(question, passages)
+    # a part naming something that no one unit answers is missing, whatever its page holds
+    named = {found.part for found in uncovered_named_parts(question, passages)}
+    unanswered = _unanswered_parts(question, passages)
+    by_words = [part for part in parts(question) if part in unanswered or part in named]
     if not any(passage.meaning for passage in passages if not passage.guaranteed):
         return by_words
     _, quoted, _ = quoted_coverage(

@@ -79,6 +79,11 @@ MEANING_PAGES = 3  # pages meaning may add to what the words chose
 # than a sentence's, and on-topic pages of a manual reach 0.4 where pages of another appliance
 # or subject that share a word ("clean the lint filter" for a dishwasher's filter) do not
 PAGE_FLOOR = 0.4
+# a part of a question read with its names put as "it" ("is it quiet": offline_named) is short,
+# and its cosines run lower than a whole question's: on the support handbook the row that answers
+# it ("Noise, spin — KW-620: 76 dB …") reaches 0.31-0.34, rows that only name the model
+# (warranty, connectivity) 0.05-0.13
+PART_MEANING_FLOOR = 0.25
 MEANT_CODE_LINES = 8  # lines of a unit's code embedded with it (the model reads 256 pieces)
 
 
@@ -136,6 +141,13 @@ class Meaning:
 
     def ranked(self, candidates: Sequence[Candidate]) -> list[Candidate]:
         return sorted(candidates, key=lambda c: (-self.cosine[c.place], c.passage, c.unit.position))
+
+
+def some_unit_means(model: tuple[str, str], text: str, units: Sequence[Unit]) -> bool:
+    """Whether one of the units means the text (its cosine reaches PART_MEANING_FLOOR); False
+    when the model cannot run here (the words alone then decide)."""
+    values = cosines(model, text, [_meant_text(unit) for unit in units]) if units else None
+    return values is not None and max(values) >= PART_MEANING_FLOOR
 
 
 def page_bears(passage: OfflinePassage) -> bool:

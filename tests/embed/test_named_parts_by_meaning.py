@@ -1,0 +1,72 @@
+"""Where the pages carry their meaning, the offline gatekeeper reads a part that names something
+("is the KW-620 quiet") by meaning, one unit at a time (C27; docs/offline.md, `gatekeeper`,
+rule 5): a retrieval's evidence for the page cannot overrule a part no unit answers, since
+neither a page's vector nor the rankings tell one model's code from another's. The real model,
+as `make test-embed` runs it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from runner.embedding import DEFAULT_MODEL, ModelUnavailable
+from runner.llm.prompts import Passage
+from runner.sources import Source
+from tests.embed.conftest import require_model
+from tests.llm.helpers import offline, run
+
+TWO_PARTS = "Is the KW-620 quiet? And what is the warranty?"
+STRONG = {"first_page_cosine": 0.6, "agreement": 2, "top_k": 4, "ranking": "hybrid"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def model() -> None:
+    try:
+        from runner.embedding.models import load_embedder
+
+        load_embedder(DEFAULT_MODEL)
+    except (ModelUnavailable, ImportError) as error:
+        require_model(error)
+
+
+def specs_page(*rows: str) -> Passage:
+    from runner.embedding.models import default_runtime
+
+    precision = "int8" if default_runtime() == "onnx-int8" else "float32"
+    header = "| Specification | KW-620 | KW-720X |\n|---|---|---|\n"
+    return Passage(
+        "[specs.md, page 22] Washer Manual (KW-620, KW-720X) › Technical specifications\n"
+        + header
+        + "\n".join(rows),
+        (Source("specs.md", 22, "Washer Manual (KW-620, KW-720X)", "Technical specifications"),),
+        "1:rag",
+        meaning={"model": DEFAULT_MODEL, "precision": precision},
+        evidence=STRONG,
+    )
+
+
+WARRANTY = "| Standard warranty | 2 years | 3 years |"
+NOISE = "| Noise, spin | 76 dB | 72 dB |"
+
+
+def gate(passage: Passage) -> tuple[bool, str]:
+    _, prompts = offline()
+    return run(prompts.gatekeeper(TWO_PARTS, [passage]))
+
+
+def test_c27_strong_evidence_does_not_answer_a_named_part_no_unit_means() -> None:
+    enough, reason = gate(specs_page(WARRANTY, "| Connectivity | none | Wi-Fi |"))
+    assert enough is False
+    assert "Is the KW-620 quiet (kw-620)" in reason
+
+
+def test_c27_a_row_meaning_the_part_answers_it_in_other_words() -> None:
+    # "quiet" is in no unit: the noise row answers it by meaning
+    enough, reason = gate(specs_page(NOISE, WARRANTY))
+    assert enough is True, reason
+
+
+def test_c27_without_page_meaning_the_evidence_judges_what_a_named_unit_says() -> None:
+    page = replace(specs_page(NOISE, WARRANTY), meaning=None)
+    assert gate(page)[0] is True

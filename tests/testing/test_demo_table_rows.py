@@ -1,0 +1,38 @@
+"""The demo's warranty answer (its third step, `make demo`) quotes the specification table's
+warranty row with its columns' names: the table is cut across pages, and each page repeats its
+header row, so a row is never read without them (issue 29; docs/retrieval.md, "Pages")."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from runner.app import Runtime
+from runner.demo import STEPS
+from runner.sessions import open_store
+from tests.examples_kit import copy_example
+
+
+def demo_answers(tmp_path: Path, steps: slice) -> list[str]:
+    """The answers (or questions) of these steps of the demo, in one session."""
+    folder = copy_example("support", tmp_path / "support")
+    said = []
+    with (
+        Runtime.open(folder / "support.yaml", llm_override="offline") as runtime,
+        open_store(str(tmp_path / "state.sqlite")) as store,
+    ):
+        conversation = runtime.conversation(store)
+        for step in STEPS[steps]:
+            result = asyncio.run(conversation.say(step.message))
+            said.append(result.answer or result.question or "")
+    return said
+
+
+def test_the_demo_warranty_answer_names_the_column_of_the_model_s_3_years(tmp_path: Path) -> None:
+    assert [step.message for step in STEPS[1:3]] == [
+        "What warranty do I get on my washing machine?",
+        "It is a KW-720X",
+    ]
+    answer = demo_answers(tmp_path, slice(1, 3))[-1]
+    [row] = [line for line in answer.splitlines() if line.startswith("Standard warranty")]
+    assert "KW-720X: 3 years" in row and "| 3 years |" not in answer
