@@ -70,3 +70,22 @@ def test_c27_a_row_meaning_the_part_answers_it_in_other_words() -> None:
 def test_c27_without_page_meaning_the_evidence_judges_what_a_named_unit_says() -> None:
     page = replace(specs_page(NOISE, WARRANTY), meaning=None)
     assert gate(page)[0] is True
+
+
+def read_alone(passage: Passage, cosine: float) -> str | None:
+    """A deep search's read of one page for the missing part, the page's own cosine given."""
+    _, prompts = offline()
+    meaning = {**(passage.meaning or {}), "first": None, "cosine": cosine}
+    page = replace(passage, meaning=meaning, evidence=None)
+    return run(prompts.read_page("kw-620 quiet", page, tool="neighbors"))
+
+
+def test_c29_a_page_read_alone_answers_a_named_part_with_the_unit_that_means_it() -> None:
+    # the page's vector hardly means "kw-620 quiet" (a code is noise to it): the row does
+    answer = read_alone(specs_page(WARRANTY, NOISE), cosine=0.28)
+    assert answer is not None and "Noise, spin" in answer and "76 dB" in answer
+    assert "Standard warranty" not in answer
+
+
+def test_c29_a_page_read_alone_with_no_unit_meaning_the_named_part_does_not_answer() -> None:
+    assert read_alone(specs_page(WARRANTY, "| Connectivity | none | Wi-Fi |"), 0.28) is None

@@ -23,7 +23,7 @@ from runner.sessions import open_store
 from tests.examples_kit import copy_example
 
 SUPPORT = Path(__file__).resolve().parents[2] / "pipelines" / "support"
-QUESTION = "Is the KW-620 quiet? And what is the warranty?"
+QUESTION = "Is the KW-620 quiet? And what is the descaling interval?"
 
 
 @pytest.fixture(scope="module")

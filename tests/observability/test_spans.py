@@ -3,8 +3,9 @@ attributes of the GenAI semantic conventions, nested as the task tree ran, runne
 attributes under `runner.`, content only when opted in, and the GenAI client metrics.
 
 The round: the support example on the offline LLM, "Is the KW-620 quiet? And what is the
-warranty?", whose primary retrieval is not enough, so the deep-search coordinator splits it into
-two subtasks that search the handbook, and composes their results."""
+descaling interval?", whose primary retrieval is not enough, so the deep-search coordinator
+splits it into two subtasks: the neighbours of the pages found do not answer the first part, so
+the handbook is searched again, and the coordinator composes their results."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from runner.llm.providers.extractive import (
 )
 from runner.llm.providers.offline_extract import extract
 from runner.llm.providers.offline_meaning import page_bears
-from runner.llm.providers.offline_named import described, uncovered_named_parts
+from runner.llm.providers.offline_named import answering_units, described, uncovered_named_parts
 from runner.llm.providers.offline_question import Part, defined_term, defines, names, parts
 from runner.llm.providers.offline_records import Record, comparison
 from runner.llm.providers.offline_units import RECORD, parse
@@ -334,7 +334,14 @@ def read_page(request: LLMRequest) -> dict[str, Any]:
     question = request.facts["question"]
     page = passages_from_facts([request.facts["page"]])
     important = content_words(question)
-    if not important or not page_bears(page[0]) or not _holds_enough(important, page[0]):
+    if not important:
+        return {"found": False, "answer": ""}
+    # what the question asks of each code it names, said in one unit of the page: the page's
+    # vector cannot tell codes apart, so the unit's own words or meaning decide
+    named = answering_units(question, page)
+    if named:
+        return {"found": True, "answer": " ".join(unit.text for unit in named)}
+    if not page_bears(page[0]) or not _holds_enough(important, page[0]):
         return {"found": False, "answer": ""}
     chosen = select(question, page, per_guaranteed=0, limit=PAGE_SENTENCES)
     wanted = {stem(word) for word in important}

@@ -143,11 +143,14 @@ class Meaning:
         return sorted(candidates, key=lambda c: (-self.cosine[c.place], c.passage, c.unit.position))
 
 
-def some_unit_means(model: tuple[str, str], text: str, units: Sequence[Unit]) -> bool:
-    """Whether one of the units means the text (its cosine reaches PART_MEANING_FLOOR); False
-    when the model cannot run here (the words alone then decide)."""
+def unit_meaning(model: tuple[str, str], text: str, units: Sequence[Unit]) -> Unit | None:
+    """The unit that means the text most, when its cosine reaches PART_MEANING_FLOOR; None
+    when none does or the model cannot run here."""
     values = cosines(model, text, [_meant_text(unit) for unit in units]) if units else None
-    return values is not None and max(values) >= PART_MEANING_FLOOR
+    if values is None:
+        return None
+    best = max(range(len(units)), key=values.__getitem__)
+    return units[best] if values[best] >= PART_MEANING_FLOOR else None
 
 
 def page_bears(passage: OfflinePassage) -> bool:

@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from runner.llm.providers.offline_meaning import model_of, some_unit_means
+from runner.llm.providers.offline_meaning import model_of, unit_meaning
 from runner.llm.providers.offline_passages import OfflinePassage
 from runner.llm.providers.offline_question import Part, names, parts
 from runner.llm.providers.offline_units import ITEM, SENTENCE, Unit, parse, unit_stems
@@ -95,22 +95,50 @@ def uncovered_named_parts(
     return found
 
 
+def answering_units(question: str, passages: Sequence[OfflinePassage]) -> list[Unit]:
+    """The unit that answers each part of the question naming a code, by its words or (the
+    pages carrying their meaning) by meaning, in the order of the parts; [] unless every such
+    part has one. A page read alone (`read_page`) answers such a question with them: "is the
+    KW-620 quiet" is answered by the row `Noise, spin — … KW-620: 76 dB …`, whose words are
+    not the question's."""
+    units = [unit for passage in passages for unit in parse(passage.text)]
+    model = model_of([passage.meaning for passage in passages])
+    found: list[Unit] = []
+    for part in named_parts(question):
+        answering = _answering(part, units, model)
+        if not isinstance(answering, Unit):
+            return []
+        if answering not in found:
+            found.append(answering)
+    return found
+
+
 def _covered(part: NamedPart, units: Sequence[Unit], model: tuple[str, str] | None) -> bool | None:
     """True: a unit holds the names and what is asked of them; False: none does; None: units
     hold the names, not the part's words, and cannot be read by meaning."""
+    answering = _answering(part, units, model)
+    return answering if isinstance(answering, bool) or answering is None else True
+
+
+def _answering(
+    part: NamedPart, units: Sequence[Unit], model: tuple[str, str] | None
+) -> Unit | bool | None:
+    """The unit holding the names and what is asked of them; False: no unit holds the names;
+    None: units hold them, not the part's words, and cannot be read by meaning (or none of
+    them means the part)."""
     naming = [unit for index, unit in enumerate(units) if _names(units, index, part)]
     if not naming:
         return False
     asked = part.asked
     if not asked:  # "And the KW-720X?": holding the name is all it asks
-        return True
+        return naming[0]
     for unit in naming:
         held = unit.stems | unit.context_stems
         if len(asked & held) / len(asked) >= NAMED_PART_MIN_COVERAGE:
-            return True
+            return unit
     if model is None:
         return None
-    return some_unit_means(model, part.as_it(), naming)
+    return unit_meaning(model, part.as_it(), naming) or False
 
 
 def _names(units: Sequence[Unit], index: int, part: NamedPart) -> bool:
