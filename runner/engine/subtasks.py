@@ -18,7 +18,6 @@ from runner.engine.outcome import ANSWER, CLARIFICATION
 from runner.engine.protocols import Tool
 from runner.engine.results import PromptAndContext, SubtaskDecision
 from runner.engine.task import HeldAnswer, Task, TaskStatus, key_task_no
-from runner.llm.accounting import CHARGED_TASK
 
 # A subtree processed this many levels below the one that started it goes on in a task of its
 # own: each nested await costs C stack, and a deep tree must not overflow it.
@@ -202,11 +201,10 @@ async def decide_conditional(
     if not callable(decide):
         decision, why = SubtaskDecision.RUN, "the owner makes no decision: RUN (C3)"
     else:
-        charged = CHARGED_TASK.set(sub.task_no)  # a call it makes is made for the subtask
         try:
-            reply = await resolve(
-                decide(parent, sub, completed, ctx.env(parent, parent.task_prompt))
-            )
+            # a call the decision makes is made for the subtask it decides
+            env = ctx.env(parent, parent.task_prompt, charged=sub.task_no)
+            reply = await resolve(decide(parent, sub, completed, env))
             decision = SubtaskDecision(getattr(reply, "value", reply))
             # the coordinator's own reason when it gives one, else what is known of it
             why = str(getattr(reply, "reason", "") or "") or (
@@ -223,8 +221,6 @@ async def decide_conditional(
                 f"the conditional decision of coordinator {owner!r} failed ({error}); "
                 "the subtask runs (C19)",
             )
-        finally:
-            CHARGED_TASK.reset(charged)
     ctx.emit(
         "subtask.decision",
         sub.task_no,
