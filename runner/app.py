@@ -253,26 +253,26 @@ class Conversation:
             writer = BackgroundWriter(self.store, self.session.version)
         else:
             writer = SessionWriter(self.store, self.session.version)
-        from runner.llm.accounting import calls_of_one_round
-        from runner.llm.streaming import streaming_to
+        from runner.llm.bound import round_client
 
         keep = observability.wants_content()  # the calls' prompts, for an observer only
         exchanges: list[Exchange | None] = []
         try:
-            with (
-                calls_of_one_round(),  # this round's stats count this round's calls only
-                streaming_to(watch.on_delta if watch is not None else None),
-            ):
-                result = await self.runtime.orchestrator().run_round(
-                    self.state, message, trace=trace, checkpoint=writer
-                )
-                if keep:  # in the order of the trace's `llm.call` events, made from them
-                    exchanges = [call.exchange for call in self.runtime.client.calls]
-                record = self._record(result, message, trace, request_id)
-                if isinstance(writer, BackgroundWriter):
-                    await writer.finish(self.state, record)
-                else:
-                    writer.finish(self.state, record)
+            # the round's own call records (its stats count its calls only: a service runs
+            # rounds concurrently on one client), and where the answer goes as it is written
+            client = round_client(
+                self.runtime.client, watch.on_delta if watch is not None else None, calls=[]
+            )
+            result = await self.runtime.orchestrator().run_round(
+                self.state, message, trace=trace, checkpoint=writer, llm=client
+            )
+            if keep:  # in the order of the trace's `llm.call` events, made from them
+                exchanges = [call.exchange for call in client.calls]
+            record = self._record(result, message, trace, request_id)
+            if isinstance(writer, BackgroundWriter):
+                await writer.finish(self.state, record)
+            else:
+                writer.finish(self.state, record)
         finally:
             if isinstance(writer, BackgroundWriter):
                 writer.close()

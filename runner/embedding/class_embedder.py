@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from runner.embedding import endpoint
+from runner.embedding.dotted_class import import_dotted_class
 from runner.embedding.endpoint import cut
 from runner.embedding.remote import EmbeddingServiceError, RemoteEmbedder, RemoteSpec
 
@@ -69,27 +70,14 @@ def not_installed(path: str) -> str | None:
 def import_class(path: str | None) -> type:
     """The class `llama_index.embeddings.<package>.<Class>`; an error naming the pip package
     when its module is not installed."""
-    if not path or not path.startswith(CLASS_PREFIXES) or path.count(".") < 3:
-        raise EmbeddingServiceError(
-            f"provider llama_index needs `embedding.class: llama_index.embeddings.<package>."
-            f"<Class>` (got {path!r}), e.g. llama_index.embeddings.openai_like.OpenAILikeEmbedding"
-        )
-    module_name, _, class_name = path.rpartition(".")
-    distribution = distribution_of(path)
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise EmbeddingServiceError(
-            f"embedding.class {path}: its module is not installed; pip install {distribution} "
-            f"({error})"
-        ) from None
-    found = getattr(module, class_name, None)
-    if not isinstance(found, type):
-        raise EmbeddingServiceError(
-            f"embedding.class {path}: {module_name} has no class {class_name!r} (is it spelt as "
-            f"in the {distribution} documentation?)"
-        )
-    return found
+    return import_dotted_class(
+        path,
+        key="embedding.class",
+        prefixes=CLASS_PREFIXES,
+        example="llama_index.embeddings.openai_like.OpenAILikeEmbedding",
+        distribution=distribution_of,
+        error=EmbeddingServiceError,
+    )
 
 
 def class_options(found: type, spec: RemoteSpec, key: str | None) -> dict[str, Any]:

@@ -119,7 +119,7 @@ async def plan_activation(ctx: RoundContext, task: Task) -> dict[str, str]:
     answers: dict[str, bool] = {}
     if asked:  # one call for all of them, on task_prompt alone (C20b)
         with during("suitability (LLM purpose)"):
-            reply = await ctx.setup.prompts.suitability(task.task_prompt, asked)
+            reply = await ctx.prompts_for(task).suitability(task.task_prompt, asked)
         answers = known_answers(ctx, reply, asked)
         chosen.update({name: SUITABILITY for name, yes in answers.items() if yes})
     retrieval = ctx.pipeline.retrieval_tool

@@ -65,7 +65,7 @@ async def gatekeeper_verdict(ctx: RoundContext, root: Task) -> str:
             enough, reason = rule_gate(root, passages, gatekeeper.min_coverage)
     else:
         with during("gatekeeper (LLM purpose)"):
-            enough, reason = await ctx.setup.prompts.gatekeeper(
+            enough, reason = await ctx.prompts_for(root).gatekeeper(
                 root.task_prompt, passages, template=gatekeeper.template
             )
     ctx.emit(
@@ -117,7 +117,7 @@ async def final_answer(ctx: RoundContext, root: Task) -> Stop:
     context = passages_of(ctx, guaranteed=False, leaving_out=consumed_subtasks(ctx, root))
     context = context[: ctx.pipeline.answer.max_context_items]
     with during("answer (LLM purpose)"):
-        answer = await ctx.setup.prompts.answer(
+        answer = await ctx.prompts_for(root).answer(
             root.task_prompt, guaranteed, context, template=ctx.pipeline.answer.template
         )
     drawn_on = (*answer.used, *guaranteed)

@@ -8,8 +8,11 @@ round's channel, or a parallel branch's, channels.py), the count of what failed,
 checkpoint callback. A parallel branch's subtree gets a copy with its own `out` (`in_branch`);
 nothing else about a context changes while the round runs.
 
-The task an LLM call is made for crosses into the LLM layer as `runner.llm.accounting`'s
-`CHARGED_TASK` (see there why it is a context variable).
+It also holds the round's LLM client (`llm`, a `runner.llm.bound.TaskClient`: the round's call
+records and the face's answer stream). Every LLM call is made through a client bound to the task
+it is made for: the client and prompts a tool is handed (`env`), and those a purpose of the
+engine's own is asked through (`prompts_for`), so each call record names its task, also in the
+subtasks of a parallel group running concurrently.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ if TYPE_CHECKING:
     from runner.engine.channels import Branch, Channel
     from runner.engine.setup import RoundSetup
     from runner.engine.state import SessionState
+    from runner.llm.bound import TaskClient
+    from runner.llm.prompts import Prompts
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +42,7 @@ class RoundContext:
     out: Channel  # where results, events, questions and warnings go: the round or a branch
     failed: dict[str, int]  # what failed in the round: tools, coordinators, tasks (`fail`)
     checkpoint: Callable[[SessionState], None] | None = None
+    llm: TaskClient | None = None  # the round's client (None: a test's world may have none)
 
     @property
     def pipeline(self) -> Pipeline:
@@ -55,12 +61,24 @@ class RoundContext:
         """The context of a parallel subtask's subtree: the same round, writing to `branch`."""
         return replace(self, out=branch)
 
-    def env(self, task: Task, text: str) -> RuntimeEnv:
-        """The `ToolEnv` of one tool call on `task`, handed `text` (protocols.ToolEnv)."""
+    def llm_for(self, task_no: str) -> TaskClient | None:
+        """The round's client, its calls made for task `task_no`."""
+        return None if self.llm is None else self.llm.for_task(task_no)
+
+    def prompts_for(self, task: Task, client: TaskClient | None = None) -> Prompts:
+        """The pipeline's prompts, asking the round's client for `task` (or `client`)."""
+        client = client or self.llm_for(task.task_no)
+        bound = getattr(self.setup.prompts, "bound_to", None)  # (a test's prompts may not)
+        return self.setup.prompts if client is None or bound is None else bound(client)
+
+    def env(self, task: Task, text: str, charged: str | None = None) -> RuntimeEnv:
+        """The `ToolEnv` of one tool call on `task`, handed `text` (protocols.ToolEnv); its
+        LLM calls are made for `task` (or for task `charged`)."""
+        llm = self.llm_for(charged or task.task_no)
         return RuntimeEnv(
             pipeline=self.setup.pipeline,
-            llm=self.setup.llm,  # type: ignore[arg-type]  # (a test's world may have none)
-            prompts=self.setup.prompts,
+            llm=llm or self.setup.llm,  # type: ignore[arg-type]  # (a test's world may have none)
+            prompts=self.prompts_for(task, llm),
             task=task,
             buffer=self.out.view(),
             text=text,

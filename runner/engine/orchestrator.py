@@ -34,6 +34,7 @@ from runner.engine.subtasks import TRAMPOLINE_LEVELS, parallel_subtasks
 from runner.trace import Trace
 
 if TYPE_CHECKING:
+    from runner.llm.bound import TaskClient
     from runner.llm.prompts import Prompts
     from runner.llm.types import LLMClient
 
@@ -126,15 +127,19 @@ class Orchestrator:
         *,
         trace: Trace | None = None,
         checkpoint: Callable[[SessionState], None] | None = None,
+        llm: TaskClient | None = None,
     ) -> RoundResult:
         """One round: a fresh message, the answer to the pending question (C24), or — when the
         stored state is an interrupted round — that round, finished. Its events go to `trace`
         (a new one when None), and `checkpoint` (else the orchestrator's) is given the state
-        after every step that must survive a crash."""
+        after every step that must survive a crash; `llm` is the round's LLM client (its call
+        records and answer stream: runner.llm.bound), else the orchestrator's records in its
+        own list."""
         return await run_round(
             self,
             state,
             message,
             trace=trace if trace is not None else Trace(),
             checkpoint=checkpoint if checkpoint is not None else self.checkpoint,
+            llm=llm,
         )

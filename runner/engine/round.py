@@ -46,7 +46,8 @@ from runner.engine.outcome import (
 from runner.engine.state import SessionState
 from runner.engine.subtasks import close_subtasks
 from runner.engine.task import ContextBuffer, Task, TaskStatus
-from runner.llm.accounting import CHARGED_TASK, Accounting, CallRecord
+from runner.llm.accounting import Accounting, CallRecord
+from runner.llm.bound import TaskClient, round_client
 from runner.text.words import content_words, normalize
 from runner.trace import Trace
 
@@ -61,16 +62,19 @@ async def run_round(
     *,
     trace: Trace,
     checkpoint: Callable[[SessionState], None] | None = None,
+    llm: TaskClient | None = None,
 ) -> RoundResult:
     """One round of `setup`'s pipeline on `state` (changed in place), its events in `trace`,
-    `checkpoint` given the state after every step that must survive a crash."""
+    `checkpoint` given the state after every step that must survive a crash. `llm`: the
+    round's LLM client (its call records, the answer's stream: runner.llm.bound), else the
+    setup's client, recording in its own list."""
     started = time.monotonic()
-    out = RoundChannel(state, trace, setup.llm)
+    if llm is None and setup.llm is not None:
+        llm = round_client(setup.llm)
+    out = RoundChannel(state, trace, llm)
     first_call = len(out.llm_calls())
-    ctx = RoundContext(setup, state, out, dict.fromkeys(FAILURE_KINDS, 0), checkpoint)
+    ctx = RoundContext(setup, state, out, dict.fromkeys(FAILURE_KINDS, 0), checkpoint, llm)
     message = begin(ctx, message)
-    # the root's classification and the final answer are made for the root task
-    charged = CHARGED_TASK.set(ctx.root.task_no)
     try:
         root = ctx.root
         if root.prompt_type is None:
@@ -82,8 +86,6 @@ async def run_round(
         stop = Stop(ERROR, str(exc))
     except Exception as exc:  # an LLM or template failure outside any tool: end cleanly
         stop = unexpected(ctx, out, exc)
-    finally:
-        CHARGED_TASK.reset(charged)
     calls = out.llm_calls()[first_call:]
     return end(ctx, out, message, stop, calls, started)
 
@@ -229,7 +231,7 @@ async def classify(ctx: RoundContext, text: str) -> str:
         with during("prompt_type (rule)"):
             return await classify_off_loop(config, text)
     with during("prompt_type (LLM purpose)"):
-        chosen = await ctx.setup.prompts.prompt_type(text, config.types)
+        chosen = await ctx.prompts_for(ctx.root).prompt_type(text, config.types)
     if chosen not in names:
         ctx.warn(
             f"the LLM classified the message as {chosen!r}, which is no prompt type "
@@ -247,24 +249,18 @@ async def process(ctx: RoundContext, task: Task) -> Stop | None:
     fallback (C27). The subtask walk recurses through this function."""
     if task.status in CLOSED:
         return None
-    # every LLM call made from here until the task closes is made for it, its subtasks
-    # charging their own: the trace's `llm.call` events and the stats by task say so
-    charged = CHARGED_TASK.set(task.task_no)
-    try:
-        start_task(ctx, task)
-        if coordinator_step(ctx, task):
-            await run_coordinators(ctx, task, ctx.setup.coordinators)
-        # the awaits below are skipped when there is nothing to await: every task node pays
-        # for each coroutine it creates
-        stop = await close_subtasks(ctx, task, process) if task.sub_tasks else None
-        if stop is None:
-            stop = await activate(ctx, task)
-        if stop is None and task is ctx.state.root:
-            stop = await deep_fallback(ctx, task, process)
-        finish_task(ctx, task, stop)
-        return stop
-    finally:
-        CHARGED_TASK.reset(charged)
+    start_task(ctx, task)
+    if coordinator_step(ctx, task):
+        await run_coordinators(ctx, task, ctx.setup.coordinators)
+    # the awaits below are skipped when there is nothing to await: every task node pays
+    # for each coroutine it creates
+    stop = await close_subtasks(ctx, task, process) if task.sub_tasks else None
+    if stop is None:
+        stop = await activate(ctx, task)
+    if stop is None and task is ctx.state.root:
+        stop = await deep_fallback(ctx, task, process)
+    finish_task(ctx, task, stop)
+    return stop
 
 
 def start_task(ctx: RoundContext, task: Task) -> None:

@@ -15,10 +15,9 @@ from runner.engine.channels import CLOSED, Branch, Stop, resolve
 from runner.engine.context import RoundContext
 from runner.engine.failure import described, traceback_text
 from runner.engine.outcome import ANSWER, CLARIFICATION
-from runner.engine.protocols import Tool
+from runner.engine.protocols import ConditionalDecider, Tool
 from runner.engine.results import PromptAndContext, SubtaskDecision
 from runner.engine.task import HeldAnswer, Task, TaskStatus, key_task_no
-from runner.llm.accounting import CHARGED_TASK
 
 # A subtree processed this many levels below the one that started it goes on in a task of its
 # own: each nested await costs C stack, and a deep tree must not overflow it.
@@ -195,18 +194,16 @@ async def decide_conditional(
 ) -> SubtaskDecision:
     owner = sub.owner_coordinator_name
     tool = ctx.setup.tools.get(owner) if owner else None
-    decide = getattr(tool, "decide_conditional", None)
     # C17: what the earlier siblings and their descendants put in the buffer
     completed = completed_so_far(ctx, {t.task_no for s in earlier for t in s.walk()})
     failure: dict[str, str] = {}  # a decision that raised: its traceback
-    if not callable(decide):
+    if not isinstance(tool, ConditionalDecider):  # (protocols.py: the interface that runs)
         decision, why = SubtaskDecision.RUN, "the owner makes no decision: RUN (C3)"
     else:
-        charged = CHARGED_TASK.set(sub.task_no)  # a call it makes is made for the subtask
         try:
-            reply = await resolve(
-                decide(parent, sub, completed, ctx.env(parent, parent.task_prompt))
-            )
+            # a call the decision makes is made for the subtask it decides
+            env = ctx.env(parent, parent.task_prompt, charged=sub.task_no)
+            reply = await resolve(tool.decide_conditional(parent, sub, completed, env))
             decision = SubtaskDecision(getattr(reply, "value", reply))
             # the coordinator's own reason when it gives one, else what is known of it
             why = str(getattr(reply, "reason", "") or "") or (
@@ -223,8 +220,6 @@ async def decide_conditional(
                 f"the conditional decision of coordinator {owner!r} failed ({error}); "
                 "the subtask runs (C19)",
             )
-        finally:
-            CHARGED_TASK.reset(charged)
     ctx.emit(
         "subtask.decision",
         sub.task_no,

@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from runner.llm.exchanges import Exchange
-
-# The task an LLM call is made for. The engine sets it around every step it takes for a task
-# (its coordinators, suitability call, tools, a conditional decision), so each record names its
-# task, even for calls made concurrently by the subtasks of a parallel group. A context variable
-# because the calls cross the plugin interface: a tool calls `env.llm` and `env.prompts`
-# (runner.llm.types.LLMClient, docs/plugins.md), which carry no task and are shared by every
-# round of the runtime, and asyncio gives each parallel subtask's task its own copy.
-CHARGED_TASK: ContextVar[str | None] = ContextVar("runner_llm_charged_task", default=None)
 
 
 @dataclass(frozen=True)
@@ -44,7 +34,8 @@ class CallRecord:
     notice: str | None = None  # said once per run: the server refused the structured mode
     prompt_cut: Mapping[str, Any] | None = None  # the prompt was cut to fit the window
     degenerate: str | None = None  # the reply stayed degenerate and was cut: the round degrades
-    task: str | None = field(default_factory=CHARGED_TASK.get)  # the task it was made for
+    # the task it was made for (the `TaskClient` the call was made through says: bound.py)
+    task: str | None = None
     finish_reason: str | None = None  # why the model stopped, when the provider said
     first_token_ms: float | None = None  # a streamed reply: when its first text arrived
     # what the request asked of a model server, and where it went (None: no server, as the
@@ -67,27 +58,12 @@ class CallRecord:
         return fields
 
 
-# The call records of the round running in this context (an asyncio task and the tasks it
-# starts). A service runs many rounds at once on one client: each round's trace and stats count
-# its own calls only, and a long-lived process does not keep every call it ever made. A context
-# variable for the reason of CHARGED_TASK: the client is shared, and the calls of a round reach
-# it through the plugin interface, which names no round.
-_ROUND_CALLS: ContextVar[list[CallRecord] | None] = ContextVar("runner_round_calls", default=None)
-
-
-@contextmanager
-def calls_of_one_round() -> Iterator[None]:
-    """Within the block, a client's `calls` (and its stats) are those made in the block."""
-    scope = _ROUND_CALLS.set([])
-    try:
-        yield
-    finally:
-        _ROUND_CALLS.reset(scope)
-
-
 class Accounting:
-    def __init__(self) -> None:
-        self.calls: list[CallRecord] = []
+    """Call records and their totals: a round's (its `TaskClient`'s list), or the calls a
+    client made outside any round (the CLI's edges, a test's direct calls)."""
+
+    def __init__(self, calls: list[CallRecord] | None = None) -> None:
+        self.calls: list[CallRecord] = [] if calls is None else calls
 
     def add(self, record: CallRecord) -> int:
         """Adds a record; returns its index (so its outcome can be amended)."""
@@ -115,15 +91,3 @@ class Accounting:
             "prompt_tokens": sum(c.prompt_tokens for c in self.calls),
             "completion_tokens": sum(c.completion_tokens for c in self.calls),
         }
-
-
-class RoundAccounting(Accounting):
-    """A client's accounting: inside `calls_of_one_round` its calls are that round's only."""
-
-    def __init__(self) -> None:
-        self._outside: list[CallRecord] = []  # calls made outside any round (the CLI's edges)
-
-    @property
-    def calls(self) -> list[CallRecord]:  # type: ignore[override]  # the round's list, not one kept
-        current = _ROUND_CALLS.get()
-        return self._outside if current is None else current

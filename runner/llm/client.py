@@ -29,12 +29,12 @@ import random
 import time
 import weakref
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.config.model import LLMConfig, ModelSettings
 from runner.llm import decoding, degenerate, structured
 from runner.llm.accepted_modes import AcceptedModes, server_key
-from runner.llm.accounting import CallRecord, RoundAccounting
+from runner.llm.accounting import Accounting, CallRecord
 from runner.llm.cache import CachedReply, ResponseCache, cache_key
 from runner.llm.cassette import Entry, Recorder
 from runner.llm.endpoint import model_server
@@ -48,10 +48,13 @@ from runner.llm.providers.base import (
 )
 from runner.llm.retrying import backoff_delay, is_broken_body, is_transient
 from runner.llm.settings import model_settings
-from runner.llm.streaming import ANSWER_STREAM, Deltas
+from runner.llm.streaming import Deltas
 from runner.llm.types import LLMReply, LLMRequest, Purpose
 from runner.llm.usable import correction, excerpt, usable
 from runner.text.words import estimate_tokens
+
+if TYPE_CHECKING:
+    from runner.llm.bound import TaskClient
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,7 +93,10 @@ class _Timing:
 
 
 class ProviderClient:
-    """Implements `LLMClient`. `.stats` totals by purpose; `.calls` feeds `llm.call` events."""
+    """Implements `LLMClient`. A round calls it through a `TaskClient` (runner.llm.bound),
+    which says where the call's record goes, which task it is for and where a streamed answer
+    goes (`complete_for`); `complete` is a call made outside any round, recorded in the
+    client's own `.calls` (`.stats` totals them by purpose)."""
 
     def __init__(
         self,
@@ -111,7 +117,7 @@ class ProviderClient:
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self._random = random.Random()
-        self._accounting = RoundAccounting()
+        self._accounting = Accounting()  # the calls made outside any round
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
@@ -144,6 +150,11 @@ class ProviderClient:
             await close()
 
     async def complete(self, request: LLMRequest) -> LLMReply:
+        return await self.complete_for(request, None)
+
+    async def complete_for(self, request: LLMRequest, scope: TaskClient | None) -> LLMReply:
+        """Answer `request` for `scope`'s round and task (None: outside any round)."""
+        records = self._accounting.calls if scope is None else scope.calls
         settings = model_settings(self.config, request.purpose)
         started = time.perf_counter()
         rounds = 1 + self.config.structured_retries
@@ -152,21 +163,21 @@ class ProviderClient:
         asked_again = False  # a degenerate reply is asked again once
         for number in range(rounds):
             asked = dataclasses.replace(request, prompt=prompt)
-            answer, attempts, record = await self._answer(asked, settings, attempts)
+            answer, attempts, record = await self._answer(asked, settings, attempts, scope)
             try:
                 data = usable(answer.text, request)
             except structured.InvalidReply as error:
-                self._mark_invalid(record, str(error))
+                self._mark(records, record, outcome="invalid", error=str(error))
                 prompt = request.prompt + correction(error, request)
                 last_error, last_text = error, answer.text
                 continue
             wrong = degenerate.in_reply(answer.text, request)
             if wrong is not None and not asked_again and number + 1 < rounds:
-                self._mark(record, outcome="degenerate", error=wrong.detail)
+                self._mark(records, record, outcome="degenerate", error=wrong.detail)
                 prompt, asked_again = request.prompt + wrong.correction(), True
                 continue
             if wrong is not None:
-                self._mark(record, degenerate=f"{wrong.detail}; the reply was cut")
+                self._mark(records, record, degenerate=f"{wrong.detail}; the reply was cut")
                 answer = dataclasses.replace(answer, text=wrong.cut or answer.text)
             return self._accept(asked, settings, answer, data, attempts, started, wrong is None)
         raise LLMReplyError(
@@ -220,14 +231,20 @@ class ProviderClient:
         )
 
     async def _answer(
-        self, request: LLMRequest, settings: ModelSettings, attempts: int
+        self,
+        request: LLMRequest,
+        settings: ModelSettings,
+        attempts: int,
+        scope: TaskClient | None,
     ) -> tuple[_Answer, int, int]:
         """One reply text, from the cache or the provider (retrying transient errors, stepping
         down a refused structured mode), the attempts so far, and the index of its call
-        record."""
+        record in `scope`'s calls."""
         cached = self._cached(request, settings)
         if cached is not None:
-            record = self._record(request, settings, cached, _Timing(), attempts + 1, cached=True)
+            record = self._record(
+                scope, request, settings, cached, _Timing(), attempts + 1, cached=True
+            )
             self._add_to_cassette(request, cached)
             return cached, attempts + 1, record
         settings = self._structured_settings(request, settings)
@@ -238,13 +255,13 @@ class ProviderClient:
             try:
                 self.provider.prepare(settings)
                 timing.started = time.perf_counter()  # the call's time, not the start-up's
-                answer = await self._attempt(request, settings, timing)
+                answer = await self._attempt(request, settings, timing, scope)
             except Exception as error:
                 if isinstance(error, LLMError):
-                    self._record_error(request, settings, timing, attempts, error)
+                    self._record_error(scope, request, settings, timing, attempts, error)
                     raise
                 lower, notice = self._step_down(request, settings, error)
-                self._record_error(request, settings, timing, attempts, error, notice)
+                self._record_error(scope, request, settings, timing, attempts, error, notice)
                 if lower is not None:
                     settings = lower  # asked again at once, without the refused field
                     continue
@@ -254,7 +271,7 @@ class ProviderClient:
                 retry += 1
                 await asyncio.sleep(delay)
                 continue
-            record = self._record(request, settings, answer, timing, attempts)
+            record = self._record(scope, request, settings, answer, timing, attempts)
             self._add_to_cassette(request, answer)
             return answer, attempts, record
 
@@ -327,14 +344,18 @@ class ProviderClient:
             )
 
     async def _attempt(
-        self, request: LLMRequest, settings: ModelSettings, timing: _Timing
+        self,
+        request: LLMRequest,
+        settings: ModelSettings,
+        timing: _Timing,
+        scope: TaskClient | None,
     ) -> _Answer:
         queued = time.perf_counter()
         async with self._limit():
             timing.queue_ms = (time.perf_counter() - queued) * 1000
             timing.started = time.perf_counter()
             reply = await asyncio.wait_for(
-                self._generate(request, settings, timing), self.config.timeout_s
+                self._generate(request, settings, timing, scope), self.config.timeout_s
             )
         return _Answer(
             text=reply.text,
@@ -349,11 +370,15 @@ class ProviderClient:
         )
 
     def _generate(
-        self, request: LLMRequest, settings: ModelSettings, timing: _Timing
+        self,
+        request: LLMRequest,
+        settings: ModelSettings,
+        timing: _Timing,
+        scope: TaskClient | None,
     ) -> Awaitable[ProviderReply]:
-        """The provider's reply; streamed to the round's watcher when the request is the final
-        answer, someone watches and the provider can stream."""
-        on_delta = ANSWER_STREAM.get() if request.streams else None
+        """The provider's reply; streamed to the round's watcher (`scope.stream`) when the
+        request is the final answer, someone watches and the provider can stream."""
+        on_delta = scope.stream if request.streams and scope is not None else None
         if on_delta is None or not isinstance(self.provider, StreamingProvider):
             return self.provider.generate(request, settings)
         return self.provider.stream(request, settings, timing.passing_to(on_delta))
@@ -378,6 +403,7 @@ class ProviderClient:
 
     def _record(
         self,
+        scope: TaskClient | None,
         request: LLMRequest,
         settings: ModelSettings,
         answer: _Answer,
@@ -386,10 +412,12 @@ class ProviderClient:
         *,
         cached: bool = False,
     ) -> int:
-        return self._accounting.add(
+        return self._add(
+            scope,
             CallRecord(
                 purpose=request.purpose.value,
                 tool=request.tool,
+                task=None if scope is None else scope.task,
                 provider=self.provider.name,
                 model=self._model(settings),
                 latency_ms=0.0 if cached else round(timing.call_ms(), 3),
@@ -409,11 +437,12 @@ class ProviderClient:
                 response_id=answer.response_id,
                 output_type=request.output_type,
                 **({} if answer.cached else self._sent(request, settings)),  # a cache hit: none
-            )
+            ),
         )
 
     def _record_error(
         self,
+        scope: TaskClient | None,
         request: LLMRequest,
         settings: ModelSettings,
         timing: _Timing,
@@ -421,10 +450,12 @@ class ProviderClient:
         error: BaseException,
         notice: str | None = None,
     ) -> None:
-        self._accounting.add(
+        self._add(
+            scope,
             CallRecord(
                 purpose=request.purpose.value,
                 tool=request.tool,
+                task=None if scope is None else scope.task,
                 provider=self.provider.name,
                 model=self._model(settings),
                 latency_ms=round(timing.call_ms(), 3),
@@ -441,7 +472,7 @@ class ProviderClient:
                 exchange=exchange(request.prompt, None),
                 output_type=request.output_type,
                 **self._sent(request, settings),
-            )
+            ),
         )
 
     def _sent(self, request: LLMRequest, settings: ModelSettings) -> dict[str, Any]:
@@ -457,13 +488,16 @@ class ProviderClient:
             "server_port": where[1],
         }
 
-    def _mark_invalid(self, record: int, message: str) -> None:
-        """That call's reply failed validation."""
-        self._mark(record, outcome="invalid", error=message)
+    def _add(self, scope: TaskClient | None, record: CallRecord) -> int:
+        """Adds a record where `scope` says; returns its index (so its outcome can be amended:
+        `_mark`)."""
+        records = self._accounting.calls if scope is None else scope.calls
+        records.append(record)
+        return len(records) - 1
 
-    def _mark(self, record: int, **changes: Any) -> None:
-        calls = self._accounting.calls
-        calls[record] = dataclasses.replace(calls[record], **changes)
+    @staticmethod
+    def _mark(records: list[CallRecord], record: int, **changes: Any) -> None:
+        records[record] = dataclasses.replace(records[record], **changes)
 
     def _call_error(self, request: LLMRequest, error: Exception, attempts: int) -> LLMCallError:
         transient = is_transient(error)

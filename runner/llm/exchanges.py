@@ -11,8 +11,8 @@ Why not in the `llm.call` trace event: the trace is what users keep (session sto
 `runner run --trace` files, `GET …/rounds/{n}`), and every prompt of a round holds the
 retrieved passages, so it would grow many times over, and sessions would hold text the user
 agreed to send to a telemetry backend, not to store. Kept on the record, the text lives as long
-as the round's call records (`calls_of_one_round`) and reaches the observer in process. Off, a
-call pays one global read and keeps nothing.
+as the round's call records (its `TaskClient`'s list: runner.llm.bound) and reaches the
+observer in process. Off, a call pays one global read and keeps nothing.
 """
 
 from __future__ import annotations

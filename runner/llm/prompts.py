@@ -13,6 +13,7 @@ from typing import Any
 
 from runner.config.model import Pipeline, PromptType, TemplateRef, ToolConfig
 from runner.llm import fitting
+from runner.llm.bound import answer_written
 from runner.llm.grounding import grounded, unmarked
 from runner.llm.known_values import known_values, named_values, table_key
 from runner.llm.passages import (
@@ -29,7 +30,6 @@ from runner.llm.passages import (
 from runner.llm.prompt_templates import PromptTemplateError, PromptTemplates, default_template
 from runner.llm.purposes import PURPOSE_VARIABLES
 from runner.llm.settings import model_settings
-from runner.llm.streaming import answer_written
 from runner.llm.structured import lenient_schema
 from runner.llm.types import LLMClient, LLMRequest, Purpose
 
@@ -71,6 +71,14 @@ class Prompts:
         self.pipeline = pipeline
         self.templates = PromptTemplates(pipeline)
         self._rewrites: dict[tuple[str, str], str] = {}
+
+    def bound_to(self, client: LLMClient) -> Prompts:
+        """These prompts asking `client` (a round's `TaskClient`: runner.llm.bound); the
+        templates and the rewrites already made are shared."""
+        view = Prompts.__new__(Prompts)
+        view.__dict__.update(self.__dict__)
+        view.client = client
+        return view
 
     # --- classification ---------------------------------------------------------------------
 
@@ -202,8 +210,8 @@ class Prompts:
             cut=cut,
             streams=final,
         )
-        with answer_written():
-            reply = await self.client.complete(request)
+        with answer_written(self.client) as client:
+            reply = await client.complete(request)
         return Answer(reply.text.strip(), tuple(kept["context"]))
 
     # --- deep search ----------------------------------------------------------------------------
@@ -372,7 +380,7 @@ class Prompts:
             question=question,
         )
         numbered = [*kept["guaranteed"], *kept["context"]]
-        with answer_written(lambda text: cited_answer(text, numbered).text):
+        with answer_written(self.client, lambda text: cited_answer(text, numbered).text) as client:
             reply = await self._ask(
                 Purpose.ANSWER,
                 facts_of(kept),
@@ -380,6 +388,7 @@ class Prompts:
                 template=template,
                 cut=cut,
                 streams=True,
+                client=client,
             )
         return cited_answer(reply, numbered)
 
@@ -396,7 +405,10 @@ class Prompts:
         template: TemplateRef | None = None,
         cut: Mapping[str, Any] | None = None,
         streams: bool = False,
+        client: LLMClient | None = None,
     ) -> Any:
+        """The purpose's reply (its data, with a schema), asked of `client` (else of these
+        prompts' client)."""
         assert set(facts) == PURPOSE_VARIABLES[purpose], "facts must be the template variables"
         prompt = self.templates.render(purpose, facts, template)
         request = LLMRequest(
@@ -409,7 +421,7 @@ class Prompts:
             cut=cut,
             streams=streams,
         )
-        reply = await self.client.complete(request)
+        reply = await (client or self.client).complete(request)
         return reply.data if schema is not None else reply.text.strip()
 
     async def _fit(

@@ -1,8 +1,9 @@
 """The final answer, shown as it is written.
 
 A face that shows the answer while the model writes it hands the round a watch
-(`runner.app.RoundWatch`, `Conversation.say(watch=...)`), whose `on_delta` the round sets as
-`ANSWER_STREAM`: a function taking each new piece of text. Only requests marked
+(`runner.app.RoundWatch`, `Conversation.say(watch=...)`), whose `on_delta` — a function taking
+each new piece of text — the round's LLM client carries (`runner.llm.bound.TaskClient.stream`),
+and so every client the round hands a tool or a purpose. Only requests marked
 `streams` (the `answer` purpose, and a prompt tool whose output is the terminal answer) are
 streamed, and only by a provider that can (`stream`); the others answer as before, and the face
 shows what the stream did not carry when the round ends (`runner.render.rest_of`).
@@ -14,41 +15,9 @@ runner's citations (`AnswerStream` with `cited_answer`), a marker held back unti
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 
 Deltas = Callable[[str], None]  # given each piece of a reply's text as it arrives
-
-# Where the text of the answer being written goes, in the context of the round that writes it.
-# A context variable because the answer may be written by a tool (a prompt tool whose output is
-# the terminal answer) through the plugin interface (`env.llm`, shared by every round), which has
-# no place for a round's watcher.
-ANSWER_STREAM: ContextVar[Deltas | None] = ContextVar("runner_answer_stream", default=None)
-
-
-@contextmanager
-def streaming_to(on_delta: Deltas | None) -> Iterator[None]:
-    """Within the block, streamed requests send their text to `on_delta` (None: to nothing)."""
-    token = ANSWER_STREAM.set(on_delta)
-    try:
-        yield
-    finally:
-        ANSWER_STREAM.reset(token)
-
-
-@contextmanager
-def answer_written(rewrite: Callable[[str], str] | None = None) -> Iterator[None]:
-    """Within the block, a streamed reply goes to the round's watcher (if any) as the round
-    will return it: stripped, and through `rewrite`; its last piece when the block ends."""
-    outer = ANSWER_STREAM.get()
-    if outer is None:
-        yield
-        return
-    stream = AnswerStream(outer, rewrite)
-    with streaming_to(stream):
-        yield
-    stream.close()
 
 
 class AnswerStream:

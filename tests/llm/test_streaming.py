@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from runner.config.model import LLMConfig, ScriptRule
 from runner.llm import build_client
+from runner.llm.bound import round_client
 from runner.llm.passages import Passage, cited_answer
-from runner.llm.streaming import AnswerStream, streaming_to
+from runner.llm.streaming import AnswerStream
 from runner.llm.types import LLMRequest, Purpose
 from runner.sources import Source
 
@@ -26,8 +27,8 @@ def collect(client, request: LLMRequest) -> tuple[list[str], object]:
     pieces: list[str] = []
 
     async def ask() -> object:
-        with streaming_to(pieces.append):
-            return await client.complete(request)
+        # a round's client, its records in the client's own list
+        return await round_client(client, pieces.append).complete(request)
 
     return pieces, run(ask())
 

@@ -8,14 +8,13 @@ API does ({model, input} -> {embeddings})."""
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from .json_service import JSONHandler, serving
 
 DIMENSIONS = 32
 
@@ -42,57 +41,32 @@ class Service:
     keys: list[str] = field(default_factory=list)
 
 
-class QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: object, client_address: object) -> None:
-        """A client that stopped waiting (a timeout under test) is no error of the server's."""
-
-
 @contextmanager
 def embedding_service(failures: int | None = 0, per_token: bool = False) -> Iterator[Service]:
     service = Service("", failures, per_token)
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(JSONHandler):
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            body = self.body()
             service.requests.append(body)
             service.keys.append(self.headers.get("Authorization", ""))
             time.sleep(service.delay_s)
-            if service.failures is None or service.failures > 0:
-                if service.failures is not None:
-                    service.failures -= 1
-                self._reply(503, {"error": "loading model"})
+            if self.still_loading(service):
                 return
             if self.path == "/api/embed":  # Ollama's own API
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
                 vectors = [embedding(text, per_token) for text in texts]
-                self._reply(200, {"model": body["model"], "embeddings": vectors})
+                self.reply(200, {"model": body["model"], "embeddings": vectors})
                 return
             if self.path != "/v1/embeddings":
-                self._reply(404, {"error": "no such path"})
+                self.reply(404, {"error": "no such path"})
                 return
             data = [
                 {"object": "embedding", "index": i, "embedding": embedding(text, per_token)}
                 for i, text in enumerate(body["input"])
             ]
-            self._reply(200, {"object": "list", "data": data, "model": body["model"]})
+            self.reply(200, {"object": "list", "data": data, "model": body["model"]})
 
-        def _reply(self, status: int, payload: dict[str, object]) -> None:
-            raw = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
-        def log_message(self, *args: object) -> None:  # quiet
-            pass
-
-    server = QuietServer(("127.0.0.1", 0), Handler)
-    service.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as url:
+        service.url = f"{url}/v1"
         yield service
-    finally:
-        server.shutdown()
-        server.server_close()

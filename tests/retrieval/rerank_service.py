@@ -8,13 +8,12 @@ text out of the reply."""
 
 from __future__ import annotations
 
-import json
 import re
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from .json_service import JSONHandler, serving
 
 
 def words(text: str) -> set[str]:
@@ -40,23 +39,20 @@ class Reranker:
 def rerank_service(failures: int | None = 0, favour: str | None = None) -> Iterator[Reranker]:
     service = Reranker(failures=failures, favour=favour)
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(JSONHandler):
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            body = self.body()
             service.requests.append((self.path, body))
             service.keys.append(self.headers.get("Authorization", ""))
-            if service.failures is None or service.failures > 0:
-                if service.failures is not None:
-                    service.failures -= 1
-                self._reply(503, {"error": "loading model"})
+            if self.still_loading(service):
                 return
             if self.path == "/rerank" and "texts" in body:
-                self._reply(200, self._scored(body["query"], body["texts"], "score"))
+                self.reply(200, self._scored(body["query"], body["texts"], "score"))
             elif self.path == "/v1/rerank" and "documents" in body:
                 scored = self._scored(body["query"], body["documents"], "relevance_score")
-                self._reply(200, {"model": body.get("model"), "results": scored[: body["top_n"]]})
+                self.reply(200, {"model": body.get("model"), "results": scored[: body["top_n"]]})
             else:
-                self._reply(422, {"error": f"no such request at {self.path}"})
+                self.reply(422, {"error": f"no such request at {self.path}"})
 
         def _scored(self, query: str, texts: list[str], name: str) -> list[dict[str, object]]:
             scored: list[dict[str, object]] = [
@@ -67,23 +63,6 @@ def rerank_service(failures: int | None = 0, favour: str | None = None) -> Itera
                 scored = [item for item in scored if item["index"] != len(texts) - 1]
             return scored
 
-        def _reply(self, status: int, payload: object) -> None:
-            raw = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
-        def log_message(self, *args: object) -> None:  # quiet
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    service.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(Handler) as url:
+        service.url = url
         yield service
-    finally:
-        server.shutdown()
-        server.server_close()

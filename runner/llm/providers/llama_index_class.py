@@ -23,12 +23,12 @@ off, and runner's policy still applies on top.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 from collections.abc import Mapping
 from typing import Any
 
 from runner.config.model import LLMConfig, ModelSettings
+from runner.embedding.dotted_class import import_dotted_class
 from runner.llm import decoding
 from runner.llm.errors import LLMConfigError
 from runner.llm.providers.base import ProviderReply
@@ -44,30 +44,22 @@ from runner.llm.types import LLMRequest
 CLASS_PREFIX = "llama_index.llms."
 
 
-def import_class(path: str | None) -> Any:
+def import_class(path: str | None) -> type:
     """The class `llama_index.llms.<package>.<Class>`; an error naming the pip package when
     its module is not installed."""
-    if not path or not path.startswith(CLASS_PREFIX) or path.count(".") < 3:
-        raise LLMConfigError(
-            f"provider llama_index needs `llm.class: llama_index.llms.<package>.<Class>` "
-            f"(got {path!r}), e.g. llama_index.llms.anthropic.Anthropic"
-        )
-    module_name, _, class_name = path.rpartition(".")
-    package = module_name[len(CLASS_PREFIX) :].split(".")[0]
-    distribution = "llama-index-llms-" + package.replace("_", "-")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise LLMConfigError(
-            f"llm.class {path}: its module is not installed; pip install {distribution} ({error})"
-        ) from None
-    found = getattr(module, class_name, None)
-    if not isinstance(found, type):
-        raise LLMConfigError(
-            f"llm.class {path}: {module_name} has no class {class_name!r} (is it spelt as in "
-            f"the {distribution} documentation?)"
-        )
-    return found
+    return import_dotted_class(
+        path,
+        key="llm.class",
+        prefixes=(CLASS_PREFIX,),
+        example="llama_index.llms.anthropic.Anthropic",
+        distribution=distribution_of,
+        error=LLMConfigError,
+    )
+
+
+def distribution_of(path: str) -> str:
+    """The pip package that carries a llama-index LLM class."""
+    return "llama-index-llms-" + path[len(CLASS_PREFIX) :].split(".")[0].replace("_", "-")
 
 
 class LlamaIndexClassProvider:
