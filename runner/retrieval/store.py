@@ -8,6 +8,7 @@ and a page's neighbours are the rows just before and after it in the same docume
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import threading
@@ -71,10 +72,17 @@ def _page(row: Row) -> Page:
         title=str(title),
         heading=str(heading),
         text=str(text),
-        path=tuple(json.loads(str(path))),
+        path=_strings(str(path)),
         navigation=bool(navigation),
-        headings=tuple(json.loads(str(headings))),
+        headings=_strings(str(headings)),
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _strings(stored: str) -> tuple[str, ...]:
+    """A stored JSON list of strings as a tuple. Kept by its text: a search reads some 80 pages
+    to keep 4 (two lists each), and a document's pages repeat the same heading paths."""
+    return tuple(json.loads(stored))
 
 
 class PageStore:
