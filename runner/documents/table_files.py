@@ -38,16 +38,29 @@ TableVersion = tuple[Path, int, int]
 
 
 def table_version(path: Path) -> TableVersion:
-    """Which version of a table file there is now (what its cached rows are keyed by)."""
-    resolved = Path(path).resolve()
+    """Which version of a table file there is now (what its cached rows are keyed by). The
+    path is resolved again only when what it leads to is another file or has changed (its
+    device, inode, modification time or size): a round asks two or three times, and resolving
+    walks every folder of the path."""
+    path = Path(path)
     try:
-        stat = resolved.stat()
+        stat = path.stat()  # follows links, as resolving does
     except FileNotFoundError:
         raise TableError(
             f"{path}: table file not found; check the tool's `table:` path (relative to the "
             "pipeline file)"
         ) from None
-    return resolved, stat.st_mtime_ns, stat.st_size
+    seen = (stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    known = _RESOLVED.get(path)
+    if known is not None and known[0] == seen:
+        return known[1]
+    version = (path.resolve(), stat.st_mtime_ns, stat.st_size)
+    _RESOLVED[path] = (seen, version)
+    return version
+
+
+# per table path as given: the file it led to last (device, inode, mtime, size) and its version
+_RESOLVED: dict[Path, tuple[tuple[int, int, int, int], TableVersion]] = {}
 
 
 def shared_rows(version: TableVersion) -> tuple[Row, ...]:

@@ -16,6 +16,7 @@ import hashlib
 import importlib.util
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
@@ -35,6 +36,8 @@ from runner.embedding.catalog import (
 )
 
 _BATCH = 32  # texts per forward pass
+# questions whose vector and pieces an embedder keeps (~30 KB each: 4 MB at most)
+ASKED_KEPT = 128
 # onnx-int8: onnxruntime on int8 weights (the fastest; vectors within a cosine of ~0.99 of the
 # model's), onnx: onnxruntime on the model's float32 weights (numpy's vectors), numpy: runner's
 # own forward pass (needs nothing but numpy)
@@ -73,6 +76,10 @@ class Embedder:
         self.tokenizer = Tokenizer.from_str((files.read("tokenizer.json") or b"").decode("utf-8"))
         self.tokenizer.enable_truncation(max_length=min(limit, self.encoder.max_positions))
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the batch's longest
+        # the last questions' vectors and pieces, by text: a round's searches and a service's
+        # conversations ask the same few questions again (a forward pass is ~20 % of a search)
+        self._asked: OrderedDict[str, tuple[np.ndarray, TokenVectors]] = OrderedDict()
+        self._asking = threading.Lock()  # searches run on worker threads
 
     @property
     def dimensions(self) -> int:
@@ -130,12 +137,23 @@ class Embedder:
 
     def question(self, text: str) -> tuple[np.ndarray, TokenVectors]:
         """A search's question: its vector and its word pieces, from one forward pass run on
-        this thread (a pool's threads cost more than one short text takes)."""
+        this thread (a pool's threads cost more than one short text takes); the last
+        `ASKED_KEPT` questions' are kept (read-only: callers share them)."""
+        with self._asking:
+            kept = self._asked.get(text)
+            if kept is not None:
+                self._asked.move_to_end(text)
+                return kept
         one_thread = _one_blas_thread() if self.runtime == "numpy" else nullcontext()
         with one_thread:
             encoded, states, mask = self._forward([text])
         [pieces] = self._token_rows([text], encoded, states)
-        return self._pooled(states, mask)[0], pieces
+        found = self._pooled(states, mask)[0], pieces
+        with self._asking:
+            self._asked[text] = found
+            while len(self._asked) > ASKED_KEPT:
+                self._asked.popitem(last=False)
+        return found
 
     def token_vectors(self, texts: Sequence[str]) -> list[TokenVectors]:
         """Per text, the model's unit-length vector of each of its word pieces (the special

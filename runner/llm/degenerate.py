@@ -19,6 +19,8 @@ once more (runner.llm.client), then takes the cut reply and the round is degrade
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -149,7 +151,10 @@ def _sentences(text: str) -> list[str]:
     return [m.group(0) for m in _SENTENCE.finditer(text) if m.group(0).strip()]
 
 
+@functools.lru_cache(maxsize=4096)
 def _key(sentence: str) -> str:
+    """A sentence's words, casefolded. Kept by its text: a prompt's instructions and the
+    passages it quotes come back round after round, and so do their sentences."""
     return " ".join(word.casefold() for word in _WORD.findall(sentence))
 
 
@@ -171,16 +176,17 @@ def _join(sentences: list[str]) -> str:
 
 def _repeated_run(words: list[str]) -> tuple[int, int] | None:
     """(start, length) of the first run of 1 to MAX_RUN_WORDS words repeated back to back
-    RUN_REPEATS times or more."""
+    RUN_REPEATS times or more. `repeats` copies of `length` words from `start` are the words
+    from `start` on each equal to the one `length` further, (repeats - 1) × length times in a
+    row: one pass a length instead of comparing slices at every start."""
     for length in range(1, MAX_RUN_WORDS + 1):
         repeats = RUN_REPEATS * 2 if length == 1 else RUN_REPEATS  # "very very" is English
-        for start in range(len(words) - length * repeats + 1):
-            unit = words[start : start + length]
-            if all(
-                words[start + k * length : start + (k + 1) * length] == unit
-                for k in range(1, repeats)
-            ):
-                return start, length
+        needed = (repeats - 1) * length
+        streak = 0
+        for position, same in enumerate(map(operator.eq, words, words[length:])):
+            streak = streak + 1 if same else 0
+            if streak >= needed:
+                return position - needed + 1, length
     return None
 
 

@@ -200,13 +200,15 @@ class CorpusIndex:
             return [ScoredPage(head[row].page, score) for row, score in scored] + found[count:]
         embedder = load_embedder(self.vectors.model, runtime_for(self.vectors.precision))
         tokens = self.vectors.tokens
+        # the pages' text is needed only to run the model over them (no pieces kept)
+        read = [embedded_text(hit.page) for hit in head] if tokens is None else None
         order = reranked(
             query,
-            [embedded_text(hit.page) for hit in head],
+            read,
             [hit.score for hit in head],
             embedder,
             self.keyword,
-            None if tokens is None else tokens.pages([rows[hit.page.node_id] for hit in head]),
+            None if tokens is None else tokens.stacked([rows[hit.page.node_id] for hit in head]),
             self._question(query)[1],
         )
         return [ScoredPage(head[row].page, score) for row, score in order] + found[count:]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,16 @@ def quantized(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     scales = np.abs(rows).max(axis=1) / _LEVELS if len(rows) else np.zeros(0, np.float32)
     scales = np.where(scales > 0, scales, 1.0).astype(np.float32)
     return np.round(rows / scales[:, None]).astype(np.int8), scales
+
+
+@dataclass(frozen=True)
+class StackedPieces:
+    """Several pages' piece vectors one after another: each row is `rows[i] * scales[i]`
+    (`scales` None: the rows as they are), and page p has `counts[p]` rows, in page order."""
+
+    rows: np.ndarray  # (pieces, dimensions): int8 as stored, or float32
+    scales: np.ndarray | None  # (pieces,) float32
+    counts: list[int]
 
 
 class PageTokens:
@@ -75,16 +86,16 @@ class PageTokens:
         end = start + int(self.counts[row])
         return np.asarray(self.tokens[start:end]), np.asarray(self.scales[start:end])
 
-    def pages(self, rows: Sequence[int]) -> list[np.ndarray]:
-        """The float32 piece vectors of several pages, converted in one operation (a query's
-        candidates: one per page cost a millisecond each)."""
+    def stacked(self, rows: Sequence[int]) -> StackedPieces:
+        """The pieces of several pages (a query's candidates) in one block, still int8: a
+        cosine with a row is taken on its int8 values and then scaled (rerank.py), so no
+        float32 copy of the pages is made besides the one the product reads."""
         parts = [self.raw(row) for row in rows]
         if not parts:
-            return []
-        tokens = np.concatenate([part[0] for part in parts]).astype(np.float32)
-        tokens *= np.concatenate([part[1] for part in parts])[:, None]
-        ends = np.cumsum([len(part[0]) for part in parts])[:-1]
-        return np.split(tokens, ends)
+            return StackedPieces(np.zeros((0, self.tokens.shape[1]), np.int8), None, [])
+        tokens = np.concatenate([part[0] for part in parts])
+        scales = np.concatenate([part[1] for part in parts])
+        return StackedPieces(tokens, scales, [len(part[0]) for part in parts])
 
     def page(self, row: int) -> np.ndarray:
         """The float32 piece vectors of the page at `row`."""

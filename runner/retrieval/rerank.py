@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from runner.retrieval.blas import one_blas_thread
+from runner.retrieval.page_tokens import StackedPieces
 
 if TYPE_CHECKING:
     from runner.retrieval.keyword import KeywordIndex
@@ -58,11 +59,11 @@ class TokenEmbedder(Protocol):
 
 def reranked(
     query: str,
-    texts: Sequence[str],
+    texts: Sequence[str] | None,
     scores: Sequence[float],
     embedder: TokenEmbedder,
     keyword: KeywordIndex,
-    pieces: Sequence[np.ndarray] | None = None,
+    pieces: Sequence[np.ndarray] | StackedPieces | None = None,
     question: WordPieces | None = None,
 ) -> list[tuple[int, float]]:
     """(candidate, joined score) for each of the candidates (their `embedded_text` and search
@@ -71,15 +72,17 @@ def reranked(
 
     `pieces`, when given, are the candidates' word-piece vectors as the index keeps them
     (page_tokens.py), and `question` the query's own (from the pass that embedded it): the
-    model then runs over neither."""
+    model then runs over neither, and `texts` may be None."""
     searched = np.asarray(scores, dtype=np.float64)
     unchanged = [(row, float(score)) for row, score in enumerate(searched)]
-    if len(texts) < 2:
+    if len(searched) < 2:
         return unchanged
     if pieces is None or question is None:
-        asked, *pages = embedder.token_vectors([query, *([] if pieces else texts)])
+        if pieces is None and texts is None:
+            raise ValueError("reranking needs the candidates' texts or their word pieces")
+        asked, *pages = embedder.token_vectors([query, *(texts or [] if pieces is None else [])])
         question = question or asked
-        pieces = pieces or [page.vectors for page in pages]
+        pieces = [page.vectors for page in pages] if pieces is None else pieces
     weights = keyword.word_weights(question.words)
     if float(weights.sum()) <= 0.0:
         weights = np.ones(len(question.words), dtype=np.float32)
@@ -101,18 +104,27 @@ def word_match(question: np.ndarray, weights: np.ndarray, page: np.ndarray) -> f
 
 
 def word_matches(
-    question: np.ndarray, weights: np.ndarray, pages: Sequence[np.ndarray]
+    question: np.ndarray, weights: np.ndarray, pages: Sequence[np.ndarray] | StackedPieces
 ) -> np.ndarray:
-    """`word_match` of each page, in one matrix product on one BLAS thread (blas.py): 20 small
-    products on BLAS's own threads took milliseconds each on a loaded machine."""
-    matches = np.zeros(len(pages), dtype=np.float64)
-    filled = [row for row, page in enumerate(pages) if len(page)]
-    if not len(question) or not filled or float(weights.sum()) <= 0.0:
+    """`word_match` of each page (its pieces' rows, or all pages' stacked as the index keeps
+    them), in one matrix product on one BLAS thread (blas.py): 20 small products on BLAS's own
+    threads took milliseconds each on a loaded machine. Stored int8 rows are multiplied as
+    they are and each cosine scaled after (q · (r × s) = (q · r) × s): the pages are converted
+    once, by the product, instead of dequantised, stacked and converted again."""
+    if not isinstance(pages, StackedPieces):
+        counts = [len(page) for page in pages]
+        filled = [page for page in pages if len(page)]
+        rows = np.concatenate(filled) if filled else np.zeros((0, question.shape[-1]))
+        pages = StackedPieces(rows, None, counts)
+    matches = np.zeros(len(pages.counts), dtype=np.float64)
+    filled_rows = [row for row, count in enumerate(pages.counts) if count]
+    if not len(question) or not filled_rows or float(weights.sum()) <= 0.0:
         return matches
-    rows = np.concatenate([pages[row] for row in filled]).astype(np.float32, copy=False)
-    starts = np.cumsum([0] + [len(pages[row]) for row in filled[:-1]])
-    with one_blas_thread():
-        cosines = question.astype(np.float32, copy=False) @ rows.T
-    closest = np.maximum.reduceat(cosines, starts, axis=1)  # (question pieces, pages)
-    matches[filled] = weights @ closest / weights.sum()
+    starts = np.cumsum([0] + [pages.counts[row] for row in filled_rows[:-1]])
+    with one_blas_thread():  # (pieces, question pieces): the pages' rows read once, in order
+        cosines = pages.rows.astype(np.float32) @ question.astype(np.float32, copy=False).T
+    if pages.scales is not None:
+        cosines *= pages.scales[:, None]
+    closest = np.maximum.reduceat(cosines, starts, axis=0)  # (pages, question pieces)
+    matches[filled_rows] = closest @ weights / weights.sum()
     return matches

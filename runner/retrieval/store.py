@@ -8,9 +8,11 @@ and a page's neighbours are the rows just before and after it in the same docume
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from typing import Any
 from runner.retrieval.pages import Page
 
 PAGES_FILE = "pages.sqlite"
+PAGES_KEPT = 1024  # pages a store keeps decoded (a few MB: a page is some 400 words at most)
 _COLUMNS = "ord, node_id, document, page, title, heading, path, navigation, text, headings"
 Row = tuple[Any, ...]  # a row as sqlite3 returns it: what each column holds
 
@@ -71,10 +74,17 @@ def _page(row: Row) -> Page:
         title=str(title),
         heading=str(heading),
         text=str(text),
-        path=tuple(json.loads(str(path))),
+        path=_strings(str(path)),
         navigation=bool(navigation),
-        headings=tuple(json.loads(str(headings))),
+        headings=_strings(str(headings)),
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _strings(stored: str) -> tuple[str, ...]:
+    """A stored JSON list of strings as a tuple. Kept by its text: a search reads some 80 pages
+    to keep 4 (two lists each), and a document's pages repeat the same heading paths."""
+    return tuple(json.loads(stored))
 
 
 class PageStore:
@@ -85,6 +95,8 @@ class PageStore:
         self._lock = threading.Lock()
         self._count: int | None = None
         self._navigation: int | None = None
+        self._kept: OrderedDict[int, Page] = OrderedDict()  # by_ords' last pages, by row
+        self._keeping = threading.Lock()
 
     def close(self) -> None:
         self._db.close()
@@ -116,12 +128,25 @@ class PageStore:
         return [_page(row) for row in self._rows(f"SELECT {_COLUMNS} FROM pages ORDER BY ord")]
 
     def by_ords(self, ords: Sequence[int]) -> list[Page]:
-        """The pages of these row numbers, in the order given (unknown ones left out)."""
+        """The pages of these row numbers, in the order given (unknown ones left out). The
+        last PAGES_KEPT pages read are kept: a search reads some 80 pages to keep 4, and the
+        next search of the same corpus reads many of them again."""
         if not ords:
             return []
-        marks = ", ".join("?" * len(ords))
-        rows = self._rows(f"SELECT {_COLUMNS} FROM pages WHERE ord IN ({marks})", list(ords))
-        found = {int(row[0]): _page(row) for row in rows}
+        with self._keeping:
+            found = {n: page for n in ords if (page := self._kept.get(n)) is not None}
+            for number in found:
+                self._kept.move_to_end(number)
+        missing = list(dict.fromkeys(number for number in ords if number not in found))
+        if missing:
+            marks = ", ".join("?" * len(missing))
+            rows = self._rows(f"SELECT {_COLUMNS} FROM pages WHERE ord IN ({marks})", missing)
+            read = {int(row[0]): _page(row) for row in rows}
+            found.update(read)
+            with self._keeping:
+                self._kept.update(read)
+                while len(self._kept) > PAGES_KEPT:
+                    self._kept.popitem(last=False)
         return [found[number] for number in ords if number in found]
 
     def by_id(self, node_id: str) -> tuple[int, Page] | None:

@@ -57,3 +57,28 @@ def test_a_model_folder_gives_the_packaged_model_s_vectors(embedder, tmp_path: P
     from_folder = Embedder(str(folder), locate(str(folder)))
     text = ["Limescale builds up in hard-water areas."]
     assert np.allclose(from_folder.embed(text), embedder.embed(text), atol=1e-6)
+
+
+def test_a_question_asked_again_is_not_run_through_the_model_again(embedder, monkeypatch) -> None:
+    from runner.embedding import models
+
+    monkeypatch.setattr(models, "ASKED_KEPT", 2)
+    embedder._asked.clear()
+    forward = embedder._forward
+    runs: list[list[str]] = []
+    monkeypatch.setattr(embedder, "_forward", lambda texts: runs.append(texts) or forward(texts))
+    first, pieces = embedder.question("descale the kettle")
+    again, pieces_again = embedder.question("descale the kettle")
+    assert runs == [["descale the kettle"]]
+    assert np.array_equal(first, again) and pieces_again.words == pieces.words
+    assert np.allclose(first, embedder.embed(["descale the kettle"])[0], atol=1e-5)
+
+
+def test_only_the_last_questions_are_kept(embedder, monkeypatch) -> None:
+    from runner.embedding import models
+
+    monkeypatch.setattr(models, "ASKED_KEPT", 2)
+    embedder._asked.clear()
+    for question in ("toast settings", "kettle warranty", "toast settings", "fridge noise"):
+        embedder.question(question)
+    assert list(embedder._asked) == ["toast settings", "fridge noise"]  # the least recent went

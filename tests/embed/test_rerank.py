@@ -99,3 +99,29 @@ def test_a_rerank_endpoint_reorders_runner_s_vectors_and_no_pieces_are_kept(
     assert found[0].page.node_id == "toaster.md#2"  # the endpoint's choice, not the search's
     [(_, body)] = service.requests
     assert len(body["texts"]) == 5  # type: ignore[arg-type]
+
+
+def test_a_reranked_search_orders_as_the_joined_score_computed_page_by_page(
+    embedder, tmp_path: Path
+) -> None:
+    from runner.retrieval.rerank import word_match
+
+    index = corpus(tmp_path, 20)
+    assert index.vectors is not None and index.vectors.tokens is not None
+    searched = index.search(QUESTION, 20, mode="hybrid", rerank=False)
+    found = index.search(QUESTION, 20, mode="hybrid")
+    [question] = embedder.token_vectors([index.expanded(QUESTION)])
+    weights = index.keyword.word_weights(question.words)
+    rows = {page.node_id: row for row, page in enumerate(index.pages())}
+    matches = np.array(
+        [
+            word_match(question.vectors, weights, index.vectors.tokens.page(rows[hit.page.node_id]))
+            for hit in searched
+        ]
+    )
+    scores = np.array([hit.score for hit in searched])
+    joined = scores + (matches - matches.mean()) / matches.std() * scores.std()
+    nodes = [hit.page.node_id for hit in searched]
+    expected = sorted(zip(joined, nodes, strict=True), key=lambda pair: -pair[0])
+    assert [hit.page.node_id for hit in found] == [node for _, node in expected]
+    assert np.allclose([hit.score for hit in found], [score for score, _ in expected], atol=1e-5)

@@ -136,3 +136,39 @@ def test_a_pipeline_may_not_set_through_sampling_what_runner_sets(tmp_path: Path
     with pytest.raises(PipelineError) as caught:
         load_pipeline(path)
     assert "sampling" in str(caught.value) and "max_tokens" in str(caught.value)
+
+
+def _slice_by_slice_run(words: list[str]) -> tuple[int, int] | None:
+    """The repeated run as first written: every start, every length, the slices compared."""
+    from runner.llm.degenerate import MAX_RUN_WORDS, RUN_REPEATS
+
+    for length in range(1, MAX_RUN_WORDS + 1):
+        repeats = RUN_REPEATS * 2 if length == 1 else RUN_REPEATS
+        for start in range(len(words) - length * repeats + 1):
+            unit = words[start : start + length]
+            if all(
+                words[start + k * length : start + (k + 1) * length] == unit
+                for k in range(1, repeats)
+            ):
+                return start, length
+    return None
+
+
+def test_the_repeated_run_found_in_one_pass_is_the_one_slice_by_slice_comparison_finds() -> None:
+    import random
+
+    from runner.llm.degenerate import _repeated_run
+
+    chooser = random.Random(3)
+    found = 0
+    for _ in range(3000):
+        vocabulary = ["a", "b", "c", "d"][: chooser.randint(1, 4)]
+        words = [chooser.choice(vocabulary) for _ in range(chooser.randint(0, 40))]
+        if chooser.random() < 0.5:  # a planted loop of 1 to 5 words, 3 to 8 times
+            unit = [chooser.choice(vocabulary) for _ in range(chooser.randint(1, 5))]
+            at = chooser.randint(0, len(words))
+            words[at:at] = unit * chooser.randint(3, 8)
+        expected = _slice_by_slice_run(words)
+        assert _repeated_run(words) == expected, words
+        found += expected is not None
+    assert 500 < found < 2900  # both kinds of case were tried

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from runner.retrieval.pages import Page
 from runner.retrieval.vectors import VectorIndex, build_vectors, embedded_text, model_folder
@@ -152,3 +153,13 @@ def test_without_pieces_no_word_piece_is_stored(tmp_path: Path) -> None:
     loaded = VectorIndex.load(tmp_path, "word-bag")
     assert loaded is not None and loaded.tokens is None
     assert not list(model_folder(tmp_path, "word-bag").glob("token*.npy"))
+
+
+def test_blas_is_held_to_one_thread_from_the_first_search_product_on() -> None:
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from runner.retrieval.blas import one_blas_thread
+
+    with one_blas_thread():
+        pass
+    blas = threadpoolctl.threadpool_info()
+    assert all(pool["num_threads"] == 1 for pool in blas if pool["user_api"] == "blas")

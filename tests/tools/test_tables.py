@@ -53,3 +53,31 @@ def test_a_broken_table_is_reported_with_its_file_and_the_fix(tmp_path, name, te
     with pytest.raises(TableError, match=message) as error:
         load_table(path)
     assert name in str(error.value)
+
+
+def test_a_table_reached_through_a_link_is_read_again_when_the_link_points_elsewhere(
+    tmp_path: Path,
+) -> None:
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    first.write_text("k\none\n", encoding="utf-8")
+    second.write_text("k\ntwo\n", encoding="utf-8")
+    os.utime(second, ns=(first.stat().st_atime_ns, first.stat().st_mtime_ns))  # alike but path
+    link = tmp_path / "table.csv"
+    link.symlink_to(first)
+    assert load_table(link) == [{"k": "one"}]
+    link.unlink()
+    link.symlink_to(second)
+    assert load_table(link) == [{"k": "two"}]
+
+
+def test_an_unchanged_table_s_path_is_not_resolved_again(tmp_path: Path, monkeypatch) -> None:
+    from runner.documents.table_files import table_version
+
+    path = tmp_path / "t.csv"
+    path.write_text("k\nv\n", encoding="utf-8")
+    version = table_version(path)
+    assert version == (path.resolve(), path.stat().st_mtime_ns, path.stat().st_size)
+    resolved: list[Path] = []
+    original = Path.resolve
+    monkeypatch.setattr(Path, "resolve", lambda self: resolved.append(self) or original(self))
+    assert table_version(path) == version and not resolved
