@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import shutil
 import statistics
 import sys
@@ -33,9 +34,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.questions import QUESTIONS, TOOLS
+from bench.questions import CHECKS, QUESTIONS, TOOLS
 from bench.readme import table, write_results, write_section
 from bench.simllm import DEFAULT_LATENCY_S, Part, SimulatedLLM
+from runner.config.model import RetrieveOptions
 from runner.text.words import estimate_tokens
 
 BENCH = Path(__file__).resolve().parent
@@ -53,7 +55,8 @@ TARGETS = {"max_calls": 3, "max_token_share": 0.5, "max_wall_over_critical": 1.1
 
 @dataclass(frozen=True)
 class Reply:
-    """A system's answer, and the texts of the pages it retrieved (one per retrieval)."""
+    """A system's answer, and the text of the pages it handed the LLM (one per retrieval: the
+    pages whole, or runner's excerpts of them)."""
 
     answer: str
     pages: tuple[str, ...]
@@ -66,6 +69,55 @@ class Asked:
     reply: Reply
     wall_s: float
     usage: dict[str, Any]
+    sent: str = ""  # the prompts of the answering calls, joined: what an answer can hold
+
+
+# the calls that plan rather than answer: the question's parts, LlamaIndex's tool choice
+PLANNING_KINDS = frozenset({"decompose", "sub_question", "selector"})
+
+
+class RecordingLLM(SimulatedLLM):
+    """The simulated LLM, keeping the prompt of every answering call: the text sent to the
+    answering LLM, in which the answer checks are looked for."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.prompts: list[str] = []
+
+    async def stream_call(
+        self,
+        kind: str,
+        prompt: str,
+        make_reply: Callable[[], str],
+        on_delta: Callable[[str], None] | None,
+    ) -> str:
+        self._keep(kind, prompt)
+        return await super().stream_call(kind, prompt, make_reply, on_delta)
+
+    def call_blocking(self, kind: str, prompt: str, make_reply: Callable[[], str]) -> str:
+        self._keep(kind, prompt)
+        return super().call_blocking(kind, prompt, make_reply)
+
+    def _keep(self, kind: str, prompt: str) -> None:
+        if kind not in PLANNING_KINDS:
+            self.prompts.append(prompt)
+
+
+_MARKUP_ROLE = re.compile(r":[\w:.-]+:`")  # reStructuredText roles: :func:`open`
+_MARKUP = re.compile(r"[`*\\]")
+
+
+def plain(text: str) -> str:
+    """Text as the checks are matched: reStructuredText roles and literal marks, emphasis and
+    backslashes dropped, blanks collapsed, lower case (so that runner's excerpts, whose units
+    are read clean of markup, and LlamaIndex's raw pages are matched alike)."""
+    return " ".join(_MARKUP.sub("", _MARKUP_ROLE.sub("`", text)).split()).lower()
+
+
+def checks_held(sent: str, checks: Sequence[str]) -> int:
+    """How many of a question's answer checks the text sent to the answering LLM holds."""
+    text = plain(sent)
+    return sum(plain(check) in text for check in checks)
 
 
 # --- staging the pipeline -----------------------------------------------------------------------
@@ -98,9 +150,16 @@ def corpus_name(tool: str) -> str:
 # --- the two systems ----------------------------------------------------------------------------
 
 
-def open_runner(pipeline_path: Path, sim: SimulatedLLM, *, parallel: bool | None = None) -> Any:
+def open_runner(
+    pipeline_path: Path,
+    sim: RecordingLLM,
+    *,
+    parallel: bool | None = None,
+    excerpts: bool | None = None,
+) -> Any:
     """runner's runtime for the pipeline (indexes built), talking to the simulated LLM;
-    `parallel` overrides the coordinators' `decompose.parallel`."""
+    `parallel` overrides the coordinators' `decompose.parallel`, `excerpts` the retrieval
+    tools' `excerpts`."""
     from runner.app import Runtime
     from runner.config import load_pipeline
     from runner.llm.prompts import Prompts
@@ -108,6 +167,8 @@ def open_runner(pipeline_path: Path, sim: SimulatedLLM, *, parallel: bool | None
     pipeline = load_pipeline(pipeline_path)
     if parallel is not None:
         pipeline = with_parallel(pipeline, parallel)
+    if excerpts is not None:
+        pipeline = with_excerpts(pipeline, excerpts)
     runtime = Runtime.from_pipeline(pipeline, llm_override="offline")
     runtime.close()  # the offline client holds nothing; the simulated one replaces it
     client = sim.runner_client()
@@ -124,7 +185,17 @@ def with_parallel(pipeline: Any, parallel: bool) -> Any:
     return replace(pipeline, tools=tools)
 
 
-def open_llama(runtime: Any, sim: SimulatedLLM) -> Any:
+def with_excerpts(pipeline: Any, excerpts: bool) -> Any:
+    tools = tuple(
+        replace(tool, options=replace(tool.options, excerpts=excerpts))
+        if isinstance(tool.options, RetrieveOptions)
+        else tool
+        for tool in pipeline.tools
+    )
+    return replace(pipeline, tools=tools)
+
+
+def open_llama(runtime: Any, sim: RecordingLLM) -> Any:
     """SubQuestionQueryEngine over four BM25 query engines, on the pages runner indexed."""
     from llama_index.core.query_engine import RetrieverQueryEngine, SubQuestionQueryEngine
     from llama_index.core.question_gen import LLMQuestionGenerator
@@ -160,11 +231,12 @@ async def ask_runner(runtime: Any, question: str, session: str) -> Reply:
     result = await runtime.orchestrator().run_round(state, question)
     if result.outcome != "answer":
         raise RuntimeError(f"runner gave {result.outcome} for {question!r}: {result.error}")
+    # what each retrieval handed the answer: its pages, whole or cut to excerpts
     pages = tuple(
-        runtime.tools[key.rpartition(":")[2]].index.page(node_id).text
-        for key, results in state.buffer.items()
+        entry.context
+        for _key, results in state.buffer.items()
         for entry in results
-        for node_id in entry.data.get("pages", ())
+        if entry.data.get("pages")
     )
     return Reply(result.answer or "", pages)
 
@@ -178,49 +250,68 @@ async def ask_llama(engine: Any, question: str) -> Reply:
     return Reply(str(response), pages)
 
 
-async def measure(sim: SimulatedLLM, ask: Callable[[], Awaitable[Reply]], repeats: int) -> Asked:
-    """`repeats` runs; the usage of the last (they are all alike), the median wall time."""
+async def measure(sim: RecordingLLM, ask: Callable[[], Awaitable[Reply]], repeats: int) -> Asked:
+    """`repeats` runs; the usage and prompts of the last (they are all alike), the median wall
+    time."""
     walls = []
     reply = Reply("", ())
     for _ in range(repeats):
         sim.meter.reset()
+        sim.prompts.clear()
         started = time.perf_counter()
         reply = await ask()
         walls.append(time.perf_counter() - started)
-    return Asked(reply, statistics.median(walls), sim.meter.to_json())
+    return Asked(reply, statistics.median(walls), sim.meter.to_json(), "\n".join(sim.prompts))
 
 
 # --- the benchmark ------------------------------------------------------------------------------
 
 
 async def compare(
-    runtime: Any,
-    engine: Any,
-    sim: SimulatedLLM,
+    systems: Systems,
+    sim: RecordingLLM,
     questions: Mapping[str, Sequence[Part]],
+    answer_checks: Mapping[str, Sequence[str]],
     repeats: int,
 ) -> list[dict[str, Any]]:
+    """Each question put to runner (with excerpts, as its pipeline says), to LlamaIndex and to
+    runner with whole pages: calls, tokens, times, and how many of the question's answer checks
+    the text each sent to the answering LLM holds."""
     first = next(iter(questions))  # a warm-up for each: templates compiled, caches filled
-    await ask_runner(runtime, first, "warm-up")
-    await ask_llama(engine, first)
+    await ask_runner(systems.runner, first, "warm-up")
+    await ask_runner(systems.whole_pages, first, "warm-up")
+    await ask_llama(systems.llama, first)
     rows = []
     for number, (question, parts) in enumerate(questions.items(), 1):
-        runner = await measure(sim, partial(ask_runner, runtime, question, f"q{number}"), repeats)
-        llama = await measure(sim, partial(ask_llama, engine, question), repeats)
-        rows.append(
-            {
-                "number": number,
-                "question": question,
-                "parts": len(parts),
-                "runner": figures(runner, sim.latency_s),
-                "llamaindex": figures(llama, sim.latency_s),
+        wanted = answer_checks.get(question, ())
+        asked = {
+            "runner": partial(ask_runner, systems.runner, question, f"q{number}"),
+            "llamaindex": partial(ask_llama, systems.llama, question),
+            "runner_whole_pages": partial(ask_runner, systems.whole_pages, question, f"w{number}"),
+        }
+        row: dict[str, Any] = {"number": number, "question": question, "parts": len(parts)}
+        row["checks"] = len(wanted)
+        for system, ask in asked.items():
+            measured = await measure(sim, ask, repeats)
+            row[system] = figures(measured, sim.latency_s) | {
+                "checks_held": checks_held(measured.sent, wanted)
             }
-        )
+        rows.append(row)
     return rows
 
 
+@dataclass(frozen=True)
+class Systems:
+    """What the questions are put to: runner as its pipeline says (excerpts), LlamaIndex, and
+    runner with the same pipeline handing over whole pages."""
+
+    runner: Any
+    llama: Any
+    whole_pages: Any
+
+
 async def overhead(
-    runtime: Any, engine: Any, sim: SimulatedLLM, questions: Sequence[str], repeats: int
+    runtime: Any, engine: Any, sim: RecordingLLM, questions: Sequence[str], repeats: int
 ) -> dict[str, float]:
     """Median ms per question at zero latency: each system's own work (retrieval included)."""
     latency, sim.latency_s = sim.latency_s, 0.0
@@ -241,7 +332,7 @@ async def overhead(
 
 
 async def answer_per_part(
-    runtime: Any, sim: SimulatedLLM, questions: Mapping[str, Sequence[Part]], repeats: int
+    runtime: Any, sim: RecordingLLM, questions: Mapping[str, Sequence[Part]], repeats: int
 ) -> dict[str, Any]:
     """The per-part pipeline over every question: calls, critical path and wall time."""
     rows = [
@@ -289,6 +380,7 @@ def totals(rows: Sequence[dict[str, Any]], system: str) -> dict[str, Any]:
         "completion_tokens": sum(row[system]["completion_tokens"] for row in rows),
         "wall_s": round(sum(row[system]["wall_s"] for row in rows), 3),
         "critical_path_s": round(sum(row[system]["critical_path_s"] for row in rows), 3),
+        "checks_held": sum(row[system]["checks_held"] for row in rows),
     }
 
 
@@ -306,6 +398,11 @@ def checks(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "max_token_share": round(max(shares), 3),
         "mean_token_share": round(statistics.mean(shares), 3),
         "max_wall_over_critical": max(ratios) if ratios else None,
+        "checks": sum(row["checks"] for row in rows),
+        "checks_held": {
+            system: sum(row[system]["checks_held"] for row in rows)
+            for system in ("runner", "llamaindex", "runner_whole_pages")
+        },
     }
 
 
@@ -316,15 +413,17 @@ async def run(
     latency_s: float,
     repeats: int,
     folder: Path,
+    answer_checks: Mapping[str, Sequence[str]] = CHECKS,
 ) -> dict[str, Any]:
-    sim = SimulatedLLM(questions, latency_s)
+    sim = RecordingLLM(questions, latency_s)
     started = time.perf_counter()
     runtime = open_runner(stage(folder, docs), sim)
     runner_setup = time.perf_counter() - started
     started = time.perf_counter()
     engine = open_llama(runtime, sim)
     llama_setup = time.perf_counter() - started
-    rows = await compare(runtime, engine, sim, questions, repeats)
+    systems = Systems(runtime, engine, open_runner(folder / PIPELINE_FILE, sim, excerpts=False))
+    rows = await compare(systems, sim, questions, answer_checks, repeats)
     zero = await overhead(runtime, engine, sim, list(questions), repeats)
     per_part = {
         mode: await answer_per_part(
@@ -339,7 +438,10 @@ async def run(
         "top_k": sorted(top_k),
         "setup_s": {"runner": round(runner_setup, 2), "llamaindex": round(llama_setup, 2)},
         "questions": rows,
-        "totals": {"runner": totals(rows, "runner"), "llamaindex": totals(rows, "llamaindex")},
+        "totals": {
+            system: totals(rows, system)
+            for system in ("runner", "llamaindex", "runner_whole_pages")
+        },
         "zero_latency_overhead": zero,
         "per_part": per_part,
         "checks": checks(rows),

@@ -1,0 +1,241 @@
+"""Excerpts of pages: what a `retrieve` tool with `excerpts: true` hands the answer instead of
+whole pages — the units of each page that bear on the task's text, under the page's citation
+and place, in page order, with `…` where text was left out (docs/retrieval.md, "Excerpts").
+
+The units are the offline answerer's (`runner.llm.providers.offline_units.parse`): sentences,
+list items, table rows, `key: value` records, each with the code it introduces. A unit *bears*
+on the task when it holds enough of the task's content words (`runner.text.words`), each word
+weighed by how rare it is among the retrieval's units (a word every unit holds, like the module
+a page documents, tells none of them apart): its weight at least BEARING_SHARE of the best
+unit's. When the search was by meaning (`mode: vector` / `hybrid`), a unit whose cosine with
+the task reaches MEANING_FLOOR by the model that embedded the pages bears too.
+
+What comes with a bearing unit, so that it reads as it does on the page:
+- a list item or a table row brings the sentence that introduces its list or table (the
+  lead-in, ending with a colon), and a bearing lead-in brings the list or table it introduces
+  (at most LIST_UNITS of it);
+- a table row keeps its table's header (its columns' names), rendered as a Markdown table;
+- code stays with the sentence that introduces it (the unit owns it).
+
+A page none of whose units bears is kept short: its citation, its place and its first
+SHORT_UNITS units (it was found, and its place says what it is about; the answer may still
+cite it). A page that has no units at all (all code) is kept whole. So a retrieval that found
+pages never hands over an empty context.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from runner.llm.providers.offline_units import ITEM, ROW, Unit, parse, unit_stems
+from runner.retrieval.pages import Page
+from runner.text.words import content_words, stems
+
+BEARING_SHARE = 0.5  # a unit bears when its weight is at least this share of the best unit's
+MEANING_FLOOR = 0.3  # …or its cosine with the task reaches this (a search by meaning)
+SHORT_UNITS = 2  # the first units a page gives when none of its units bears
+LIST_UNITS = 12  # items or rows a bearing lead-in brings along
+GAP = "…"  # where units were left out
+
+# the cosine of each text with the task, or None when the model cannot run here
+Cosines = Callable[[str, Sequence[str]], "list[float] | None"]
+
+
+@dataclass(frozen=True)
+class Cut:
+    """One page, and the positions of the units of it the excerpt keeps (None: the whole
+    page)."""
+
+    page: Page
+    units: tuple[Unit, ...]
+    kept: frozenset[int] | None
+
+
+def excerpts_context(
+    pages: Sequence[Page],
+    task: str,
+    labelled: Callable[[Page], str],
+    *,
+    cosines: Cosines | None = None,
+) -> str:
+    """The pages as one context text, each cut to the units that bear on `task`.
+    `labelled(page)` is the page as a context block (its citation and place on the first line,
+    then its text: `runner.retrieval.reading.pages_context` of the one page); `cosines`, when
+    the search was by meaning, scores units by meaning too."""
+    wanted = stems(content_words(task))
+    if not wanted:  # nothing to weigh units by: the pages as found
+        return "\n\n".join(labelled(page) for page in pages)
+    cuts = [Cut(page, parse(labelled(page)), None) for page in pages]
+    bearing = bearing_units(wanted, task, [cut.units for cut in cuts], cosines)
+    blocks = []
+    for number, cut in enumerate(cuts):
+        kept = kept_positions(cut.units, bearing[number])
+        blocks.append(render(labelled(cut.page), cut.units, kept))
+    return "\n\n".join(blocks)
+
+
+def bearing_units(
+    wanted: set[str],
+    task: str,
+    pages: Sequence[Sequence[Unit]],
+    cosines: Cosines | None = None,
+) -> list[set[int]]:
+    """For each page, the positions of its units that bear on the task (see the module's
+    docstring): by the task's words, weighed by rarity, and by meaning when it can be read."""
+    every = [unit for units in pages for unit in units]
+    held = {id(unit): _words(unit) & wanted for unit in every}
+    # a section's heading speaks for its first unit (the one that says what it is about)
+    heading = {id(unit): set(unit.context_stems) & wanted for unit in every if unit.lead}
+    count: Counter[str] = Counter(word for words in held.values() for word in words)
+    weight = {word: math.log(1 + len(every) / count[word]) for word in count}
+
+    def weighed(words: set[str]) -> float:
+        return sum(weight.get(word, math.log(1 + len(every))) for word in words)
+
+    score = {key: weighed(words) for key, words in held.items()}
+    for key, words in heading.items():
+        score[key] = max(score[key], weighed(words | held[key]))
+    best = max(score.values(), default=0.0)
+    meant = _meant(task, every, cosines)
+    found = []
+    for units in pages:
+        # a page bears when its best unit reaches BEARING_SHARE of the retrieval's best; its
+        # units bear when they reach that share of the page's best
+        own = max((score[id(unit)] for unit in units), default=0.0)
+        floor = BEARING_SHARE * own if best and own >= BEARING_SHARE * best else math.inf
+        found.append(
+            {
+                unit.position
+                for unit in units
+                if score[id(unit)] >= floor or meant.get(id(unit), 0.0) >= MEANING_FLOOR
+            }
+        )
+    return found
+
+
+def kept_positions(units: Sequence[Unit], bearing: set[int]) -> frozenset[int] | None:
+    """The units of one page an excerpt keeps: the bearing ones with what they bring (a list's
+    or table's lead-in, the list a lead-in introduces), the first SHORT_UNITS when none bears,
+    None (the whole page) when the page has no units."""
+    if not units:
+        return None
+    if not bearing:
+        return frozenset(unit.position for unit in units[:SHORT_UNITS])
+    kept = set(bearing)
+    by_position = {unit.position: index for index, unit in enumerate(units)}
+    for position in bearing:
+        index = by_position[position]
+        unit = units[index]
+        if unit.kind in (ITEM, ROW):
+            lead = _lead_in(units, index)
+            if lead is not None:
+                kept.add(lead.position)
+        if unit.introduces:
+            kept.update(member.position for member in _members(units, index))
+    return frozenset(kept)
+
+
+def render(labelled: str, units: Sequence[Unit], kept: frozenset[int] | None) -> str:
+    """One page's excerpt: its first line (citation and place), then the kept units in page
+    order, consecutive sentences joined, a heading line where the page's section changes, `…`
+    where units were left out."""
+    if kept is None or len(kept) == len(units):
+        return labelled
+    first_line = labelled.split("\n", 1)[0]
+    place = units[0].section if units else ""
+    lines = [first_line]
+    section = place
+    previous: Unit | None = None
+    header: tuple[str, ...] = ()
+    for index, unit in enumerate(units):
+        if unit.position not in kept:
+            continue
+        if index and (previous is None or units[index - 1] is not previous):
+            lines.append(GAP)
+            header = ()
+        if unit.section != section:
+            lines.append(f"## {unit.section.rsplit(' › ', 1)[-1]}")
+            section, header = unit.section, ()
+        if unit.kind == ROW and unit.fields:
+            names = tuple(name for name, _value in unit.fields)
+            if names != header:
+                lines += [_row(names), _row(("---",) * len(names))]
+                header = names
+            lines.append(_row(tuple(value for _name, value in unit.fields)))
+        elif previous is not None and _joins(previous, unit) and lines[-1] != GAP:
+            lines[-1] = f"{lines[-1]} {unit.text}"
+        else:
+            lines.append(unit.text)
+            header = ()
+        if unit.code:
+            lines.append(f"```\n{unit.code}\n```")
+        previous = unit
+    if previous is not units[-1]:
+        lines.append(GAP)
+    return "\n".join(lines)
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _words(unit: Unit) -> set[str]:
+    """The stems a unit holds: its text's and its code's (a question often names a function
+    only its code spells out)."""
+    return set(unit.stems | unit_stems(unit.code)) if unit.code else set(unit.stems)
+
+
+def _meant(task: str, units: Sequence[Unit], cosines: Cosines | None) -> dict[int, float]:
+    if cosines is None or not units:
+        return {}
+    values = cosines(task, [_meant_text(unit) for unit in units])
+    if values is None:
+        return {}
+    return {id(unit): value for unit, value in zip(units, values, strict=True)}
+
+
+def _meant_text(unit: Unit) -> str:
+    heading = unit.section.rsplit(" › ", 1)[-1]
+    return f"{heading}: {unit.text}" if heading else unit.text
+
+
+def _lead_in(units: Sequence[Unit], index: int) -> Unit | None:
+    """The unit that introduces the list or table a unit is in: the nearest before it, in its
+    section, past the list's other items or rows, when it ends with a colon."""
+    kind = units[index].kind
+    for before in range(index - 1, -1, -1):
+        unit = units[before]
+        if unit.section != units[index].section:
+            return None
+        if unit.kind == kind and not unit.introduces:
+            continue
+        return unit if unit.introduces else None
+    return None
+
+
+def _members(units: Sequence[Unit], index: int) -> list[Unit]:
+    """The items or rows that follow a lead-in, up to LIST_UNITS."""
+    members: list[Unit] = []
+    for unit in units[index + 1 :]:
+        if unit.kind not in (ITEM, ROW) or unit.section != units[index].section:
+            break
+        members.append(unit)
+        if len(members) >= LIST_UNITS:
+            break
+    return members
+
+
+def _joins(previous: Unit, unit: Unit) -> bool:
+    """Two sentences one after the other on the page, in the same section: one paragraph."""
+    return (
+        previous.kind == unit.kind == "sentence"
+        and not previous.code
+        and previous.section == unit.section
+        and unit.position == previous.position + 1
+    )
+
+
+def _row(cells: tuple[str, ...]) -> str:
+    return f"| {' | '.join(cells)} |"
