@@ -1,0 +1,122 @@
+"""A `retrieve` tool's `excerpts: true` (runner.retrieval.excerpts): each page cut to the units
+that bear on the task's text, under its citation and place, in page order, `…` where text was
+left out; the page stays the cited source. Off (the default), pages go whole."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from runner.app import Runtime
+from runner.config.keys import default
+from runner.engine.state import SessionState
+from runner.retrieval.excerpts import GAP, excerpts_context
+from runner.retrieval.pages import Page
+from runner.retrieval.reading import pages_context
+from runner.sources import Source
+
+KETTLE = (
+    "The kettle is made of brushed steel. It holds 1.7 litres of water. "
+    "Descale the kettle every month with citric acid. The handle stays cool. "
+    "The lid opens with a button."
+)
+TABLE = (
+    "Spare parts are kept for years after a model ends:\n\n"
+    "| Appliance | Functional parts | Cosmetic parts |\n"
+    "|---|---|---|\n"
+    "| Ovens | 10 years | 7 years |\n"
+    "| Kettles | 5 years | 2 years |\n"
+    "| Toasters | 4 years | 1 year |\n"
+)
+
+
+def _page(text: str, heading: str = "Care", number: int = 1) -> Page:
+    return Page(
+        node_id=f"kettle-{number}",
+        document="kettle.md",
+        page=number,
+        title="Kettle manual",
+        heading=heading,
+        text=text,
+    )
+
+
+def _excerpt(pages: list[Page], task: str) -> str:
+    return excerpts_context(pages, task, lambda page: pages_context([page]))
+
+
+def test_a_page_is_cut_to_the_units_that_bear_on_the_task() -> None:
+    text = _excerpt([_page(KETTLE)], "How often should I descale the kettle?")
+    assert "Descale the kettle every month with citric acid." in text
+    assert "The handle stays cool." not in text
+    assert GAP in text
+
+
+def test_the_excerpt_keeps_the_page_citation_and_place() -> None:
+    text = _excerpt([_page(KETTLE)], "How often should I descale the kettle?")
+    assert text.splitlines()[0] == "[kettle.md, page 1] Kettle manual › Care"
+
+
+def test_a_table_row_keeps_its_table_header() -> None:
+    text = _excerpt([_page(TABLE, heading="Spare parts")], "What about toasters?")
+    assert "| Toasters | 4 years | 1 year |" in text
+    assert "| Appliance | Functional parts | Cosmetic parts |" in text
+    assert "| Ovens | 10 years | 7 years |" not in text
+
+
+def test_a_page_none_of_whose_units_bears_is_kept_short() -> None:
+    other = _page("Warranty lasts two years. Keep the receipt. Call the shop.", "Warranty", 2)
+    text = _excerpt([_page(KETTLE), other], "How often should I descale the kettle?")
+    warranty = text.split("\n\n")[1]
+    assert warranty.startswith("[kettle.md, page 2] Kettle manual › Warranty")
+    assert "Warranty lasts two years." in warranty
+    assert "Call the shop." not in warranty
+
+
+# --- through the tool --------------------------------------------------------------------------
+
+PIPELINE = """\
+version: 1
+domain: kettles
+llm: {provider: offline}
+corpora:
+  manuals: {path: manuals}
+retrieval_tool: manuals_rag
+tools:
+  - {name: manuals_rag, kind: retrieve, corpus: manuals, top_k: 1EXCERPTS}
+"""
+
+
+def _retrieved(tmp_path: Path, excerpts: str) -> tuple[str, list[Source], list[str]]:
+    """The retrieval's context, sources and page ids for a question about descaling."""
+    (tmp_path / "manuals").mkdir()
+    (tmp_path / "manuals" / "kettle.md").write_text(f"# Care\n\n{KETTLE}\n", encoding="utf-8")
+    pipeline = PIPELINE.replace("EXCERPTS", excerpts)
+    (tmp_path / "pipeline.yaml").write_text(pipeline, encoding="utf-8")
+    runtime = Runtime.open(tmp_path / "pipeline.yaml", build_indexes=True)
+    state = SessionState.new("excerpts", runtime.pipeline)
+    with runtime:
+        asyncio.run(runtime.orchestrator().run_round(state, "How often do I descale the kettle?"))
+    entry = next(entry for _key, entries in state.buffer.items() for entry in entries)
+    return entry.context, list(entry.sources), list(entry.data["pages"])
+
+
+def test_with_excerpts_the_tool_hands_over_the_bearing_units(tmp_path: Path) -> None:
+    context, _sources, _pages = _retrieved(tmp_path, ", excerpts: true")
+    assert "Descale the kettle every month" in context
+    assert "The handle stays cool." not in context
+
+
+def test_with_excerpts_the_source_stays_the_whole_page(tmp_path: Path) -> None:
+    _context, sources, pages = _retrieved(tmp_path, ", excerpts: true")
+    assert [(source.document, source.page) for source in sources] == [("kettle.md", 1)]
+    assert len(pages) == 1
+
+
+def test_without_the_option_the_tool_hands_over_whole_pages(tmp_path: Path) -> None:
+    context, _sources, _pages = _retrieved(tmp_path, "")
+    assert "The handle stays cool." in context
+
+
+def test_excerpts_are_off_unless_the_pipeline_asks() -> None:
+    assert default("retrieve_tool", "excerpts") is False
