@@ -6,16 +6,20 @@ The units are the offline answerer's (`runner.llm.providers.offline_units.parse`
 list items, table rows, `key: value` records, each with the code it introduces. A unit *bears*
 on the task when it holds enough of the task's content words (`runner.text.words`), each word
 weighed by how rare it is among the retrieval's units (a word every unit holds, like the module
-a page documents, tells none of them apart): its weight at least BEARING_SHARE of the best
-unit's. When the search was by meaning (`mode: vector` / `hybrid`), a unit whose cosine with
-the task reaches MEANING_FLOOR by the model that embedded the pages bears too.
+a page documents, tells none of them apart; a section's heading counts for its first unit): a
+page bears when its best unit reaches BEARING_SHARE of the retrieval's best, and then its units
+that reach BEARING_SHARE of the page's best bear. When the search was by meaning (`mode: vector`
+or `hybrid`), a unit whose cosine with the task reaches MEANING_FLOOR (by the model that embedded
+the pages) bears too.
 
 What comes with a bearing unit, so that it reads as it does on the page:
 - a list item or a table row brings the sentence that introduces its list or table (the
   lead-in, ending with a colon), and a bearing lead-in brings the list or table it introduces
   (at most LIST_UNITS of it);
 - a table row keeps its table's header (its columns' names), rendered as a Markdown table;
-- code stays with the sentence that introduces it (the unit owns it).
+- code stays with the sentence that introduces it (the unit owns it);
+- the FOLLOWING unit after it in its section comes too: what follows a claim or an example is
+  often what completes it ("This is because …").
 
 A page none of whose units bears is kept short: its citation, its place and its first
 SHORT_UNITS units (it was found, and its place says what it is about; the answer may still
@@ -28,30 +32,20 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from runner.llm.providers.offline_units import ITEM, ROW, Unit, parse, unit_stems
 from runner.retrieval.pages import Page
 from runner.text.words import content_words, stems
 
-BEARING_SHARE = 0.5  # a unit bears when its weight is at least this share of the best unit's
+BEARING_SHARE = 0.5  # a unit bears when its weight reaches this share of its page's best
 MEANING_FLOOR = 0.3  # …or its cosine with the task reaches this (a search by meaning)
 SHORT_UNITS = 2  # the first units a page gives when none of its units bears
+FOLLOWING = 1  # units after a bearing one that come with it (what completes a claim or example)
 LIST_UNITS = 12  # items or rows a bearing lead-in brings along
 GAP = "…"  # where units were left out
 
 # the cosine of each text with the task, or None when the model cannot run here
 Cosines = Callable[[str, Sequence[str]], "list[float] | None"]
-
-
-@dataclass(frozen=True)
-class Cut:
-    """One page, and the positions of the units of it the excerpt keeps (None: the whole
-    page)."""
-
-    page: Page
-    units: tuple[Unit, ...]
-    kept: frozenset[int] | None
 
 
 def excerpts_context(
@@ -68,13 +62,13 @@ def excerpts_context(
     wanted = stems(content_words(task))
     if not wanted:  # nothing to weigh units by: the pages as found
         return "\n\n".join(labelled(page) for page in pages)
-    cuts = [Cut(page, parse(labelled(page)), None) for page in pages]
-    bearing = bearing_units(wanted, task, [cut.units for cut in cuts], cosines)
-    blocks = []
-    for number, cut in enumerate(cuts):
-        kept = kept_positions(cut.units, bearing[number])
-        blocks.append(render(labelled(cut.page), cut.units, kept))
-    return "\n\n".join(blocks)
+    blocks = [labelled(page) for page in pages]
+    units = [parse(block) for block in blocks]
+    bearing = bearing_units(wanted, task, units, cosines)
+    return "\n\n".join(
+        render(block, page_units, kept_positions(page_units, bearing_here))
+        for block, page_units, bearing_here in zip(blocks, units, bearing, strict=True)
+    )
 
 
 def bearing_units(
@@ -135,6 +129,9 @@ def kept_positions(units: Sequence[Unit], bearing: set[int]) -> frozenset[int] |
                 kept.add(lead.position)
         if unit.introduces:
             kept.update(member.position for member in _members(units, index))
+        for near in units[index + 1 : index + 1 + FOLLOWING]:
+            if near.section == unit.section:
+                kept.add(near.position)
     return frozenset(kept)
 
 

@@ -5,6 +5,7 @@ left out; the page stays the cited source. Off (the default), pages go whole."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 from runner.app import Runtime
@@ -14,10 +15,12 @@ from runner.retrieval.excerpts import GAP, excerpts_context
 from runner.retrieval.pages import Page
 from runner.retrieval.reading import pages_context
 from runner.sources import Source
+from runner.tools.retrieve import meaning_cosines
 
 KETTLE = (
     "The kettle is made of brushed steel. It holds 1.7 litres of water. "
-    "Descale the kettle every month with citric acid. The handle stays cool. "
+    "Descale the kettle every month with citric acid. Rinse it twice afterwards. "
+    "The handle stays cool. "
     "The lid opens with a button."
 )
 TABLE = (
@@ -71,6 +74,22 @@ def test_a_page_none_of_whose_units_bears_is_kept_short() -> None:
     assert warranty.startswith("[kettle.md, page 2] Kettle manual › Warranty")
     assert "Warranty lasts two years." in warranty
     assert "Call the shop." not in warranty
+
+
+def test_by_meaning_a_unit_that_shares_no_word_with_the_task_bears() -> None:
+    def cosines(task: str, texts: Sequence[str]) -> list[float]:
+        return [0.9 if "handle" in text else 0.0 for text in texts]
+
+    text = excerpts_context(
+        [_page(KETTLE)], "Is it safe to hold?", lambda p: pages_context([p]), cosines=cosines
+    )
+    assert "The handle stays cool." in text
+
+
+def test_only_a_search_by_meaning_reads_units_by_meaning() -> None:
+    meaning = {"model": "all-MiniLM-L6-v2", "precision": "int8"}
+    assert meaning_cosines({**meaning, "first": None}) is None  # a keyword search's
+    assert meaning_cosines({**meaning, "first": {"document": "a.md", "page": 1}}) is not None
 
 
 # --- through the tool --------------------------------------------------------------------------
