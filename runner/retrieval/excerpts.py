@@ -4,13 +4,14 @@ and place, in page order, with `…` where text was left out (docs/retrieval.md,
 
 The units are the offline answerer's (`runner.llm.providers.offline_units.parse`): sentences,
 list items, table rows, `key: value` records, each with the code it introduces. A unit *bears*
-on the task when it holds enough of the task's content words (`runner.text.words`), each word
-weighed by how rare it is among the retrieval's units (a word every unit holds, like the module
-a page documents, tells none of them apart; a section's heading counts for its first unit): a
-page bears when its best unit reaches BEARING_SHARE of the retrieval's best, and then its units
-that reach BEARING_SHARE of the page's best bear. When the search was by meaning (`mode: vector`
-or `hybrid`), a unit whose cosine with the task reaches MEANING_FLOOR (by the model that embedded
-the pages) bears too.
+on the task when it holds enough of the task's content words (`runner.text.words`; a dotted
+name also by its parts), each word weighed by how rare it is among the retrieval's units (a word
+every unit holds, like the module a page documents, tells none of them apart; a section's
+heading counts for its first unit): a page bears when its best unit reaches PAGE_SHARE of the
+retrieval's best (the search ranked it among the first: only a page far weaker than the best is
+cut to its opening), and then its units that reach BEARING_SHARE of the page's best bear. When
+the search was by meaning (`mode: vector` or `hybrid`), a unit whose cosine with the task
+reaches MEANING_FLOOR (by the model that embedded the pages) bears too.
 
 What comes with a bearing unit, so that it reads as it does on the page:
 - a list item or a table row brings the sentence that introduces its list or table (the
@@ -19,7 +20,15 @@ What comes with a bearing unit, so that it reads as it does on the page:
 - a table row keeps its table's header (its columns' names), rendered as a Markdown table;
 - code stays with the sentence that introduces it (the unit owns it);
 - the FOLLOWING unit after it in its section comes too: what follows a claim or an example is
-  often what completes it ("This is because …").
+  often what completes it ("This is because …");
+- the name it describes: the nearest signature line before it in its section (a unit that is
+  only a name or a call, such as `IGNORECASE` or `compile(pattern, flags=0)`, as a reference
+  page's entries start), so a description never comes without what it describes.
+
+A section whose heading names the task (holds at least NAMED_SHARE of the task's content words,
+and two at least, as a FAQ entry's question or a reference entry's title does) is the answer to
+it: its units on the page are kept, up to SECTION_UNITS of them, whether or not they share the
+task's words (the explanation after an example seldom repeats the question).
 
 A page none of whose units bears is kept short: its citation, its place and its first
 SHORT_UNITS units (it was found, and its place says what it is about; the answer may still
@@ -30,19 +39,25 @@ pages never hands over an empty context.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from runner.llm.providers.offline_units import ITEM, ROW, Unit, parse, unit_stems
 from runner.retrieval.pages import Page
 from runner.text.words import content_words, stems
 
 BEARING_SHARE = 0.5  # a unit bears when its weight reaches this share of its page's best
+PAGE_SHARE = 0.3  # a page bears when its best unit reaches this share of the retrieval's best
 MEANING_FLOOR = 0.3  # …or its cosine with the task reaches this (a search by meaning)
 SHORT_UNITS = 2  # the first units a page gives when none of its units bears
 FOLLOWING = 1  # units after a bearing one that come with it (what completes a claim or example)
 LIST_UNITS = 12  # items or rows a bearing lead-in brings along
 GAP = "…"  # where units were left out
+NAMED_SHARE = 0.75  # a heading holding this share of the task's content words names it
+SECTION_UNITS = 8  # the units a section named by the task keeps
+# a signature line: a dotted name, perhaps called (`compile(pattern, flags=0)`), nothing else
+_SIGNATURE = re.compile(r"^[A-Za-z_][\w.]*(\(.*\))?:?$")
 
 # the cosine of each text with the task, or None when the model cannot run here
 Cosines = Callable[[str, Sequence[str]], "list[float] | None"]
@@ -59,7 +74,7 @@ def excerpts_context(
     `labelled(page)` is the page as a context block (its citation and place on the first line,
     then its text: `runner.retrieval.reading.pages_context` of the one page); `cosines`, when
     the search was by meaning, scores units by meaning too."""
-    wanted = stems(content_words(task))
+    wanted = with_parts(stems(content_words(task)))
     if not wanted:  # nothing to weigh units by: the pages as found
         return "\n\n".join(labelled(page) for page in pages)
     blocks = [labelled(page) for page in pages]
@@ -95,18 +110,18 @@ def bearing_units(
     best = max(score.values(), default=0.0)
     meant = _meant(task, every, cosines)
     found = []
+    named = {id(unit) for unit in every if _named(unit, wanted)}
     for units in pages:
-        # a page bears when its best unit reaches BEARING_SHARE of the retrieval's best; its
-        # units bear when they reach that share of the page's best
+        # a page bears when its best unit reaches PAGE_SHARE of the retrieval's best; its
+        # units bear when they reach BEARING_SHARE of the page's best
         own = max((score[id(unit)] for unit in units), default=0.0)
-        floor = BEARING_SHARE * own if best and own >= BEARING_SHARE * best else math.inf
-        found.append(
-            {
-                unit.position
-                for unit in units
-                if score[id(unit)] >= floor or meant.get(id(unit), 0.0) >= MEANING_FLOOR
-            }
-        )
+        floor = BEARING_SHARE * own if best and own >= PAGE_SHARE * best else math.inf
+        bearing = {
+            unit.position
+            for unit in units
+            if score[id(unit)] >= floor or meant.get(id(unit), 0.0) >= MEANING_FLOOR
+        }
+        found.append(bearing | _named_section(units, named))
     return found
 
 
@@ -132,6 +147,9 @@ def kept_positions(units: Sequence[Unit], bearing: set[int]) -> frozenset[int] |
         for near in units[index + 1 : index + 1 + FOLLOWING]:
             if near.section == unit.section:
                 kept.add(near.position)
+        signature = _signature_before(units, index)
+        if signature is not None:
+            kept.add(signature.position)
     return frozenset(kept)
 
 
@@ -180,8 +198,19 @@ def render(labelled: str, units: Sequence[Unit], kept: frozenset[int] | None) ->
 
 def _words(unit: Unit) -> set[str]:
     """The stems a unit holds: its text's and its code's (a question often names a function
-    only its code spells out)."""
-    return set(unit.stems | unit_stems(unit.code)) if unit.code else set(unit.stems)
+    only its code spells out), dotted names with their parts."""
+    return with_parts(unit.stems | unit_stems(unit.code) if unit.code else unit.stems)
+
+
+def with_parts(words: Iterable[str]) -> set[str]:
+    """Stems with the parts of each dotted name (`importlib.import` also `importlib` and
+    `import`): a task names `importlib.import_module` where its page says `import_module`, or
+    the other way round."""
+    found = set(words)
+    for word in list(found):
+        if "." in word:
+            found |= stems(part for part in word.split(".") if len(part) > 1)
+    return found
 
 
 def _meant(task: str, units: Sequence[Unit], cosines: Cosines | None) -> dict[int, float]:
@@ -196,6 +225,40 @@ def _meant(task: str, units: Sequence[Unit], cosines: Cosines | None) -> dict[in
 def _meant_text(unit: Unit) -> str:
     heading = unit.section.rsplit(" › ", 1)[-1]
     return f"{heading}: {unit.text}" if heading else unit.text
+
+
+def _named(unit: Unit, wanted: set[str]) -> bool:
+    """Whether the unit's section heading names the task (NAMED_SHARE of its content words)."""
+    held = len(unit.context_stems & wanted)
+    return bool(unit.section) and held >= 2 and held >= NAMED_SHARE * len(wanted)
+
+
+def _named_section(units: Sequence[Unit], named: set[int]) -> set[int]:
+    """The positions of a page's units in sections whose heading names the task, up to
+    SECTION_UNITS a section."""
+    kept: set[int] = set()
+    taken: Counter[str] = Counter()
+    for unit in units:
+        if id(unit) in named and taken[unit.section] < SECTION_UNITS:
+            kept.add(unit.position)
+            taken[unit.section] += 1
+    return kept
+
+
+def _signature_before(units: Sequence[Unit], index: int) -> Unit | None:
+    """The nearest signature line before a unit, in its section (the unit itself when it is
+    one: nothing to add)."""
+    for before in range(index - 1, -1, -1):
+        unit = units[before]
+        if unit.section != units[index].section:
+            return None
+        if _is_signature(unit):
+            return unit
+    return None
+
+
+def _is_signature(unit: Unit) -> bool:
+    return unit.kind == "sentence" and not unit.code and bool(_SIGNATURE.match(unit.text.strip()))
 
 
 def _lead_in(units: Sequence[Unit], index: int) -> Unit | None:

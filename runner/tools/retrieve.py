@@ -116,11 +116,13 @@ def with_pages(result: ToolResult, pages: list[Page], **data: object) -> ToolRes
     return replace(result, data={**result.data, "pages": [p.node_id for p in pages], **data})
 
 
-async def searched(index: CorpusIndex, query: str, top_k: int, mode: str) -> list[ScoredPage]:
+async def searched(
+    index: CorpusIndex, query: str, top_k: int, mode: str, *, sections: bool = True
+) -> list[ScoredPage]:
     """The search, in a worker thread: a vector or hybrid search embeds the question and reranks
     its candidates with the model (hundreds of milliseconds of CPU), which on the event loop
-    would stall every other round a service runs."""
-    return await asyncio.to_thread(index.search, query, top_k, mode=mode)
+    would stall every other round a service runs. `sections` False: pages in score order."""
+    return await asyncio.to_thread(index.search, query, top_k, mode=mode, sections=sections)
 
 
 class RetrieveTool(BuiltinTool):
@@ -137,7 +139,15 @@ class RetrieveTool(BuiltinTool):
 
     async def run(self, call: Call) -> ToolResult:
         query = await search_query(call, self.index, self.options, self.name)
-        hits = await searched(self.index, query.text, self.options.top_k, self.options.mode)
+        # excerpts keep only what of each page bears, so a long section's further pages need
+        # not make room for other sections (the whole-page default)
+        hits = await searched(
+            self.index,
+            query.text,
+            self.options.top_k,
+            self.options.mode,
+            sections=not self.options.excerpts,
+        )
         evidence = None
         if self.gives_evidence:  # of the pages this search ranked, in its order
             evidence = await asyncio.to_thread(

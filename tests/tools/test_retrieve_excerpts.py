@@ -139,3 +139,105 @@ def test_without_the_option_the_tool_hands_over_whole_pages(tmp_path: Path) -> N
 
 def test_excerpts_are_off_unless_the_pipeline_asks() -> None:
     assert default("retrieve_tool", "excerpts") is False
+
+
+# --- what comes with a bearing unit ------------------------------------------------------------
+
+FLAGS = (
+    "The kettle's modes are constants of the module.\n\n"
+    "QUIET\n\n"
+    "Heats the water slowly and without a sound. The lamp stays dim.\n\n"
+    "BOIL_DRY\n\n"
+    "Stops the heater when no water is left. The lamp blinks red.\n"
+)
+
+
+def test_a_description_comes_with_the_signature_line_it_describes() -> None:
+    text = _excerpt([_page(FLAGS, heading="Modes")], "When does the lamp blink red?")
+    assert "The lamp blinks red." in text
+    assert "BOIL_DRY" in text
+    assert "QUIET" not in text
+
+
+FAQ = (
+    "Most people notice it on the first morning. "
+    "Steam rises through a narrow spout and makes the air vibrate. "
+    "It is meant as a signal that tea can be made. "
+    "The lid opens with a button."
+)
+
+
+def test_a_section_whose_heading_names_the_task_is_kept_though_its_text_shares_no_word() -> None:
+    page = _page(FAQ, heading="Why does the kettle whistle?")
+    text = _excerpt([page, _page(KETTLE, number=2)], "Why does my kettle whistle?")
+    assert "It is meant as a signal that tea can be made." in text
+
+
+def test_a_section_whose_heading_shares_one_word_with_the_task_is_not_kept_whole() -> None:
+    page = _page(FAQ, heading="Why does the kettle whistle?")
+    text = _excerpt([page], "How do I open the kettle lid?")
+    assert "It is meant as a signal that tea can be made." not in text
+
+
+def test_a_dotted_name_in_the_task_matches_its_last_part_on_the_page() -> None:
+    manual = (
+        "The module has many helpers. Some report the water level. Others set the lamp. "
+        "Call descale_now to start descaling at once. The rest are for the service shop."
+    )
+    other = _page("The kettle module is documented here. It holds helpers.", "Module", 2)
+    text = _excerpt([other, _page(manual, heading="Helpers")], "What does kettle.descale_now do?")
+    assert "Call descale_now to start descaling at once." in text
+
+
+# --- which pages a retrieval with excerpts takes ---------------------------------------------
+
+LONG_SECTION = " ".join(
+    f"Step {number}: descale the kettle with citric acid and rinse the descale residue."
+    for number in range(1, 13)
+)
+MANUAL = f"""# Kettle
+
+## Descaling
+
+{LONG_SECTION}
+
+## Cleaning
+
+Wipe the outside; descale it monthly when the water is hard.
+"""
+
+
+def _headings(tmp_path: Path, excerpts: str) -> list[str]:
+    """The headings of the two pages a retrieval of `descale` takes from a manual whose long
+    Descaling section spans several pages."""
+    (tmp_path / "manuals").mkdir()
+    (tmp_path / "manuals" / "kettle.md").write_text(MANUAL, encoding="utf-8")
+    pipeline = PIPELINE.replace("EXCERPTS", excerpts).replace("top_k: 1", "top_k: 2")
+    pipeline = pipeline.replace("{path: manuals}", "{path: manuals, pages: {max_words: 40}}")
+    (tmp_path / "pipeline.yaml").write_text(pipeline, encoding="utf-8")
+    runtime = Runtime.open(tmp_path / "pipeline.yaml", build_indexes=True)
+    state = SessionState.new("sections", runtime.pipeline)
+    with runtime:
+        asyncio.run(runtime.orchestrator().run_round(state, "descale residue"))
+    entry = next(entry for _key, entries in state.buffer.items() for entry in entries)
+    return [str(node_id) for node_id in entry.data["pages"]]
+
+
+def test_with_excerpts_a_retrieval_takes_pages_in_score_order(tmp_path: Path) -> None:
+    # whole pages: the best page of each section first (a long section does not fill the
+    # context with itself); excerpts pay only for what bears, so the best pages come first
+    assert _headings(tmp_path, ", excerpts: true") == ["kettle.md#2", "kettle.md#3"]
+
+
+def test_whole_pages_take_the_best_page_of_each_section_first(tmp_path: Path) -> None:
+    pages = _headings(tmp_path, "")
+    assert pages[0] == "kettle.md#2" and pages[1] != "kettle.md#3"
+
+
+def test_a_page_weaker_than_the_best_still_gives_its_bearing_units() -> None:
+    best = _page("Descale the kettle with citric acid. Rinse it.", "Descaling", 1)
+    weaker = _page(
+        "The jug is blue. It is tall. It is light. Citric acid cleans the jug too.", "Jug", 2
+    )
+    text = _excerpt([best, weaker], "How do I descale the kettle with citric acid?")
+    assert "Citric acid cleans the jug too." in text
