@@ -566,8 +566,12 @@ pages (runner's pages of the four parts of the Python docs, ≤ 250 words) with 
 {", ".join(map(str, results["top_k"]))}, each with its own BM25 (runner's index; LlamaIndex's
 `BM25Retriever`), which do not always rank the same pages first. runner's pipeline
 (`bench/pipelines/pydocs.yaml`) sets `excerpts: true` on its retrieval tools: each part's pages
-are cut to the units that bear on that part (docs/retrieval.md, "Excerpts"); "runner, whole
-pages" is the same pipeline with `excerpts: false`. Tokens are counted the same way for all
+are cut to the units that bear on that part, its search taking the pages in score order
+(docs/retrieval.md, "Excerpts"); "runner, whole pages" is the same pipeline with
+`excerpts: false`, whose search gives the best page of each section first. Both systems are given
+the same text for each part (the simulated LLM's parts are runner's subtasks and LlamaIndex's
+sub-questions) and tokenise it alike (bm25s, English stop words, the Snowball stemmer); runner
+also counts a section's heading in its pages' scores. Tokens are counted the same way for all
 (`runner.text.words.estimate_tokens`: words and punctuation). The critical
 path is the longest chain of calls that each waited for the previous one, from the calls'
 timestamps: runner's is `decompose` → the answer; LlamaIndex's is the sub-question generation →
