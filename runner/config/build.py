@@ -395,7 +395,7 @@ class _Builder:
 
     @staticmethod
     def retrieve_options(data: Mapping[str, Any], path: KeyPath) -> RetrieveOptions:
-        return RetrieveOptions(**_pick(data, "corpus", "top_k", "mode", "rewrite"))
+        return RetrieveOptions(**_pick(data, "corpus", "top_k", "mode", "rewrite", "excerpts"))
 
     def search_options(self, data: Mapping[str, Any], path: KeyPath) -> SearchOptions:
         return SearchOptions(

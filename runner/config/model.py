@@ -206,6 +206,7 @@ class RetrieveOptions:
     top_k: int = 4
     mode: str = "keyword"  # keyword | vector | hybrid
     rewrite: bool = False  # purpose `rewrite` restates the query first (a real model only)
+    excerpts: bool = False  # the pages cut to the units that bear on the task (retrieval.excerpts)
 
 
 @dataclass(frozen=True)

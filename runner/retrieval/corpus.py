@@ -91,14 +91,23 @@ class CorpusIndex:
         return found[1] if found is not None else None
 
     def search(
-        self, query: str, top_k: int, *, mode: str = "keyword", rerank: bool = True
+        self,
+        query: str,
+        top_k: int,
+        *,
+        mode: str = "keyword",
+        rerank: bool = True,
+        sections: bool = True,
     ) -> list[ScoredPage]:
         """The best pages for a query, best first; never a page that scored zero, nor (unless
         the corpus keeps them) a navigation page.
 
         `mode` vector and hybrid search the corpus's page vectors (its `embedding.model`, or
         runner's default when a tool searches it so; built by `runner index`), their first
-        candidates reranked word by word (`embedding.rerank`) unless `rerank` is False."""
+        candidates reranked word by word (`embedding.rerank`) unless `rerank` is False.
+        `sections` False takes the pages in score order, a section's further pages included
+        (`sections_first` is for whole pages: a retrieval cutting pages to excerpts pays only
+        for what of each page bears)."""
         if mode not in SEARCH_MODES:
             raise ValueError(f"unknown search mode {mode!r}; use one of {', '.join(SEARCH_MODES)}")
         query = self.expanded(normalize(query))
@@ -118,7 +127,8 @@ class CorpusIndex:
         found = [ScoredPage(page, score) for page, (_, score) in zip(pages, hits, strict=True)]
         if left_out:
             found = [hit for hit in found if not hit.page.navigation]
-        found = sections_first(found)
+        if sections:
+            found = sections_first(found)
         if reranked_count:
             rows = {page.node_id: row for page, (row, _) in zip(pages, hits, strict=True)}
             found = self._reranked(query, found, reranked_count, rows)

@@ -11,13 +11,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from runner.config.model import RetrieveOptions, SearchOptions, ToolConfig
 from runner.engine.results import ToolResult
 from runner.llm.passages import EVIDENCE, MEANING
+from runner.llm.providers.offline_meaning import cosines
+from runner.retrieval.excerpts import Cosines, excerpts_context
 from runner.retrieval.index import SEARCH_MODES
-from runner.retrieval.pages import CorpusError
+from runner.retrieval.pages import CorpusError, Page
 from runner.retrieval.reading import pages_context
 from runner.retrieval.seen import EVENT, ranked
 from runner.tools.base import BuiltinTool, Call, ToolBuildError, finish, instantiate, place
@@ -27,7 +30,6 @@ from runner.tools.meaning import retrieval_meaning
 if TYPE_CHECKING:
     from runner.engine.protocols import ToolEnv
     from runner.retrieval.index import CorpusIndex, ScoredPage
-    from runner.retrieval.pages import Page
     from runner.tools.services import ToolServices
 
 
@@ -114,11 +116,13 @@ def with_pages(result: ToolResult, pages: list[Page], **data: object) -> ToolRes
     return replace(result, data={**result.data, "pages": [p.node_id for p in pages], **data})
 
 
-async def searched(index: CorpusIndex, query: str, top_k: int, mode: str) -> list[ScoredPage]:
+async def searched(
+    index: CorpusIndex, query: str, top_k: int, mode: str, *, sections: bool = True
+) -> list[ScoredPage]:
     """The search, in a worker thread: a vector or hybrid search embeds the question and reranks
     its candidates with the model (hundreds of milliseconds of CPU), which on the event loop
-    would stall every other round a service runs."""
-    return await asyncio.to_thread(index.search, query, top_k, mode=mode)
+    would stall every other round a service runs. `sections` False: pages in score order."""
+    return await asyncio.to_thread(index.search, query, top_k, mode=mode, sections=sections)
 
 
 class RetrieveTool(BuiltinTool):
@@ -135,7 +139,15 @@ class RetrieveTool(BuiltinTool):
 
     async def run(self, call: Call) -> ToolResult:
         query = await search_query(call, self.index, self.options, self.name)
-        hits = await searched(self.index, query.text, self.options.top_k, self.options.mode)
+        # excerpts keep only what of each page bears, so a long section's further pages need
+        # not make room for other sections (the whole-page default)
+        hits = await searched(
+            self.index,
+            query.text,
+            self.options.top_k,
+            self.options.mode,
+            sections=not self.options.excerpts,
+        )
         evidence = None
         if self.gives_evidence:  # of the pages this search ranked, in its order
             evidence = await asyncio.to_thread(
@@ -152,7 +164,8 @@ class RetrieveTool(BuiltinTool):
             call.env, self.name, self.options.corpus, call.directive, hits, query, **extra
         )
         pages = [hit.page for hit in hits]
-        result = finish(self.config, call.env, pages_context(pages), [p.source for p in pages])
+        text = await self.context_text(pages, query, meaning)
+        result = finish(self.config, call.env, text, [p.source for p in pages])
         return with_pages(
             result,
             pages,
@@ -161,6 +174,34 @@ class RetrieveTool(BuiltinTool):
             **extra,
             **({MEANING: meaning} if meaning is not None else {}),
         )
+
+    async def context_text(
+        self, pages: list[Page], query: Query, meaning: Mapping[str, object] | None
+    ) -> str:
+        """The pages as context: whole, or with `excerpts: true` cut to the units that bear on
+        the task's text (the subtask's own part), read by meaning too when the search was (in a
+        worker thread: embedding the units takes the model's CPU time)."""
+        if not self.options.excerpts or not pages:
+            return pages_context(pages)
+        cosines = meaning_cosines(meaning)
+        task = query.expanded  # the task's text, its restatement, the corpus's synonyms
+        if cosines is None:
+            return excerpts_context(pages, task, page_block)
+        return await asyncio.to_thread(excerpts_context, pages, task, page_block, cosines=cosines)
+
+
+def page_block(page: Page) -> str:
+    return pages_context([page])
+
+
+def meaning_cosines(meaning: Mapping[str, object] | None) -> Cosines | None:
+    """How excerpts score units by meaning: by the model that embedded the pages, when the
+    search was by meaning (`first` names the page it ranked first; a keyword search's meaning,
+    given for the gatekeeper, has none)."""
+    if meaning is None or meaning.get("first") is None:
+        return None
+    model = (str(meaning["model"]), str(meaning.get("precision") or "float32"))
+    return partial(cosines, model)
 
 
 def build(config: ToolConfig, services: ToolServices) -> RetrieveTool:

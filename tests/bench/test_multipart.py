@@ -38,9 +38,10 @@ def test_runner_and_llamaindex_answer_the_same_questions_from_the_same_pages(
     # LlamaIndex: sub-questions, one answer per part, the synthesis
     assert [row["llamaindex"]["calls"] for row in rows] == [4, 5]
     for row in rows:
-        # the same pages, but for LlamaIndex's padding: with fewer matching pages than top_k
-        # (a tiny folder) its BM25Retriever adds pages that scored zero, runner's does not
-        assert 0 < row["runner"]["page_tokens"] <= row["llamaindex"]["page_tokens"]
+        # what runner's retrievals handed the answer (excerpts, each under its page's citation)
+        # is never more than the same pages whole
+        assert 0 < row["runner"]["page_tokens"] <= row["runner_whole_pages"]["page_tokens"]
+        assert row["llamaindex"]["page_tokens"] > 0
         assert row["runner"]["critical_path_calls"] == 2
         assert row["llamaindex"]["critical_path_calls"] == 3
     # the per-part pipeline makes LlamaIndex's calls (4 + 5); in parallel its path is
@@ -55,9 +56,41 @@ def test_the_report_shows_both_systems_and_every_question(docs: Path, tmp_path: 
     results = asyncio.run(multipart.run(docs, QUESTIONS, latency_s=0.0, repeats=1, folder=tmp_path))
     results = {"date": "today", "command": "test", "machine": {"cpus": 2}} | results
     text = multipart.section(results)
-    assert "| LLM calls | 4 | 9 |" in text
+    assert "| LLM calls | 4 | 9 | 4 |" in text
     for question in QUESTIONS:
         assert question in text
+
+
+# an answer check for each part of benchkit's questions: phrases of its tiny docs
+TINY_CHECKS = dict(
+    zip(
+        QUESTIONS,
+        [
+            ("loop over the file object", "locale dependent"),
+            ("wraps a block", "called once per element", "old comparison function"),
+        ],
+        strict=True,
+    )
+)
+
+
+def test_the_checks_held_are_counted_for_every_system(docs: Path, tmp_path: Path):
+    run = multipart.run(
+        docs, QUESTIONS, latency_s=0.0, repeats=1, folder=tmp_path, answer_checks=TINY_CHECKS
+    )
+    results = asyncio.run(run)
+    assert [row["checks"] for row in results["questions"]] == [2, 3]
+    # one sentence a page: excerpts and whole pages send the same answers
+    assert results["checks"]["checks_held"] == {
+        "runner": 5,
+        "llamaindex": 5,
+        "runner_whole_pages": 5,
+    }
+
+
+def test_a_check_is_held_whatever_the_markup_around_it():
+    sent = "The :func:`open` default *encoding*\n is ``locale-specific``."
+    assert multipart.checks_held(sent, ["default encoding is locale-specific", "utf-8"]) == 1
 
 
 def _tokens(usage: dict[str, int]) -> dict[str, int]:

@@ -71,7 +71,9 @@ class _Index:
     def __init__(self, rankings: dict[str, list[str]], cosines: dict[str, float]) -> None:
         self.rankings, self.cosines = rankings, cosines
 
-    def search(self, query: str, top_k: int, *, mode: str, rerank: bool = True) -> list[Any]:
+    def search(
+        self, query: str, top_k: int, *, mode: str, rerank: bool = True, sections: bool = True
+    ) -> list[Any]:
         return [_hit(node_id) for node_id in self.rankings[mode][:top_k]]
 
     def cosine(self, query: str, node_id: str) -> float:
