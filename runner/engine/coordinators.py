@@ -15,7 +15,6 @@ from runner.engine.activation import DECOMPOSE_FAILED, admits
 from runner.engine.channels import resolve
 from runner.engine.context import RoundContext
 from runner.engine.failure import described, traceback_text
-from runner.engine.marker import execution_text
 from runner.engine.task import Task, ToolStatus
 
 
@@ -183,7 +182,7 @@ def adopt_one(ctx: RoundContext, parent: Task, sub: Task, owner: str, taken: set
     taken.add(sub.task_no)
     sub.depth = parent.depth + 1
     sub.owner_coordinator_name = owner
-    sub.prompt_context = execution_text(parent.task_prompt, parent.prompt_context)
+    sub.prompt_context = parent.execution_text()
     sub.applied_coordinator_names |= parent.applied_coordinator_names
     sub.prompt_type = sub.prompt_type or parent.prompt_type
     sub.important_words = sub.important_words or list(parent.important_words)
