@@ -172,7 +172,8 @@ def adopt(
                 continue
             adopt_one(ctx, task, sub, owner, taken)
         kept.append(sub)
-        stack.append((sub, enumerate(list(sub.sub_tasks), 1), []))
+        if sub.sub_tasks:  # (a leaf keeps its empty list: no frame, no copy, for most nodes)
+            stack.append((sub, enumerate(list(sub.sub_tasks), 1), []))
     for (task_no, problem), numbers in drops.items():
         extra = left_out if task_no == parent.task_no and problem == full(ctx, parent) else 0
         ctx.warn(_dropped(task_no, owner, problem, numbers, extra), task_no)
