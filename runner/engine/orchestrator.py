@@ -20,6 +20,7 @@ runner/engine/__init__.py maps each rule to the function that keeps it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 from runner.config.model import Pipeline, ToolConfig
@@ -77,7 +78,8 @@ class Orchestrator:
             name: (config.priority, index)
             for index, (name, config) in enumerate(self.configs.items())
         }
-        self._forced: dict[frozenset[str], ForcedPlan] = {}
+        # by the one name of a set of one (most are: no frozenset made per task), else the set
+        self._forced: dict[str | frozenset[str], ForcedPlan] = {}
         self.consumers = {name for name, tool in self.tools.items() if is_context_consumer(tool)}
         # coordinators whose subtasks may run concurrently: `decompose.parallel`, or a python
         # coordinator's `parallel_subtasks = True`
@@ -100,12 +102,13 @@ class Orchestrator:
         """Lower priority first; ties in file order."""
         return sorted(names, key=self._rank.__getitem__)
 
-    def forced_tools(self, names: frozenset[str]) -> ForcedPlan:
+    def forced_tools(self, names: AbstractSet[str]) -> ForcedPlan:
         """C13–C15: the tools a task's required names force, by priority (a name may be simple
         or domain-prefixed), the names that are no tool of the domain, and all the names,
         sorted. Worked out once per set of names: a coordinator usually forces the same tools
         on many subtasks."""
-        found = self._forced.get(names)
+        key = next(iter(names)) if len(names) == 1 else frozenset(names)
+        found = self._forced.get(key)
         if found is None:
             known: list[str] = []
             ignored: list[str] = []
@@ -116,7 +119,7 @@ class Orchestrator:
                 elif config.name not in known:
                     known.append(config.name)
             plan = (tuple(self.by_priority(known)), tuple(ignored), tuple(sorted(names)))
-            found = self._forced[names] = plan
+            found = self._forced[key] = plan
         return found
 
     async def run_round(

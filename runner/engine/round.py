@@ -281,7 +281,7 @@ def start_task(ctx: RoundContext, task: Task) -> None:
         conditional=task.conditional,
         owner=task.owner_coordinator_name,
         # sorted, as a tuple the trace makes a list (record_json): worked out once per set
-        required_tools=ctx.setup.forced_tools(frozenset(required))[2] if required else (),
+        required_tools=ctx.setup.forced_tools(required)[2] if required else (),
     )
 
 

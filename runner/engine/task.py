@@ -53,7 +53,7 @@ class Task:
     depth: int = 0
     # The tools activated on this task, by priority, decided once (so a resumed round neither
     # repeats the suitability call nor changes its mind) and why each one was (C13-C15a, C20e).
-    planned_tools: list[str] | None = None
+    planned_tools: Sequence[str] | None = None
     tool_reasons: dict[str, str] = field(default_factory=dict)
     # Root only (C27-C28): the gatekeeper's verdict, once made: "enough", "deep" or "none" (the
     # prompt type has no deep fallback).
