@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from runner.config.model import Pipeline, ToolConfig
 from runner.engine.channels import RoundError
+from runner.engine.collector import full_collections_deferred
 from runner.engine.coordinators import CoordinatorContractError
 from runner.engine.outcome import RoundResult
 from runner.engine.protocols import Tool, is_context_consumer, is_coordinator
@@ -134,10 +135,11 @@ class Orchestrator:
         stored state is an interrupted round — that round, finished. Its events go to `trace`
         (a new one when None), and `checkpoint` (else the orchestrator's) is given the state
         after every step that must survive a crash."""
-        return await run_round(
-            self,
-            state,
-            message,
-            trace=trace if trace is not None else Trace(),
-            checkpoint=checkpoint if checkpoint is not None else self.checkpoint,
-        )
+        with full_collections_deferred():  # what the round makes outlives it (collector.py)
+            return await run_round(
+                self,
+                state,
+                message,
+                trace=trace if trace is not None else Trace(),
+                checkpoint=checkpoint if checkpoint is not None else self.checkpoint,
+            )
