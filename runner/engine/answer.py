@@ -142,7 +142,9 @@ def consumed_subtasks(ctx: RoundContext, root: Task) -> set[str]:
 
 
 def gave_result(ctx: RoundContext, task: Task, name: str) -> bool:
-    results = ctx.state.buffer.snapshot().get(completion_key(task.task_no, name), ())
+    # (peek: a snapshot's lookup groups the whole buffer, and this runs for every coordinator
+    # activated after its subtasks)
+    results = ctx.state.buffer.peek(completion_key(task.task_no, name))
     return any(result.context.strip() for result in results)
 
 

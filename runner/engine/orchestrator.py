@@ -13,6 +13,7 @@ every round of every session runs on it. A round is `round.run_round`: plain fun
     entry_points.py  the entry point a tool is called through (C20c, C20d, C24)
     answer.py        the gatekeeper, the deep fallback and the final answer (C23, C27–C28, C33)
     channels.py      where results, events, questions and LLM calls go: the round or a branch
+    collector.py     the garbage collector's full collections, deferred while rounds run
 
 runner/engine/__init__.py maps each rule to the function that keeps it.
 """
