@@ -8,7 +8,9 @@ built so far: the cost per task node of a large tree grows with its size (bench/
 "Engine overhead"). While any round runs, full collections are `FULL_DEFERRAL` times rarer.
 Young and middle collections go on as before, so short-lived garbage (a tool's reference
 cycles) is freed as soon as it was; the thresholds are put back when the last round in flight
-ends, and the next full collection walks the round's objects once.
+ends, and the next full collection walks the round's objects once. A service with rounds always
+in flight makes full collections that much rarer: cyclic garbage old enough to reach the oldest
+generation waits longer to be freed (memory, not correctness).
 """
 
 from __future__ import annotations
