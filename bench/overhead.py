@@ -32,7 +32,7 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
-from bench.readme import table, write_results, write_section
+from bench.readme import stamp, table, write_results, write_section
 from bench.simllm import SimulatedLLM
 from runner.config.model import (
     Activation,
@@ -532,8 +532,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         "profile": profile_round(*PROFILED),
         "target_us_per_node": TARGET_US_PER_NODE,
     }
+    # stamped before anything is written: the results file is tracked, and once written the
+    # checkout would count as changed
+    results["stamp"] = stamp()
     write_results("overhead", results)
-    write_section(TITLE, section(results))
+    write_section(TITLE, section(results), stamped=results)
     print(section(results))
 
 
