@@ -107,7 +107,8 @@ async def decompose(ctx: RoundContext, task: Task, name: str) -> int:
         decomposition_failed(ctx, task, name, error)
         return 0
     task.prompt_context = prompt_context  # the orchestrator owns it (C20a)
-    new = [sub.task_no for sub in task.sub_tasks if all(sub is not b for b in before_subtasks)]
+    before = {id(b) for b in before_subtasks}  # (not a scan of them for each subtask)
+    new = [sub.task_no for sub in task.sub_tasks if id(sub) not in before]
     appended = task.task_prompt != before_prompt
     ctx.emit(
         "coordinator.run",
