@@ -83,7 +83,7 @@ async def activate(ctx: RoundContext, task: Task) -> Stop | None:
     if task.planned_tools is None:
         forced = task.required_tool_names
         plan = forced_activation(ctx, task) if forced else await plan_activation(ctx, task)
-        task.planned_tools = list(plan)
+        task.planned_tools = tuple(plan)  # (immutable: the plan is decided once)
         task.tool_reasons.update(plan)
         ctx.save()
     if not task.planned_tools and task.required_tool_names:
@@ -153,7 +153,7 @@ def forced_activation(ctx: RoundContext, task: Task) -> dict[str, str]:
     warning; [decided] when every name is unknown, forced activation has nothing to run
     and the task fails (it does not fall back to the suitability test: the coordinator
     meant these tools alone)."""
-    known, ignored, required = ctx.setup.forced_tools(frozenset(task.required_tool_names))
+    known, ignored, required = ctx.setup.forced_tools(task.required_tool_names)
     domain = ctx.pipeline.domain
     if not known:
         names = ", ".join(repr(name) for name in ignored)
@@ -175,10 +175,19 @@ def forced_activation(ctx: RoundContext, task: Task) -> dict[str, str]:
         mode=FORCED,
         candidates=required,  # (tuples, shared: the trace makes them lists, record_json)
         suitability=None,
-        activated=[{"tool": name, "reason": FORCED} for name in known],
+        activated=forced_activated(known),
         ignored=ignored,
     )
     return dict.fromkeys(known, FORCED)
+
+
+@cache
+def forced_activated(known: tuple[str, ...]) -> tuple[dict[str, str], ...]:
+    """The `activated` field of a forced activation of these tools: one tuple per set of tools,
+    shared by the events of every task that forces them (the trace makes it a list of copies
+    when its events are read, record_json), so that a task node leaves the collector nothing
+    to walk for it."""
+    return tuple({"tool": name, "reason": FORCED} for name in known)
 
 
 def activation_candidates(ctx: RoundContext, task: Task) -> list[ToolConfig]:

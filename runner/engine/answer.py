@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from runner.engine.activation import AFTER_SUBTASKS, DEEP_FALLBACK
 from runner.engine.channels import FINISHED_TOOL, RoundError, Stop, during
 from runner.engine.context import RoundContext
-from runner.engine.coordinators import run_coordinators
+from runner.engine.coordinators import run_coordinators, subtree
 from runner.engine.execution import run_tool
 from runner.engine.outcome import ANSWER
 from runner.engine.protocols import is_coordinator
@@ -131,7 +131,7 @@ def consumed_subtasks(ctx: RoundContext, root: Task) -> set[str]:
     subtasks' plain context (its per-item lookups, its searches' raw pages) is not handed
     to the answer a second time. Their guaranteed results still are (C23)."""
     consumed: set[str] = set()
-    for task in root.walk():
+    for task in subtree(root):  # (a set: any order; a list is cheaper to walk than a generator)
         for name, reason in task.tool_reasons.items():
             if reason not in (AFTER_SUBTASKS, DEEP_FALLBACK) or not gave_result(ctx, task, name):
                 continue
@@ -142,7 +142,9 @@ def consumed_subtasks(ctx: RoundContext, root: Task) -> set[str]:
 
 
 def gave_result(ctx: RoundContext, task: Task, name: str) -> bool:
-    results = ctx.state.buffer.snapshot().get(completion_key(task.task_no, name), ())
+    # (peek: a snapshot's lookup groups the whole buffer, and this runs for every coordinator
+    # activated after its subtasks)
+    results = ctx.state.buffer.peek(completion_key(task.task_no, name))
     return any(result.context.strip() for result in results)
 
 

@@ -15,7 +15,6 @@ from runner.engine.activation import DECOMPOSE_FAILED, admits
 from runner.engine.channels import resolve
 from runner.engine.context import RoundContext
 from runner.engine.failure import described, traceback_text
-from runner.engine.marker import execution_text
 from runner.engine.task import Task, ToolStatus
 
 
@@ -108,7 +107,8 @@ async def decompose(ctx: RoundContext, task: Task, name: str) -> int:
         decomposition_failed(ctx, task, name, error)
         return 0
     task.prompt_context = prompt_context  # the orchestrator owns it (C20a)
-    new = [sub.task_no for sub in task.sub_tasks if all(sub is not b for b in before_subtasks)]
+    before = {id(b) for b in before_subtasks}  # (not a scan of them for each subtask)
+    new = [sub.task_no for sub in task.sub_tasks if id(sub) not in before]
     appended = task.task_prompt != before_prompt
     ctx.emit(
         "coordinator.run",
@@ -173,7 +173,8 @@ def adopt(
                 continue
             adopt_one(ctx, task, sub, owner, taken)
         kept.append(sub)
-        stack.append((sub, enumerate(list(sub.sub_tasks), 1), []))
+        if sub.sub_tasks:  # (a leaf keeps its empty list: no frame, no copy, for most nodes)
+            stack.append((sub, enumerate(list(sub.sub_tasks), 1), []))
     for (task_no, problem), numbers in drops.items():
         extra = left_out if task_no == parent.task_no and problem == full(ctx, parent) else 0
         ctx.warn(_dropped(task_no, owner, problem, numbers, extra), task_no)
@@ -183,7 +184,7 @@ def adopt_one(ctx: RoundContext, parent: Task, sub: Task, owner: str, taken: set
     taken.add(sub.task_no)
     sub.depth = parent.depth + 1
     sub.owner_coordinator_name = owner
-    sub.prompt_context = execution_text(parent.task_prompt, parent.prompt_context)
+    sub.prompt_context = parent.execution_text()
     sub.applied_coordinator_names |= parent.applied_coordinator_names
     sub.prompt_type = sub.prompt_type or parent.prompt_type
     sub.important_words = sub.important_words or list(parent.important_words)

@@ -17,7 +17,7 @@ from runner.engine.channels import RoundError, Stop
 from runner.engine.context import RoundContext
 from runner.engine.entry_points import call_entry_point
 from runner.engine.failure import described, traceback_text
-from runner.engine.marker import execution_text, is_coordinator_requested
+from runner.engine.marker import is_coordinator_requested
 from runner.engine.outcome import ANSWER, CLARIFICATION
 from runner.engine.results import Clarification, PromptAndContext, ResultKind, ToolResult
 from runner.engine.task import Task, ToolStatus, completion_key
@@ -26,7 +26,7 @@ from runner.sources import unique_sources
 
 async def run_tool(ctx: RoundContext, task: Task, name: str) -> Stop | None:
     tool = ctx.setup.tools[name]
-    text = execution_text(task.task_prompt, task.prompt_context)  # C21
+    text = task.execution_text()  # C21
     clarification = None if ctx.state.pending is None else answered_clarification(ctx, task, name)
     consumer = name in ctx.setup.consumers
     key = completion_key(task.task_no, name)

@@ -13,6 +13,7 @@ every round of every session runs on it. A round is `round.run_round`: plain fun
     entry_points.py  the entry point a tool is called through (C20c, C20d, C24)
     answer.py        the gatekeeper, the deep fallback and the final answer (C23, C27–C28, C33)
     channels.py      where results, events, questions and LLM calls go: the round or a branch
+    collector.py     the garbage collector's full collections, deferred while rounds run
 
 runner/engine/__init__.py maps each rule to the function that keeps it.
 """
@@ -20,10 +21,12 @@ runner/engine/__init__.py maps each rule to the function that keeps it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 from runner.config.model import Pipeline, ToolConfig
 from runner.engine.channels import RoundError
+from runner.engine.collector import full_collections_deferred
 from runner.engine.coordinators import CoordinatorContractError
 from runner.engine.outcome import RoundResult
 from runner.engine.protocols import Tool, is_context_consumer, is_coordinator
@@ -78,7 +81,8 @@ class Orchestrator:
             name: (config.priority, index)
             for index, (name, config) in enumerate(self.configs.items())
         }
-        self._forced: dict[frozenset[str], ForcedPlan] = {}
+        # by the one name of a set of one (most are: no frozenset made per task), else the set
+        self._forced: dict[str | frozenset[str], ForcedPlan] = {}
         self.consumers = {name for name, tool in self.tools.items() if is_context_consumer(tool)}
         # coordinators whose subtasks may run concurrently: `decompose.parallel`, or a python
         # coordinator's `parallel_subtasks = True`
@@ -101,12 +105,13 @@ class Orchestrator:
         """Lower priority first; ties in file order."""
         return sorted(names, key=self._rank.__getitem__)
 
-    def forced_tools(self, names: frozenset[str]) -> ForcedPlan:
+    def forced_tools(self, names: AbstractSet[str]) -> ForcedPlan:
         """C13–C15: the tools a task's required names force, by priority (a name may be simple
         or domain-prefixed), the names that are no tool of the domain, and all the names,
         sorted. Worked out once per set of names: a coordinator usually forces the same tools
         on many subtasks."""
-        found = self._forced.get(names)
+        key = next(iter(names)) if len(names) == 1 else frozenset(names)
+        found = self._forced.get(key)
         if found is None:
             known: list[str] = []
             ignored: list[str] = []
@@ -117,7 +122,7 @@ class Orchestrator:
                 elif config.name not in known:
                     known.append(config.name)
             plan = (tuple(self.by_priority(known)), tuple(ignored), tuple(sorted(names)))
-            found = self._forced[names] = plan
+            found = self._forced[key] = plan
         return found
 
     async def run_round(
@@ -135,11 +140,12 @@ class Orchestrator:
         after every step that must survive a crash; `llm` is the round's LLM client (its call
         records and answer stream: runner.llm.bound), else the orchestrator's records in its
         own list."""
-        return await run_round(
-            self,
-            state,
-            message,
-            trace=trace if trace is not None else Trace(),
-            checkpoint=checkpoint if checkpoint is not None else self.checkpoint,
-            llm=llm,
-        )
+        with full_collections_deferred():  # what the round makes outlives it (collector.py)
+            return await run_round(
+                self,
+                state,
+                message,
+                trace=trace if trace is not None else Trace(),
+                checkpoint=checkpoint if checkpoint is not None else self.checkpoint,
+                llm=llm,
+            )

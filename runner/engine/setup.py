@@ -9,6 +9,7 @@ the module that imports them.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -62,6 +63,6 @@ class RoundSetup(Protocol):
         """Lower priority first; ties in file order."""
         ...
 
-    def forced_tools(self, names: frozenset[str]) -> ForcedPlan:
+    def forced_tools(self, names: AbstractSet[str]) -> ForcedPlan:
         """C13–C15: the tools a task's required names force (see the orchestrator)."""
         ...

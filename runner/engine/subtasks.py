@@ -39,15 +39,18 @@ async def close_subtasks(ctx: RoundContext, task: Task, process: Process) -> Sto
     consecutive subtasks a `decompose.parallel` coordinator made, concurrently with the
     same observable order (`close_together`)."""
     index = 0
+    parallel = ctx.setup.parallel
     while index < len(task.sub_tasks):
-        group = parallel_group(ctx, task.sub_tasks, index)
+        # a subtask no parallel coordinator made is closed alone: no group's list is made
+        owner = task.sub_tasks[index].owner_coordinator_name
+        group = parallel_group(ctx, task.sub_tasks, index) if owner in parallel else ()
         if len(group) > 1:
             stop = await close_together(ctx, group, process)
         else:
             stop = await close_one(ctx, task, index, process)
         if stop is not None:
             return stop  # C6: a question or terminal answer propagates to the top
-        index += len(group)
+        index += max(len(group), 1)
     return None
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any
 
+from runner.engine.marker import execution_text
 from runner.engine.results import PromptAndContext
 from runner.sources import Source
 
@@ -52,7 +53,7 @@ class Task:
     depth: int = 0
     # The tools activated on this task, by priority, decided once (so a resumed round neither
     # repeats the suitability call nor changes its mind) and why each one was (C13-C15a, C20e).
-    planned_tools: list[str] | None = None
+    planned_tools: Sequence[str] | None = None
     tool_reasons: dict[str, str] = field(default_factory=dict)
     # Root only (C27-C28): the gatekeeper's verdict, once made: "enough", "deep" or "none" (the
     # prompt type has no deep fallback).
@@ -62,6 +63,22 @@ class Task:
     # its buffer entries (completion key, result) and the terminal answer it gave, if any.
     held: list[tuple[str, PromptAndContext]] = field(default_factory=list)
     held_answer: HeldAnswer | None = None
+    # `execution_text()`'s last text, with the task_prompt and prompt_context it was made of
+    _text: tuple[str, str | None, str] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def execution_text(self) -> str:
+        """C21: the text a tool on this task is handed, and the prompt_context of the subtasks
+        it makes (C20a). Made once while task_prompt and prompt_context stay the strings they
+        are: in a chain, level d's text holds the d prompts above it, and the task's own tool
+        call, its buffer entry and its subtasks' prompt_context share that one string."""
+        made = self._text
+        if made is not None and made[0] is self.task_prompt and made[1] is self.prompt_context:
+            return made[2]
+        text = execution_text(self.task_prompt, self.prompt_context)
+        self._text = (self.task_prompt, self.prompt_context, text)
+        return text
 
     def walk(self) -> Iterator[Task]:
         """This task and its descendants, depth-first in list order. Iterative: a deep tree

@@ -82,7 +82,8 @@ class Trace:
             }
             for name, value in values.items():
                 if type(value) is tuple:  # a tuple of JSON values is a list, as in `record`
-                    record[name] = list(value)
+                    # (of copies of the objects in it: the tuple is shared, its events are not)
+                    record[name] = [dict(v) if type(v) is dict else v for v in value]
             events.append(record)
 
     def emit(self, event: str, task: str | None = None, **fields: Any) -> dict[str, Any]:
@@ -125,10 +126,11 @@ class Trace:
     def record_json(self, event: str, task: str | None, fields: Mapping[str, Any]) -> None:
         """`record` for a producer that hands over JSON values only (str, numbers, booleans,
         None, and lists and dicts of them), made for this event and held by no one else: they
-        are kept as they are, unchecked; a field may also be a tuple of such values (shared, as
-        it cannot change), which becomes a list. The orchestrator's own events come this way,
-        several per task node, so the event's dict is made only when `events` is read: here
-        the event is a clock reading and the fields it was handed."""
+        are kept as they are, unchecked; a field may also be a tuple of such values, shared by
+        the events of many tasks (the producer never changes it), which becomes a list, each
+        dict in it a copy. The orchestrator's own events come this way, several per task node,
+        so the event's dict is made only when `events` is read: here the event is a clock
+        reading and the fields it was handed."""
         if event not in EVENTS:
             raise TraceError(f"unknown trace event {event!r}")
         if self.listener is not None:

@@ -74,3 +74,19 @@ def test_a_deep_tree_holds_execution_text_that_grows_with_its_depth():
     asyncio.run(deep())
     # C20a: level d carries the d prompts above it, so 4x the depth is about 16x the text
     assert deep.text_chars > 10 * shallow.text_chars
+
+
+def test_each_row_has_runners_cpu_time_per_node_beside_its_wall_time():
+    # the machine is shared: CPU time is what other work slows less, so the report gives both
+    rows = asyncio.run(overhead.measure(["runner"], [4], budget=4))
+    assert all(row["runner_cpu_us"] > 0 for row in rows)
+    results = {
+        "date": "today",
+        "command": "test",
+        "machine": {"cpus": 2},
+        "systems": ["runner"],
+        "rows": rows,
+        "linearity": {},
+        "profile": overhead.profile_round(5, "wide", top=1),
+    }
+    assert "runner CPU µs/node" in overhead.section(results)

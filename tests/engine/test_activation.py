@@ -268,3 +268,23 @@ def test_issue_19_a_prompt_type_pattern_is_matched_off_the_event_loop(world, mon
     w.run("where is order #42?")
     assert task_of(w, "1").prompt_type == "order"
     assert threads and "MainThread" not in threads
+
+
+def test_c13_each_forced_activation_event_has_its_own_activated_list(world):
+    # the activated list is shared by every task forcing the same tools while the round runs
+    # (activation.forced_activated); a reader of one event must not change another's
+    w = world(
+        coordinator(
+            "split",
+            subtasks(
+                Task("1.1", "one", required_tool_names={"tool"}),
+                Task("1.2", "two", required_tool_names={"tool"}),
+            ),
+            activation="coordinator_only",
+        ),
+        FakeTool("tool", activation="coordinator_only"),
+    )
+    w.run("q")
+    first, second = (e for e in w.events("activation") if e["mode"] == "forced")
+    first["activated"][0]["reason"] = "changed by a reader"
+    assert second["activated"] == [{"tool": "tool", "reason": "forced"}]

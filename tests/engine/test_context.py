@@ -152,6 +152,36 @@ def test_c21_tools_on_nested_subtasks_get_every_ancestor_text(world):
     assert extract_coordinator_original(leaf.text) == f"top{AGENT_COORDINATOR_MARKER}middle"
 
 
+def test_c20a_a_chain_holds_one_text_a_level(world):
+    # the text a middle task's tool is handed, its buffer entry and its subtask's
+    # prompt_context are one string: a chain's texts grow with the depth (C20a, C21)
+    nested = Task(
+        "1.1",
+        "middle",
+        required_tool_names={"tool"},
+        sub_tasks=[Task("1.1.1", "leaf", required_tool_names={"tool"})],
+    )
+    w = world(
+        coordinator("split", subtasks(nested), activation="coordinator_only"),
+        FakeTool("tool", activation="coordinator_only"),
+    )
+    w.run("top")
+    middle = next(c for c in w.calls("tool") if c.task_no == "1.1")
+    assert middle.text == f"top{AGENT_COORDINATOR_MARKER}middle"
+    assert task_of(w, "1.1.1").prompt_context is middle.text
+    [entry] = w.state.buffer.peek("1.1:tool")
+    assert entry.prompt is middle.text
+
+
+def test_c21_a_task_whose_prompt_changed_gets_the_text_of_the_new_prompt():
+    task = Task("1.1", "before", prompt_context="user said")
+    assert task.execution_text() == f"user said{AGENT_COORDINATOR_MARKER}before"
+    task.task_prompt = "after"  # a coordinator may change it in place (C2)
+    assert task.execution_text() == f"user said{AGENT_COORDINATOR_MARKER}after"
+    task.prompt_context = None
+    assert task.execution_text() == "after"
+
+
 def test_c22_helpers_and_the_env_tell_whether_a_coordinator_asked(world):
     w = world(
         coordinator(
