@@ -39,6 +39,14 @@ def test_how_long_asks_a_duration() -> None:
     assert asked("How long does delivery take?") == [frozenset({DURATION})]
 
 
+def test_a_question_naming_a_period_asks_a_duration() -> None:
+    assert asked("What is the warranty period?") == [frozenset({DURATION})]
+
+
+def test_a_duration_named_as_a_topic_asks_no_duration() -> None:
+    assert DURATION not in asked("syntax for a duration like '1 day 2 hours'")[0]
+
+
 def test_a_percentage_of_a_price_asks_a_percentage_not_money() -> None:
     assert asked("What percentage of the price is refunded?") == [frozenset({PERCENT})]
 

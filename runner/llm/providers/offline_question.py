@@ -16,7 +16,7 @@
   - `reason` — "why": wants because, since, due to, so that, reason, cause, …
 - **Values** a part that asks a quantity asks for (`Part.values`, from its words): `money`
   ("fee", "price", "cost", "charge", "pay"), `duration` ("how long", "how many years/days/…",
-  "duration", "period"), `percent` ("percentage", "percent") and, for another "how many/much/…",
+  "what is the … period"), `percent` ("percentage", "percent") and, for another "how many/much/…",
   `number`; a unit states a value of a kind (`unit_values`) when it holds an amount with a
   currency ("€65", "15 EUR", "free of charge"), a number of a time unit ("10 years",
   "three weeks"), a percentage ("60%"), or any number (asked by "how many/much/…" alone:
@@ -132,6 +132,7 @@ _DURATION_WORDS_ASKED = _stems_of(
     "duration period year month week day hour minute second years months weeks days hours"
 )
 _PERCENT_WORDS = _stems_of("percentage percent proportion")
+_ASKING = re.compile(r"^\s*(?:what|how|which)\b", re.IGNORECASE)
 _HOW_LONG = re.compile(
     r"\bhow\s+(?:long|many\s+(?:years|months|weeks|days|hours|minutes|seconds)|soon)\b", re.I
 )
@@ -186,7 +187,10 @@ def _values(text: str, cues: frozenset[str]) -> frozenset[str]:
         kinds.add(PERCENT)  # "what percentage of the price": the price is what it is of
     elif asked & _MONEY_WORDS:
         kinds.add(MONEY)
-    if _HOW_LONG.search(text) or (QUANTITY in cues and asked & _DURATION_WORDS_ASKED):
+    # a duration named is asked for in a question ("what is the warranty period?"), not in a
+    # topic ("syntax for a duration like '1 day'")
+    named = asked & _DURATION_WORDS_ASKED and _ASKING.search(text)
+    if _HOW_LONG.search(text) or (QUANTITY in cues and named):
         kinds.add(DURATION)
     if not kinds and _HOW_QUANTITY.search(text):
         kinds.add(NUMBER)  # "how many arguments"; not "the number of keys", "speed up"
