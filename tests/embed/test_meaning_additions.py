@@ -75,3 +75,21 @@ def test_a_bare_number_does_not_answer_a_how_many_question() -> None:
         "A queue created in release 2 holds items in the order they came. [a.md p. 2]\n"
         "The maxsize argument sets the upper bound on what a queue can store. [server.md p. 4]"
     )
+
+
+def test_pages_a_search_found_do_not_answer_as_a_tool_answer_does() -> None:
+    # a deep search's supplement is guaranteed too (C28), and quotes pages: a words' match
+    supplement = Passage(
+        "The warranty on a washing machine is set out in the policy. [manual.md p. 3]",
+        (Source("manual.md", 3),),
+    )
+    reply = answer(
+        "What warranty do I get on my washing machine?",
+        page(CLAIMS, "server.md", 4, meant=True),
+        guaranteed=(supplement,),
+    )
+    assert reply == (
+        "The warranty on a washing machine is set out in the policy. [manual.md p. 3]\n"
+        "A claim under the warranty needs the proof of purchase and the serial number. "
+        "[server.md p. 4]"
+    )

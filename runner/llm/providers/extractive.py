@@ -26,11 +26,12 @@ cover; a deep search's supplement never displaces a first-search sentence that a
 6. when no part of the question is a third covered, nothing is chosen;
 7. where the pages carry meaning, a chosen unit that means nothing of the question is left
    out, and the unit meaning it most and the first page by meaning's best units are added —
-   unless the question is answered already: every part is held (60 % of its weight) by the
-   guaranteed passages (a tool's answer, C23), or asks for an amount of money, a duration or a
-   percentage and a unit quoted for it states one (the fee's amount, the years). A unit that
-   only means something near the question ("Damage caused by transport is not covered by the
-   warranty" beside the machine's warranty a tool looked up) is then not mixed in;
+   unless the question is answered already: every part is held (60 % of its weight) by a
+   tool's own answer (guaranteed, C23; not pages, as a deep search's supplement quotes), or
+   asks for an amount of money, a duration or a percentage and a unit quoted for it states
+   one (the fee's amount, the years). A unit that only means something near the question
+   ("Damage caused by transport is not covered by the warranty" beside the machine's warranty
+   a tool looked up) is then not mixed in;
 8. a list item is quoted with the sentence that introduces its list (the one ending with a
    colon before it): "- the no-fault-found fee, once per plan year." alone says the opposite
    of "…with no charge for: - the no-fault-found fee, once per plan year.".
@@ -150,12 +151,12 @@ def _answered(
     given: Sequence[Candidate],
     chosen: Sequence[Candidate],
 ) -> bool:
-    """Every part is answered: the guaranteed units (a tool's answer the round quotes, C23)
-    hold ANSWERED_SHARE of its weight, or it asks for a value other than a bare number and a
-    unit quoted for it (of the guaranteed passages or chosen by the words) that holds that
-    share of it states one ("what is the fee": "The fee of €65 is charged…"). A words' match
-    alone does not answer: in users' words the words often match a page that does not, which
-    meaning then finds."""
+    """Every part is answered: the guaranteed units of a tool's own answer (C23; not pages a
+    search found, which a deep search's supplement quotes) hold ANSWERED_SHARE of its weight,
+    or it asks for a value other than a bare number and a unit quoted for it (of the guaranteed
+    passages or chosen by the words) that holds that share of it states one ("what is the
+    fee": "The fee of €65 is charged…"). A words' match alone does not answer: in users' words
+    the words often match a page that does not, which meaning then finds."""
     weights = idf_weights([*given, *context], question_parts)
 
     def holds(units: Sequence[Candidate], part: Part) -> bool:
@@ -174,8 +175,11 @@ def _answered(
             )
         )
 
+    # a tool's own answer; not pages (labelled or cited: what a search found, a deep search's
+    # supplement of quotes), whose words' match is a words' match like the context's
+    answers = [candidate for candidate in given if not candidate.unit.labels]
     return bool(question_parts) and all(
-        (bool(given) and holds(given, part)) or valued(part) for part in question_parts
+        (bool(answers) and holds(answers, part)) or valued(part) for part in question_parts
     )
 
 
