@@ -139,3 +139,28 @@ def test_a_list_item_no_sentence_introduces_is_quoted_alone() -> None:
     assert answer("When are parts in stock dispatched?", steps) == (
         "- Parts in stock are dispatched within one day. [parts.md p. 8]"
     )
+
+
+def test_a_value_asked_is_a_preference_not_a_bar() -> None:
+    # the only unit stating a number holds too little of the question to answer it alone
+    matching = page(
+        "## Matching\n\nThe matcher counts how many times each single item appears in the "
+        "sequence. If the copies of an item after the first pass 1% of a sequence of 200 items, "
+        "that item is ignored while matching.\n",
+        "m.md",
+        1,
+    )
+    timing = page(
+        "## Timing\n\nThe run time is cubic in the worst case. The time is linear at best. Each "
+        "time is kept. The time grows with the input.\n",
+        "t.md",
+        2,
+    )
+    reply = answer(
+        "count how many times an item appears in a tuple and find where it first occurs",
+        matching,
+        timing,
+    )
+    assert reply.startswith(
+        "The matcher counts how many times each single item appears in the sequence."
+    )

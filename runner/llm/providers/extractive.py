@@ -14,7 +14,8 @@ cover; a deep search's supplement never displaces a first-search sentence that a
    still needs, on a page that holds half of that; where the part asks for a value of a kind
    ("what is the fee": an amount of money; "how many years": a duration; `offline_question`)
    and some of those units state one, only they compete for it: "The fee of €65 is charged…"
-   is quoted, not "- the fee, once per plan year.";
+   is quoted, not "- the fee, once per plan year." (unless they cannot answer a third of any
+   part: then all compete, as if no value were asked);
 2. greedily, the unit adding the most weight of question words not yet covered, until none adds
    any, 4 are chosen or they reach 120 words;
 3. then, while there is room, units of the best unit's section scoring 60 % of it;
@@ -259,10 +260,15 @@ def _answering(
     weights = idf_weights(candidates, question_parts)
     # a part a unit of the context answers is quoted from it, whatever else covers its words
     still_open = covered - _answered_here(question_parts, candidates, weights, covered)
-    competing = _competing(question_parts, candidates, weights, still_open)
-    now_covered = set(still_open)
-    chosen = _covering(competing, weights, now_covered, limit)
-    if not any(_share(now_covered, weights, p) >= MIN_SHARE_OF_QUESTION for p in question_parts):
+    # the units stating a value asked are preferred; when they cannot answer a third of any
+    # part, the units are chosen as if no value were asked (a value is a preference, not a bar)
+    for prefer_values in (True, False):
+        competing = _competing(question_parts, candidates, weights, still_open, prefer_values)
+        now_covered = set(still_open)
+        chosen = _covering(competing, weights, now_covered, limit)
+        if any(_share(now_covered, weights, p) >= MIN_SHARE_OF_QUESTION for p in question_parts):
+            break
+    else:
         return []
     covered |= now_covered
     chosen += _supporting(chosen, competing, limit)
@@ -294,6 +300,7 @@ def _competing(
     candidates: list[Candidate],
     weights: Mapping[str, float],
     covered: set[str],
+    prefer_values: bool = True,
 ) -> list[Candidate]:
     """The candidates that may be quoted, best first. For each part of the question that the
     context can answer at all (its pages hold MIN_SHARE_OF_QUESTION of the part's weight), what
@@ -316,7 +323,8 @@ def _competing(
             and score >= RELEVANCE_MIN * top
             and _needed_share(held[candidate.page], needed, weights) >= PAGE_MIN_SHARE
         ]
-        competing.update((candidate.place, candidate) for candidate in _valued(part, relevant))
+        kept = _valued(part, relevant) if prefer_values else relevant
+        competing.update((candidate.place, candidate) for candidate in kept)
     return _best(competing.values())
 
 
