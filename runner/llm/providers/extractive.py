@@ -11,7 +11,11 @@ Choosing, after the guaranteed passages (C23: quoted first, matched or not, thei
 cover; a deep search's supplement never displaces a first-search sentence that answered):
 1. competing: for each part of the question the context can answer at all (its pages hold a
    third of the part's weight), the units that reach 40 % of the best score on what the part
-   still needs, on a page that holds half of that;
+   still needs, on a page that holds half of that; where the part asks for a value of a kind
+   ("what is the fee": an amount of money; "how many years": a duration; `offline_question`)
+   and some of those units state one, only they compete for it: "The fee of €65 is charged…"
+   is quoted, not "- the fee, once per plan year." (unless they cannot answer a third of any
+   part: then all compete, as if no value were asked);
 2. greedily, the unit adding the most weight of question words not yet covered, until none adds
    any, 4 are chosen or they reach 120 words;
 3. then, while there is room, units of the best unit's section scoring 60 % of it;
@@ -22,7 +26,16 @@ cover; a deep search's supplement never displaces a first-search sentence that a
    (`offline_units`, `offline_code`);
 6. when no part of the question is a third covered, nothing is chosen;
 7. where the pages carry meaning, a chosen unit that means nothing of the question is left
-   out, and the unit meaning it most and the first page by meaning's best units are added.
+   out, and the unit meaning it most and the first page by meaning's best units are added —
+   unless the question is answered already: every part is held (60 % of its weight) by a
+   tool's own answer (guaranteed, C23; not pages, as a deep search's supplement quotes), or
+   asks for an amount of money, a duration or a percentage and a unit quoted for it states
+   one (the fee's amount, the years). A unit that only means something near the question
+   ("Damage caused by transport is not covered by the warranty" beside the machine's warranty
+   a tool looked up) is then not mixed in;
+8. a list item is quoted with the sentence that introduces its list (the one ending with a
+   colon before it): "- the no-fault-found fee, once per plan year." alone says the opposite
+   of "…with no charge for: - the no-fault-found fee, once per plan year.".
 """
 
 from __future__ import annotations
@@ -31,13 +44,13 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
-from runner.llm.providers.offline_meaning import by_meaning
+from runner.llm.providers.offline_meaning import Meaning, by_meaning
 from runner.llm.providers.offline_passages import (
     OfflinePassage,
     cited_by,
     passages_from_facts,
 )
-from runner.llm.providers.offline_question import Part, parts
+from runner.llm.providers.offline_question import NUMBER, Part, parts, unit_values
 from runner.llm.providers.offline_scoring import (
     Candidate,
     gain,
@@ -51,6 +64,7 @@ from runner.llm.providers.offline_units import (
     ITEM,
     ROW,
     SENTENCE,
+    Unit,
     unit_stems,
 )
 
@@ -97,7 +111,8 @@ def select(
     selection = Selection(passages, question)
     covered: set[str] = set()
     seen: set[str] = set()
-    for candidate in _guaranteed(candidates, passages, per_guaranteed):
+    given = _guaranteed(candidates, passages, per_guaranteed)
+    for candidate in given:
         if _choose(selection, candidate, seen):
             covered.update(candidate.match)
     context = [c for c in candidates if not passages[c.passage].guaranteed]
@@ -105,13 +120,92 @@ def select(
     answering = _answering(question_parts, context, covered, limit)
     meant = by_meaning(question, passages, context)
     if meant is not None:
-        answering = meant.read(meant.kept(answering))
+        answering = _read_by_meaning(meant, question, context, answering, given)
         # what is covered is what is quoted: not the words of a unit meaning left out
         covered = by_guaranteed | {key for candidate in answering for key in candidate.match}
     for candidate in answering:
         _choose(selection, candidate, seen)
+    for candidate in _lead_ins(selection, candidates):
+        _choose(selection, candidate, seen)
     selection.covered = covered
     return selection
+
+
+def _read_by_meaning(
+    meant: Meaning,
+    question: str,
+    context: Sequence[Candidate],
+    answering: list[Candidate],
+    given: list[Candidate],
+) -> list[Candidate]:
+    """What the words chose that bears on the question, with what meaning adds (rule 7) unless
+    the question is answered already (`_answered`)."""
+    kept = meant.kept(answering)
+    if _answered(parts(question), context, given, kept):
+        return kept
+    return meant.read(kept)
+
+
+def _answered(
+    question_parts: Sequence[Part],
+    context: Sequence[Candidate],
+    given: Sequence[Candidate],
+    chosen: Sequence[Candidate],
+) -> bool:
+    """Every part is answered: the guaranteed units of a tool's own answer (C23; not pages a
+    search found, which a deep search's supplement quotes) hold ANSWERED_SHARE of its weight,
+    or it asks for a value other than a bare number and a unit quoted for it (of the guaranteed
+    passages or chosen by the words) that holds that share of it states one ("what is the
+    fee": "The fee of €65 is charged…"). A words' match alone does not answer: in users' words
+    the words often match a page that does not, which meaning then finds."""
+    weights = idf_weights([*given, *context], question_parts)
+
+    def holds(units: Sequence[Candidate], part: Part) -> bool:
+        held = {key for candidate in units for key in candidate.match}
+        return _share(held, weights, part) >= ANSWERED_SHARE
+
+    def valued(part: Part) -> bool:
+        quoted = [*given, *chosen]
+        asked = part.values - {NUMBER}  # any digit is a number: too weak to call it answered
+        return (
+            bool(asked)
+            and holds(quoted, part)
+            and any(
+                part.stems & candidate.match.keys() and unit_values(candidate.unit.text) & asked
+                for candidate in quoted
+            )
+        )
+
+    # a tool's own answer; not pages (labelled or cited: what a search found, a deep search's
+    # supplement of quotes), whose words' match is a words' match like the context's
+    answers = [candidate for candidate in given if not candidate.unit.labels]
+    return bool(question_parts) and all(
+        (bool(answers) and holds(answers, part)) or valued(part) for part in question_parts
+    )
+
+
+def _lead_ins(selection: Selection, candidates: Sequence[Candidate]) -> list[Candidate]:
+    """The sentence introducing the list of each chosen list item, when it is not chosen
+    (rule 8): the unit before the item's run of items, in its section, ending with a colon."""
+    by_place = {candidate.place: candidate for candidate in candidates}
+    found: list[Candidate] = []
+    for passage, position in sorted(selection.chosen):
+        item = selection.chosen[(passage, position)]
+        if item.kind != ITEM:
+            continue
+        before = position - 1
+        while (passage, before) in by_place and by_place[(passage, before)].unit.kind == ITEM:
+            before -= 1  # back over the list's other items
+        lead = by_place.get((passage, before))
+        if lead is None or lead.place in selection.chosen or lead in found:
+            continue
+        if lead.unit.introduces and _same_section(lead.unit, item):
+            found.append(lead)
+    return found
+
+
+def _same_section(unit: Unit, other: Unit) -> bool:
+    return (unit.labels, unit.section) == (other.labels, other.section)
 
 
 def quoted_coverage(
@@ -166,10 +260,15 @@ def _answering(
     weights = idf_weights(candidates, question_parts)
     # a part a unit of the context answers is quoted from it, whatever else covers its words
     still_open = covered - _answered_here(question_parts, candidates, weights, covered)
-    competing = _competing(question_parts, candidates, weights, still_open)
-    now_covered = set(still_open)
-    chosen = _covering(competing, weights, now_covered, limit)
-    if not any(_share(now_covered, weights, p) >= MIN_SHARE_OF_QUESTION for p in question_parts):
+    # the units stating a value asked are preferred; when they cannot answer a third of any
+    # part, the units are chosen as if no value were asked (a value is a preference, not a bar)
+    for prefer_values in (True, False):
+        competing = _competing(question_parts, candidates, weights, still_open, prefer_values)
+        now_covered = set(still_open)
+        chosen = _covering(competing, weights, now_covered, limit)
+        if any(_share(now_covered, weights, p) >= MIN_SHARE_OF_QUESTION for p in question_parts):
+            break
+    else:
         return []
     covered |= now_covered
     chosen += _supporting(chosen, competing, limit)
@@ -201,6 +300,7 @@ def _competing(
     candidates: list[Candidate],
     weights: Mapping[str, float],
     covered: set[str],
+    prefer_values: bool = True,
 ) -> list[Candidate]:
     """The candidates that may be quoted, best first. For each part of the question that the
     context can answer at all (its pages hold MIN_SHARE_OF_QUESTION of the part's weight), what
@@ -216,11 +316,25 @@ def _competing(
         needed = (part.stems & attainable) - covered
         scores = [_needed_score(candidate, needed, weights) for candidate in candidates]
         top = max(scores, default=0.0)
-        for candidate, score in zip(candidates, scores, strict=True):
-            relevant = score > 0 and score >= RELEVANCE_MIN * top
-            if relevant and _needed_share(held[candidate.page], needed, weights) >= PAGE_MIN_SHARE:
-                competing[candidate.place] = candidate
+        relevant = [
+            candidate
+            for candidate, score in zip(candidates, scores, strict=True)
+            if score > 0
+            and score >= RELEVANCE_MIN * top
+            and _needed_share(held[candidate.page], needed, weights) >= PAGE_MIN_SHARE
+        ]
+        kept = _valued(part, relevant) if prefer_values else relevant
+        competing.update((candidate.place, candidate) for candidate in kept)
     return _best(competing.values())
+
+
+def _valued(part: Part, relevant: list[Candidate]) -> list[Candidate]:
+    """The units that state a value of the kind the part asks for, when it asks one and some
+    do; otherwise all of them (rule 1)."""
+    if not part.values:
+        return relevant
+    valued = [c for c in relevant if unit_values(c.unit.text) & part.values]
+    return valued or relevant
 
 
 def _needed_share(

@@ -14,6 +14,14 @@
     "does…"): wants the sentence with the modal or the negation (can, cannot, may, must, not,
     only, allowed, unless, …);
   - `reason` — "why": wants because, since, due to, so that, reason, cause, …
+- **Values** a part that asks a quantity asks for (`Part.values`, from its words): `money`
+  ("fee", "price", "cost", "charge", "pay"), `duration` ("how long", "how many years/days/…",
+  "what is the … period"), `percent` ("percentage", "percent") and, for another "how many/much/…",
+  `number`; a unit states a value of a kind (`unit_values`) when it holds an amount with a
+  currency ("€65", "15 EUR", "free of charge"), a number of a time unit ("10 years",
+  "three weeks"), a percentage ("60%"), or any number (asked by "how many/much/…" alone:
+  "convert a string to a number" or "speed up a script" ask for no number). A unit that
+  states the value asked is preferred over one that only names the thing (extractive, rule 1).
 - **What it asks about**: the term a "What is X?" question wants defined (`defined_term`, and
   whether a text `defines` it) and the names it asks about (`names`: `KW-620`, `os.path`).
 """
@@ -108,12 +116,35 @@ def compares(question: str) -> bool:
     return any(stem(word) in COMPARING_STEMS for word in tokenize(question))
 
 
+# --- the values a question asks for, and the values a unit states ------------------------------
+
+MONEY, DURATION, PERCENT, NUMBER = "money", "duration", "percent", "number"
+
+
+def _stems_of(text: str) -> frozenset[str]:
+    return frozenset(stem(word) for word in text.split())
+
+
+_MONEY_WORDS = _stems_of(
+    "fee price cost charge charged surcharge deposit pay paid payment tariff rate refund excess"
+)
+_DURATION_WORDS_ASKED = _stems_of(
+    "duration period year month week day hour minute second years months weeks days hours"
+)
+_PERCENT_WORDS = _stems_of("percentage percent proportion")
+_ASKING = re.compile(r"^\s*(?:what|how|which)\b", re.IGNORECASE)
+_HOW_LONG = re.compile(
+    r"\bhow\s+(?:long|many\s+(?:years|months|weeks|days|hours|minutes|seconds)|soon)\b", re.I
+)
+
+
 @dataclass(frozen=True)
 class Part:
     text: str
     words: tuple[str, ...]  # content words, in order
     stems: frozenset[str]
     cues: frozenset[str]
+    values: frozenset[str] = frozenset()  # the kinds of value it asks for (money, duration, …)
 
 
 @lru_cache(maxsize=1024)
@@ -125,7 +156,8 @@ def parts(question: str) -> tuple[Part, ...]:
         words = tuple(content_words(text))
         if not words:
             continue
-        part = Part(text, words, frozenset(stem(w) for w in words), _cues(text, words))
+        cues = _cues(text, words)
+        part = Part(text, words, frozenset(stem(w) for w in words), cues, _values(text, cues))
         found.append(part)
     return tuple(found)
 
@@ -141,6 +173,66 @@ def _cues(text: str, words: tuple[str, ...]) -> frozenset[str]:
     if _REASON_QUESTION.search(text):
         cues.add(REASON)
     return frozenset(cues)
+
+
+def _values(text: str, cues: frozenset[str]) -> frozenset[str]:
+    """The kinds of value a part asks for, from its words: "what is the fee" asks an amount of
+    money, "how many years" a duration; any other quantity cue a number. None without a
+    quantity or time cue ("can I pay by card?" asks whether, not how much)."""
+    if QUANTITY not in cues and TIME not in cues:
+        return frozenset()
+    asked = {stem(word) for word in tokenize(text)}
+    kinds = set()
+    if asked & _PERCENT_WORDS:
+        kinds.add(PERCENT)  # "what percentage of the price": the price is what it is of
+    elif asked & _MONEY_WORDS:
+        kinds.add(MONEY)
+    # a duration named is asked for in a question ("what is the warranty period?"), not in a
+    # topic ("syntax for a duration like '1 day'")
+    named = asked & _DURATION_WORDS_ASKED and _ASKING.search(text)
+    if _HOW_LONG.search(text) or (QUANTITY in cues and named):
+        kinds.add(DURATION)
+    if not kinds and _HOW_QUANTITY.search(text):
+        kinds.add(NUMBER)  # "how many arguments"; not "the number of keys", "speed up"
+    return frozenset(kinds)
+
+
+# a value of each kind, as a unit states it: "€65", "15 EUR", "free of charge"; "10 years",
+# "three working days", "12-month"; "60%"; any number (`unit_cues`)
+
+
+_NUMBER_NAMES = _vocabulary(
+    """one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty
+    forty fifty sixty hundred"""
+)
+_NUMBER_TEXT = rf"(?:\d+(?:[.,]\d+)*|{'|'.join(sorted(_NUMBER_NAMES))})"
+_MONEY_VALUE = re.compile(
+    rf"[€$£¥]\s?\d|\d\s?(?:€|\$|£|¥)|\b{_NUMBER_TEXT}\s?(?:eur|euros?|usd|dollars?|gbp|pounds?|"
+    r"cents?|pence)\b|\bfree(?:\s+of\s+charge)?\b|\bno\s+charge\b|\bat\s+no\s+cost\b",
+    re.IGNORECASE,
+)
+_DURATION_VALUE = re.compile(
+    rf"\b{_NUMBER_TEXT}(?:\s+|-)(?:(?:working|business|calendar|full)\s+)?"
+    r"(?:years?|months?|weeks?|days?|hours?|minutes?|seconds?)\b",
+    re.IGNORECASE,
+)
+_PERCENT_VALUE = re.compile(r"\d\s?%|\bper\s?cent\b|\bpercent\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=65536)
+def unit_values(text: str) -> frozenset[str]:
+    """The kinds of value a unit's text states (`Part.values`): an amount of money, a
+    duration, a percentage, a number."""
+    found = set()
+    if _MONEY_VALUE.search(text):
+        found.add(MONEY)
+    if _DURATION_VALUE.search(text):
+        found.add(DURATION)
+    if _PERCENT_VALUE.search(text):
+        found.add(PERCENT)
+    if QUANTITY in unit_cues(text):
+        found.add(NUMBER)
+    return frozenset(found)
 
 
 @lru_cache(maxsize=65536)

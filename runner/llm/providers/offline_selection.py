@@ -12,7 +12,7 @@ from runner.llm.providers.offline_code import fenced
 from runner.llm.providers.offline_passages import OfflinePassage, cited_by
 from runner.llm.providers.offline_question import compares
 from runner.llm.providers.offline_records import Record, compact_record, comparison
-from runner.llm.providers.offline_units import RECORD, ROW, Unit, closed
+from runner.llm.providers.offline_units import ITEM, RECORD, ROW, Unit, closed
 from runner.text.words import content_words, stem, tokenize
 
 
@@ -46,8 +46,7 @@ class Selection:
             citation = citation_text(cited_by(self.passages[passage], unit.labels)) if cite else ""
             shown = compact_record(unit.fields, wanted) if unit.kind == RECORD else unit.text
             shown = without_footnotes(shown)
-            following = self.chosen.get((passage, position + 1))
-            if unit.introduces and (following is None or following.labels != unit.labels):
+            if unit.introduces and not self._introduced(passage, position):
                 shown = closed(shown)  # what it introduced is not quoted
             last = lines[-1] if lines else None
             if last and not last.code and (last.passage, last.citation) == (passage, citation):
@@ -56,6 +55,20 @@ class Selection:
                 lines.append(_Line(passage, citation, [shown]))
             lines[-1].code = unit.code
         return "\n".join(line.text() for line in lines)
+
+    def _introduced(self, passage: int, position: int) -> bool:
+        """What the unit introduces is quoted: the unit after it, or the next one quoted of its
+        passage is a list item or a table row of its section (a list quoted in part)."""
+        unit = self.chosen[(passage, position)]
+        following = self.chosen.get((passage, position + 1))
+        if following is not None:
+            return following.labels == unit.labels
+        later = [place for place in self.chosen if place[0] == passage and place[1] > position]
+        if not later:
+            return False
+        nearest = self.chosen[min(later)]
+        same = (nearest.labels, nearest.section) == (unit.labels, unit.section)
+        return same and nearest.kind in (ITEM, ROW)
 
     def _row_comparisons(self, wanted: set[str], *, cite: bool) -> dict[tuple[int, int], list[str]]:
         """For a comparing question, the chosen rows of each table (two or more with the same
