@@ -164,3 +164,18 @@ def test_a_value_asked_is_a_preference_not_a_bar() -> None:
     assert reply.startswith(
         "The matcher counts how many times each single item appears in the sequence."
     )
+
+
+BATTERY = page(
+    "## Battery\n\nThe XR-200 is our lightest vacuum. Its battery lasts 10 hours.\n\n"
+    "Charging takes three hours.\n",
+    "vacuum.md",
+    3,
+)
+
+
+def test_a_sentence_pointing_back_is_quoted_with_the_sentence_it_points_at() -> None:
+    # "Its battery lasts 10 hours" states the duration asked; what "its" is, the one before says
+    assert answer("How many hours does the XR-200 battery last?", BATTERY) == (
+        "The XR-200 is our lightest vacuum. Its battery lasts 10 hours. [vacuum.md p. 3]"
+    )

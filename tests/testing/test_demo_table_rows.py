@@ -1,6 +1,6 @@
-"""The demo's warranty answer (its third step, `make demo`) quotes the specification table's
-warranty row with its columns' names: the table is cut across pages, and each page repeats its
-header row, so a row is never read without them (issue 29; docs/retrieval.md, "Pages")."""
+"""The demo's warranty answer (its third step, `make demo`) quotes no table row without its
+columns' names: the specification table is cut across pages, and each page repeats its header
+row, so a row is never read without them (issue 29; docs/retrieval.md, "Pages")."""
 
 from __future__ import annotations
 
@@ -28,11 +28,13 @@ def demo_answers(tmp_path: Path, steps: slice) -> list[str]:
     return said
 
 
-def test_the_demo_warranty_answer_names_the_column_of_the_model_s_3_years(tmp_path: Path) -> None:
+def test_the_demo_warranty_answer_quotes_no_table_row_without_its_columns_names(
+    tmp_path: Path,
+) -> None:
     assert [step.message for step in STEPS[1:3]] == [
         "What warranty do I get on my washing machine?",
         "It is a KW-720X",
     ]
     answer = demo_answers(tmp_path, slice(1, 3))[-1]
-    [row] = [line for line in answer.splitlines() if line.startswith("Standard warranty")]
-    assert "KW-720X: 3 years" in row and "| 3 years |" not in answer
+    assert "3-year" in answer or "3 years" in answer
+    assert " | " not in answer  # a bare row: "Standard warranty | 2 years | … | 3 years |"

@@ -43,6 +43,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from typing import TypeGuard
 
 from runner.llm.providers.offline_meaning import Meaning, by_meaning
 from runner.llm.providers.offline_passages import (
@@ -89,6 +90,8 @@ SECTION_WORDS = 160  # …and its units are quoted in order up to this many word
 ANSWERED_SHARE = 0.6  # a unit holding this share of a part's weight answers it (the gatekeeper's)
 FOLLOWER_ITEMS = 8  # list items a chosen unit may bring along
 LEAD_IN = 4  # words of a sentence that only leads in to its code ("For example:")
+# a sentence that opens by pointing back at what the sentence before it named ("Its battery…")
+_POINTS_BACK = re.compile(r"^(?:it|its|it's|they|their|them|he|she|his|her)\b", re.IGNORECASE)
 
 
 # --- selection ----------------------------------------------------------------------------------
@@ -186,11 +189,18 @@ def _answered(
 
 def _lead_ins(selection: Selection, candidates: Sequence[Candidate]) -> list[Candidate]:
     """The sentence introducing the list of each chosen list item, when it is not chosen
-    (rule 8): the unit before the item's run of items, in its section, ending with a colon."""
+    (rule 6): the unit before the item's run of items, in its section, ending with a colon;
+    and the sentence before a chosen sentence that points back at it ("It…", "Its…": what
+    "it" is must be quoted too)."""
     by_place = {candidate.place: candidate for candidate in candidates}
     found: list[Candidate] = []
     for passage, position in sorted(selection.chosen):
         item = selection.chosen[(passage, position)]
+        if item.kind == SENTENCE and _POINTS_BACK.match(item.text):
+            named = by_place.get((passage, position - 1))
+            if _quotable_before(named, item, selection, found):
+                found.append(named)
+            continue
         if item.kind != ITEM:
             continue
         before = position - 1
@@ -202,6 +212,15 @@ def _lead_ins(selection: Selection, candidates: Sequence[Candidate]) -> list[Can
         if lead.unit.introduces and _same_section(lead.unit, item):
             found.append(lead)
     return found
+
+
+def _quotable_before(
+    named: Candidate | None, item: Unit, selection: Selection, found: list[Candidate]
+) -> TypeGuard[Candidate]:
+    """The sentence just before `item`, in its section, not quoted yet."""
+    if named is None or named.place in selection.chosen or named in found:
+        return False
+    return named.unit.kind == SENTENCE and _same_section(named.unit, item)
 
 
 def _same_section(unit: Unit, other: Unit) -> bool:
