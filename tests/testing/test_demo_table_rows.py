@@ -38,3 +38,22 @@ def test_the_demo_warranty_answer_quotes_no_table_row_without_its_columns_names(
     answer = demo_answers(tmp_path, slice(1, 3))[-1]
     assert "3-year" in answer or "3 years" in answer
     assert " | " not in answer  # a bare row: "Standard warranty | 2 years | … | 3 years |"
+
+
+def answer_of(tmp_path: Path, question: str) -> str:
+    folder = copy_example("support", tmp_path / "support")
+    with (
+        Runtime.open(folder / "support.yaml", llm_override="offline") as runtime,
+        open_store(str(tmp_path / "state.sqlite")) as store,
+    ):
+        result = asyncio.run(runtime.conversation(store).say(question))
+    return result.answer or ""
+
+
+def test_a_question_naming_a_model_quotes_its_columns_and_no_other_models_table(
+    tmp_path: Path,
+) -> None:
+    answer = answer_of(tmp_path, "Is the KW-620 quiet? And what is the warranty?")
+    assert "Noise, spin — KW-620: 76 dB." in answer  # the deep search's read of the specs
+    assert "Standard warranty — KW-620: 2 years." in answer
+    assert "KF-" not in answer  # the fridge-freezers' warranty row: other models

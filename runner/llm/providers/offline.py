@@ -30,6 +30,7 @@ from runner.llm.providers.offline_meaning import page_bears
 from runner.llm.providers.offline_named import answering_units, described, uncovered_named_parts
 from runner.llm.providers.offline_question import Part, defined_term, defines, names, parts
 from runner.llm.providers.offline_records import Record, comparison
+from runner.llm.providers.offline_rows import for_codes, is_code
 from runner.llm.providers.offline_units import RECORD, parse
 from runner.llm.types import LLMRequest, Purpose
 from runner.text.words import content_words, normalize, stem, stems, tokenize
@@ -340,7 +341,9 @@ def read_page(request: LLMRequest) -> dict[str, Any]:
     # vector cannot tell codes apart, so the unit's own words or meaning decide
     named = answering_units(question, page)
     if named:
-        return {"found": True, "answer": " ".join(unit.text for unit in named)}
+        codes = {name for name in names(question) if is_code(name)}
+        said = [for_codes(unit.fields, codes) or unit.text for unit in named]
+        return {"found": True, "answer": " ".join(said)}
     if not page_bears(page[0]) or not _holds_enough(important, page[0]):
         return {"found": False, "answer": ""}
     chosen = select(question, page, per_guaranteed=0, limit=PAGE_SENTENCES)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from runner.llm.providers.offline_meaning import model_of, unit_meaning
 from runner.llm.providers.offline_passages import OfflinePassage
 from runner.llm.providers.offline_question import Part, names, parts
+from runner.llm.providers.offline_rows import is_code
 from runner.llm.providers.offline_units import ITEM, SENTENCE, Unit, parse, unit_stems
 from runner.text.words import stem, tokenize
 
@@ -162,14 +163,6 @@ def _names(units: Sequence[Unit], index: int, part: NamedPart) -> bool:
         if not (unit.kind == ITEM and before.kind == ITEM):  # only a list is walked back
             return False
     return False
-
-
-def is_code(name: str) -> bool:
-    """A name with a digit — a model number, an error code, a part number (`KW-620`, `E24`): what
-    neither a page's vector nor a question's wording tells apart from its neighbours. A name
-    without one (`Python`, `Apache`, `os.path`) the model reads, and a manual's title or headings
-    name it for a reason: the other rules judge it."""
-    return any(ch.isdigit() for ch in name)
 
 
 def _holds_name(stems: frozenset[str], name: str) -> bool:

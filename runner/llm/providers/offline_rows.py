@@ -53,3 +53,28 @@ def record_fields(text: str) -> tuple[tuple[str, str], ...]:
             return ()
         fields.append((match["key"].strip(), match["value"].strip()))
     return tuple(fields)
+
+
+def is_code(word: str) -> bool:
+    """A model number, a part number, an error code: letters and digits in one word
+    (`KW-620`, `E24`, `KA-STACK-2`), which neither a page's vector nor the wording around it tells
+    apart from its neighbours' (plain numbers, `10`, are values, not codes)."""
+    return any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
+
+
+def code_columns(fields: tuple[tuple[str, str], ...]) -> list[str]:
+    """The row's columns named by codes (a specification table's models), lower-cased."""
+    return [key.casefold() for key, _ in fields[1:] if is_code(key)]
+
+
+def for_codes(fields: tuple[tuple[str, str], ...], codes: set[str]) -> str | None:
+    """A row of a table whose columns are codes, read for the codes a question names: its first
+    cell and those columns alone (`Noise, spin — KW-620: 76 dB.`); None when the question names
+    none of its columns (or the columns are not codes): the row is then quoted whole."""
+    if not fields or not codes:
+        return None
+    kept = [(key, value) for key, value in fields[1:] if key.casefold() in codes and value]
+    if not kept:
+        return None
+    (label, first), columns = fields[0], [key for key, _ in kept]
+    return row_text([first, *(value for _, value in kept)], [label, *columns])

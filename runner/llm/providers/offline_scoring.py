@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 from runner.llm.providers.offline_passages import OfflinePassage
 from runner.llm.providers.offline_question import FRAMING_STEMS, Part, unit_cues
-from runner.llm.providers.offline_units import Unit, parse, word_pairs
+from runner.llm.providers.offline_rows import code_columns, is_code
+from runner.llm.providers.offline_units import ROW, Unit, parse, word_pairs
 from runner.text.words import tokenize
 
 # a bracketed reference after a line (`[toc p. 23]`, `[12]`): not part of what the line says
@@ -68,18 +69,28 @@ def unit_candidates(
     question_parts: Sequence[Part], passages: Sequence[OfflinePassage], exclude: str
 ) -> list[Candidate]:
     wanted = frozenset().union(*(part.stems for part in question_parts))
+    codes = {word for part in question_parts for word in part.words if is_code(word)}
     excluded = f" {normal_text(exclude)} " if exclude else ""
     found: list[Candidate] = []
     for index, passage in enumerate(passages):
         for unit in parse(passage.text):
             if excluded and f" {normal_text(_TRAILING_REFERENCE.sub('', unit.text))} " in excluded:
                 continue  # the question itself, as an FAQ or a table of contents repeats it
+            if codes and _other_codes_row(unit, codes):
+                continue  # another model's specification: the fridges' row for a washer
             match = dict.fromkeys(unit.stems & wanted, 1.0)
             for key in unit.context_stems & wanted:  # the heading adds to what the unit holds
                 match[key] = match.get(key, 0.0) + CONTEXT_WEIGHT
             found.append(Candidate(index, unit, match))
     score_candidates(found, question_parts, passages)
     return found
+
+
+def _other_codes_row(unit: Unit, codes: set[str]) -> bool:
+    """A row of a table whose columns are codes (two or more: a specification table's models),
+    none of them one the question names."""
+    columns = code_columns(unit.fields) if unit.kind == ROW else []
+    return len(columns) >= 2 and not codes.intersection(columns)
 
 
 def score_candidates(

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from runner.llm.citations import citation_text
 from runner.llm.providers.offline_code import fenced
 from runner.llm.providers.offline_passages import OfflinePassage, cited_by
-from runner.llm.providers.offline_question import compares
+from runner.llm.providers.offline_question import compares, names
 from runner.llm.providers.offline_records import Record, compact_record, comparison
+from runner.llm.providers.offline_rows import for_codes, is_code
 from runner.llm.providers.offline_units import ITEM, RECORD, ROW, Unit, closed
 from runner.text.words import content_words, stem, tokenize
 
@@ -37,6 +38,7 @@ class Selection:
         where the first of them stands."""
         wanted = {stem(word) for word in content_words(self.question)}
         compared = self._row_comparisons(wanted, cite=cite)
+        codes = {name for name in names(self.question) if is_code(name)}
         lines: list[_Line] = []
         for passage, position in sorted(self.chosen):
             unit = self.chosen[(passage, position)]
@@ -45,6 +47,8 @@ class Selection:
                 continue
             citation = citation_text(cited_by(self.passages[passage], unit.labels)) if cite else ""
             shown = compact_record(unit.fields, wanted) if unit.kind == RECORD else unit.text
+            if unit.kind == ROW:  # a specification row: the columns of the codes asked about
+                shown = for_codes(unit.fields, codes) or shown
             shown = without_footnotes(shown)
             if unit.introduces and not self._introduced(passage, position):
                 shown = closed(shown)  # what it introduced is not quoted
