@@ -102,6 +102,13 @@ MUTANTS = (
         (ENGINE,),
     ),
     Mutant(
+        "C16/C5: a conditional decision's LLM calls are charged to the subtask it decides",
+        "runner/engine/context.py",
+        "llm = self.llm_for(charged or task.task_no)",
+        "llm = self.llm_for(task.task_no)",
+        (ENGINE,),
+    ),
+    Mutant(
         "a tool's result lists each source once",
         "runner/sources.py",
         "    return tuple(dict.fromkeys(sources))\n",
