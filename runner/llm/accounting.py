@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from runner.llm.exchanges import Exchange
@@ -51,11 +52,19 @@ class CallRecord:
     exchange: Exchange | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        fields = {key: value for key, value in asdict(self).items() if value is not None}
-        fields.pop("exchange", None)  # told in process only, never written in the trace
+        # field by field: dataclasses.asdict deep-copied every value (and a kept exchange, the
+        # prompt and reply) only for the exchange to be dropped: ~0.3 ms a served round
+        fields = {
+            name: value
+            for name in _FIELD_NAMES
+            if (value := getattr(self, name)) is not None and name != "exchange"
+        }  # the exchange is told in process only, never written in the trace
         if self.prompt_cut is not None:
             fields["prompt_cut"] = dict(self.prompt_cut)
         return fields
+
+
+_FIELD_NAMES = tuple(field.name for field in dataclass_fields(CallRecord))
 
 
 class Accounting:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,15 +76,17 @@ def in_reply(text: str, request: LLMRequest) -> Degenerate | None:
     return diagnose(text, request.prompt, _texts(request.facts), echo=echo)
 
 
-def _texts(value: Any) -> list[str]:
-    """Every text in a request's facts: what the prompt was rendered with."""
+def _texts(value: Any) -> Iterator[str]:
+    """Every text in a request's facts: what the prompt was rendered with. Walked only when
+    a reply sentence is one of the prompt's (see _echo), which is seldom."""
     if isinstance(value, str):
-        return [value]
-    if isinstance(value, Mapping):
-        return [text for item in value.values() for text in _texts(item)]
-    if isinstance(value, list | tuple):
-        return [text for item in value for text in _texts(item)]
-    return []
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _texts(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _texts(item)
 
 
 def diagnose(
@@ -127,14 +129,20 @@ def _repetition(reply: str) -> Degenerate | None:
 
 
 def _echo(reply: str, prompt: str, given: Iterable[str]) -> Degenerate | None:
-    given_keys = " | ".join(_key(text) for text in given)
-    instructions = {
+    # an echoed sentence is one of the prompt's instructions: a sentence of the prompt, of
+    # MIN_ECHO_WORDS words or more, that is in none of the given texts. The given texts (the
+    # passages: most of the prompt) are read only for the reply's sentences that are the
+    # prompt's, which a sound reply has none of.
+    of_prompt = {
         key
         for sentence in _sentences(prompt)
-        if len((key := _key(sentence)).split()) >= MIN_ECHO_WORDS and key not in given_keys
+        if len((key := _key(sentence)).split()) >= MIN_ECHO_WORDS
     }
     sentences = _sentences(reply)
-    echoed = [s for s in sentences if _key(s) in instructions]
+    echoed = [s for s in sentences if _key(s) in of_prompt]
+    if echoed:
+        given_keys = " | ".join(_key(text) for text in given)
+        echoed = [s for s in echoed if _key(s) not in given_keys]
     opening = sentences[:1] if sentences and _RESTATED_TASK.match(sentences[0]) else []
     if not echoed and not opening:
         return None

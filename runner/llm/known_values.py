@@ -26,42 +26,61 @@ MAX_LISTED = 200
 def known_values(pipeline: Pipeline | None, text: str = "") -> dict[str, list[str]]:
     """`{name: [values]}`: all of a short table's values, the ones the text names of a long
     table's."""
-    return _collect(pipeline, text, named_only=False)
+    return known_and_named(pipeline, text)[0]
 
 
 def named_values(pipeline: Pipeline | None, text: str) -> dict[str, list[str]]:
     """`{name: [values]}`: the tables' values the text names, whatever the table's length. A
     small model given these few instead of a long list fills its reply with them; a large one
     loses nothing, since `known_values` still lists every value when the text names none."""
-    return _collect(pipeline, text, named_only=True)
+    return known_and_named(pipeline, text)[1]
 
 
-def _collect(pipeline: Pipeline | None, text: str, *, named_only: bool) -> dict[str, list[str]]:
-    result: dict[str, list[str]] = {}
+def known_and_named(
+    pipeline: Pipeline | None, text: str
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """`known_values` and `named_values` of one text, each table's key index opened and searched
+    for the text once for both (an extraction's prompt has both)."""
+    known: dict[str, list[str]] = {}
+    named: dict[str, list[str]] = {}
     if pipeline is None:
-        return result
+        return known, named
     for tool in pipeline.tools:
         options = tool.options
         if not isinstance(options, LookupOptions):
             continue
         name = options.parameter if options.match == "params" and options.parameter else options.key
-        merged = result.setdefault(name, [])
-        for value in _key_values(pipeline, options, text, named_only):
-            if value not in merged and len(merged) < MAX_LISTED:
-                merged.append(value)
-    return {name: values for name, values in result.items() if values}
+        listed, mentioned = _key_values(pipeline, options, text)
+        _merge(known.setdefault(name, []), listed)
+        _merge(named.setdefault(name, []), mentioned)
+    return _nonempty(known), _nonempty(named)
 
 
 def _key_values(
-    pipeline: Pipeline, options: LookupOptions, text: str, named_only: bool
-) -> Sequence[str]:
+    pipeline: Pipeline, options: LookupOptions, text: str
+) -> tuple[Sequence[str], Sequence[str]]:
+    """The table's values to list (all of a short table's, else the named ones) and those the
+    text names."""
     try:
         index = table_keys(pipeline, options)
     except (TableError, OSError):
-        return []
-    if len(index.keys) <= MAX_LISTED and not named_only:
-        return index.keys
-    return index.mentioned(text, MAX_LISTED) if text else []
+        return [], []
+    mentioned = index.mentioned(text, MAX_LISTED) if text else []
+    return (index.keys if len(index.keys) <= MAX_LISTED else mentioned), mentioned
+
+
+def _merge(merged: list[str], values: Sequence[str]) -> None:
+    seen = set(merged)  # a table's values after another table's of the same name, unrepeated
+    for value in values:
+        if len(merged) >= MAX_LISTED:
+            return
+        if value not in seen:
+            seen.add(value)
+            merged.append(value)
+
+
+def _nonempty(values: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {name: listed for name, listed in values.items() if listed}
 
 
 def table_key(pipeline: Pipeline | None, value: str) -> str | None:

@@ -15,7 +15,7 @@ from runner.config.model import Pipeline, PromptType, TemplateRef, ToolConfig
 from runner.llm import fitting
 from runner.llm.bound import answer_written
 from runner.llm.grounding import grounded, unmarked
-from runner.llm.known_values import known_values, named_values, table_key
+from runner.llm.known_values import known_and_named, known_values, table_key
 from runner.llm.passages import (
     Answer,
     BufferEntries,
@@ -142,13 +142,14 @@ class Prompts:
         if purpose not in (Purpose.DECOMPOSE, Purpose.EXTRACT):
             raise ValueError(f"extract() serves decompose and extract, not {purpose.value}")
         shown = unmarked(schema)  # runner's `user_given` marks are not the model's business
+        known, named = known_and_named(self.pipeline, text)
         facts = {
             "text": text,
             "schema": shown,
             "tool": tool,
             "instruction": instruction,
-            "known_values": self.known_values(text),
-            "named_values": named_values(self.pipeline, text),
+            "known_values": known,
+            "named_values": named,
         }
         data = await self._ask(
             purpose,
