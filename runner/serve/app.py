@@ -31,7 +31,7 @@ from runner.serve.hosts import LOOPBACK_NAMES, SecurityHeaders, TrustedHosts, ch
 from runner.serve.http import error_response, log
 from runner.service.errors import NotFound, ServiceError, Unauthorized, as_service_error
 from runner.service.failures import log_unexpected
-from runner.service.principals import under
+from runner.service.principals import Tokens, under
 
 if TYPE_CHECKING:
     from runner.service.pipelines import Service
@@ -120,10 +120,12 @@ def create_app(
         },
     )
     backend = TokenBackend(
-        list(tokens),
-        public=(*PUBLIC_PATHS, *public_prefixes),
-        cookie_prefixes=cookie_prefixes,
-        key=service.client_key() if tokens else b"",
+        Tokens(
+            list(tokens),
+            public=(*PUBLIC_PATHS, *public_prefixes),
+            cookie_prefixes=cookie_prefixes,
+            key=service.client_key() if tokens else b"",
+        )
     )
 
     def refused(conn: HTTPConnection, exc: Exception) -> Response:

@@ -4,8 +4,6 @@ the request's scope for `client_of`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from starlette.authentication import (
     AuthCredentials,
     AuthenticationBackend,
@@ -34,18 +32,10 @@ class ClientUser(BaseUser):
 
 
 class TokenBackend(AuthenticationBackend):
-    """Starlette's authentication over the service's bearer tokens (`Tokens`: the arguments are
-    its own)."""
+    """Starlette's authentication over the service's bearer tokens (`Tokens`)."""
 
-    def __init__(
-        self,
-        tokens: Sequence[str],
-        public: Sequence[str] = (),
-        cookie_prefixes: Sequence[str] = (),
-        *,
-        key: bytes,
-    ) -> None:
-        self.tokens = Tokens(tokens, public, cookie_prefixes, key=key)
+    def __init__(self, tokens: Tokens) -> None:
+        self.tokens = tokens
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
         try:

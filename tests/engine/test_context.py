@@ -134,7 +134,9 @@ def test_c21_execution_text_is_the_prompt_alone_or_context_marker_prompt():
     assert execution_text("do it", "user said") == f"user said{AGENT_COORDINATOR_MARKER}do it"
 
 
-def test_c21_tools_on_nested_subtasks_get_every_ancestor_text(world):
+def top_middle_leaf(world):
+    """A round on "top" whose coordinator makes "middle", itself split into "leaf", a tool on
+    each."""
     nested = Task(
         "1.1",
         "middle",
@@ -146,6 +148,11 @@ def test_c21_tools_on_nested_subtasks_get_every_ancestor_text(world):
         FakeTool("tool", activation="coordinator_only"),
     )
     w.run("top")
+    return w
+
+
+def test_c21_tools_on_nested_subtasks_get_every_ancestor_text(world):
+    w = top_middle_leaf(world)
     leaf = next(c for c in w.calls("tool") if c.task_no == "1.1.1")
     assert leaf.text == f"top{AGENT_COORDINATOR_MARKER}middle{AGENT_COORDINATOR_MARKER}leaf"
     assert extract_coordinator_task(leaf.text) == "leaf"  # C22: split at the last marker
@@ -155,17 +162,7 @@ def test_c21_tools_on_nested_subtasks_get_every_ancestor_text(world):
 def test_c20a_a_chain_holds_one_text_a_level(world):
     # the text a middle task's tool is handed, its buffer entry and its subtask's
     # prompt_context are one string: a chain's texts grow with the depth (C20a, C21)
-    nested = Task(
-        "1.1",
-        "middle",
-        required_tool_names={"tool"},
-        sub_tasks=[Task("1.1.1", "leaf", required_tool_names={"tool"})],
-    )
-    w = world(
-        coordinator("split", subtasks(nested), activation="coordinator_only"),
-        FakeTool("tool", activation="coordinator_only"),
-    )
-    w.run("top")
+    w = top_middle_leaf(world)
     middle = next(c for c in w.calls("tool") if c.task_no == "1.1")
     assert middle.text == f"top{AGENT_COORDINATOR_MARKER}middle"
     assert task_of(w, "1.1.1").prompt_context is middle.text
