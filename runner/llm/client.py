@@ -7,11 +7,8 @@ Policy for one request:
 - transient failures (connection errors, timeouts, HTTP 429 and 5xx, an HTTP 200 whose body is
   not JSON) are retried up to `max_retries` times with exponential backoff and jitter; other
   errors (HTTP 4xx…) are not;
-- a server that refuses the structured-output field (runner.llm.decoding) is asked again at
-  once with the next mode down; that mode is kept for the model for the rest of the run, and
-  said once (`notices`, and the refused call's `notice`, which the round that made the call
-  turns into one of its warnings); with `accepted_modes`, it is kept in the state folder too,
-  and the next process starts in it (runner.llm.accepted_modes);
+- a server that refuses the structured-output field is asked again at once with the next mode
+  down, kept for the model for the rest of the run (runner.llm.structured_modes);
 - an unusable reply — invalid against its schema, or empty where text is expected — is asked
   again `structured_retries` times with the problem appended to the prompt, then fails with
   LLMReplyError;
@@ -32,8 +29,8 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from runner.config.model import LLMConfig, ModelSettings
-from runner.llm import decoding, degenerate, structured
-from runner.llm.accepted_modes import AcceptedModes, server_key
+from runner.llm import degenerate, structured
+from runner.llm.accepted_modes import AcceptedModes
 from runner.llm.accounting import Accounting, CallRecord
 from runner.llm.cache import CachedReply, ResponseCache, cache_key
 from runner.llm.cassette import Entry, Recorder
@@ -49,6 +46,7 @@ from runner.llm.providers.base import (
 from runner.llm.retrying import backoff_delay, is_broken_body, is_transient
 from runner.llm.settings import model_settings
 from runner.llm.streaming import Deltas
+from runner.llm.structured_modes import StructuredModes
 from runner.llm.types import LLMReply, LLMRequest, Purpose
 from runner.llm.usable import correction, excerpt, usable
 from runner.text.words import estimate_tokens
@@ -113,7 +111,6 @@ class ProviderClient:
         self.config = config
         self.cache = cache
         self.recorder = recorder
-        self.accepted_modes = accepted_modes
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self._random = random.Random()
@@ -121,10 +118,13 @@ class ProviderClient:
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
-        self._floors: dict[str | None, str] = {}  # model -> the most a server accepted
-        self._recalled: set[str | None] = set()  # models whose remembered mode was read
+        self.modes = StructuredModes(provider, config.api_base, accepted_modes)
         self._windows: dict[str | None, int | None] = {}
-        self.notices: list[str] = []  # said once per run: a structured-output fallback
+
+    @property
+    def notices(self) -> list[str]:
+        """Said once per run: a structured-output fallback (`StructuredModes`)."""
+        return self.modes.notices
 
     @property
     def calls(self) -> list[CallRecord]:
@@ -247,7 +247,7 @@ class ProviderClient:
             )
             self._add_to_cassette(request, cached)
             return cached, attempts + 1, record
-        settings = self._structured_settings(request, settings)
+        settings = self.modes.settings_for(request, settings)
         retry = 0
         while True:
             attempts += 1
@@ -260,7 +260,7 @@ class ProviderClient:
                 if isinstance(error, LLMError):
                     self._record_error(scope, request, settings, timing, attempts, error)
                     raise
-                lower, notice = self._step_down(request, settings, error)
+                lower, notice = self.modes.step_down(settings, error)
                 self._record_error(scope, request, settings, timing, attempts, error, notice)
                 if lower is not None:
                     settings = lower  # asked again at once, without the refused field
@@ -274,67 +274,6 @@ class ProviderClient:
             record = self._record(scope, request, settings, answer, timing, attempts)
             self._add_to_cassette(request, answer)
             return answer, attempts, record
-
-    def _structured_settings(self, request: LLMRequest, settings: ModelSettings) -> ModelSettings:
-        """The settings' structured mode, no higher than what the server accepted this run."""
-        if request.schema is None:
-            return dataclasses.replace(settings, structured=None)
-        mode = settings.structured or decoding.MODES[0]
-        floor = self._floor(settings)
-        lowest = max(decoding.MODES.index(mode), decoding.MODES.index(floor))
-        return dataclasses.replace(settings, structured=decoding.MODES[lowest])
-
-    def _floor(self, settings: ModelSettings) -> str:
-        """The highest mode the server accepts for this model: what this run found, else what
-        an earlier process found and remembered, else the highest there is."""
-        remembered, accepted = None, self.accepted_modes
-        if settings.model not in self._recalled and self._remembers():
-            assert accepted is not None
-            self._recalled.add(settings.model)  # the file is read once per model and run
-            remembered = accepted.recall(self._server(settings))
-        if remembered is not None and accepted is not None and settings.model not in self._floors:
-            self._floors[settings.model] = remembered
-            self.notices.append(
-                f"structured replies of model {self._model(settings)} use {remembered} mode "
-                f"from the start: the {self.provider.name} server refused a higher mode in an "
-                f"earlier run (remembered in {accepted.path}; delete it to try again)"
-            )
-        return self._floors.get(settings.model, decoding.MODES[0])
-
-    def _remembers(self) -> bool:
-        """Whether refusals are kept across processes: a state folder was given and the
-        provider has a structured-output field a server can refuse."""
-        return self.accepted_modes is not None and bool(
-            getattr(self.provider, "structured_field", None)
-        )
-
-    def _server(self, settings: ModelSettings) -> str:
-        return server_key(self.provider.name, self.config.api_base, self._model(settings))
-
-    def _step_down(
-        self, request: LLMRequest, settings: ModelSettings, error: BaseException
-    ) -> tuple[ModelSettings | None, str | None]:
-        """When the server refused the structured-output field: the settings with the next
-        mode down, and the notice saying so (None when another request already did)."""
-        field = getattr(self.provider, "structured_field", None)
-        mode = settings.structured
-        lower = decoding.next_mode(mode) if mode else None
-        if field is None or lower is None or not decoding.refuses(error, field):
-            return None, None
-        notice = None
-        known = self._floors.get(settings.model, decoding.MODES[0])
-        if decoding.MODES.index(lower) > decoding.MODES.index(known):
-            self._floors[settings.model] = lower
-            if self._remembers():
-                assert self.accepted_modes is not None
-                self.accepted_modes.remember(self._server(settings), lower, refused=str(mode))
-            notice = (
-                f"the {self.provider.name} server refused `{field}` in {mode} mode "
-                f"({describe_error(error)[:160]}); structured replies of model "
-                f"{self._model(settings)} use {lower} mode for the rest of the run"
-            )
-            self.notices.append(notice)
-        return dataclasses.replace(settings, structured=lower), notice
 
     def _add_to_cassette(self, request: LLMRequest, answer: _Answer) -> None:
         """Every answered prompt, cached or not, so that a replay meets each one."""
