@@ -5,12 +5,14 @@ runs it."""
 
 from __future__ import annotations
 
+import pytest
+
 from runner.llm.prompts import Passage
 from runner.sources import Source
-from tests.embed.test_reading_by_meaning import model, page
+from tests.embed.test_reading_by_meaning import page
 from tests.llm.helpers import offline, run
 
-__all__ = ["model"]  # the module's fixture: the model loaded, or the tests skipped
+pytestmark = pytest.mark.usefixtures("embedder")  # the real model, or skipped
 
 # bears on warranties, and does not say which warranty a washing machine gets; on the page
 # search by meaning ranked first

@@ -10,24 +10,16 @@ from dataclasses import replace
 
 import pytest
 
-from runner.embedding import DEFAULT_MODEL, ModelUnavailable
+from runner.embedding import DEFAULT_MODEL
 from runner.llm.prompts import Passage
 from runner.sources import Source
-from tests.embed.conftest import require_model
 from tests.llm.helpers import offline, run
 
 TWO_PARTS = "Is the KW-620 quiet? And what is the warranty?"
 STRONG = {"first_page_cosine": 0.6, "agreement": 2, "top_k": 4, "ranking": "hybrid"}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def model() -> None:
-    try:
-        from runner.embedding.models import load_embedder
-
-        load_embedder(DEFAULT_MODEL)
-    except (ModelUnavailable, ImportError) as error:
-        require_model(error)
+pytestmark = pytest.mark.usefixtures("embedder")  # the real model, or skipped
 
 
 def specs_page(*rows: str) -> Passage:

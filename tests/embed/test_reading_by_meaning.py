@@ -6,23 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from runner.embedding import DEFAULT_MODEL, ModelUnavailable
+from runner.embedding import DEFAULT_MODEL
 from runner.llm.prompts import Passage
 from runner.sources import Source
-from tests.embed.conftest import require_model
 from tests.llm.helpers import offline, run
 
 NOT_FOUND = "The available context does not answer this question."
 
 
-@pytest.fixture(scope="module", autouse=True)
-def model() -> None:
-    try:
-        from runner.embedding.models import load_embedder
-
-        load_embedder(DEFAULT_MODEL)
-    except (ModelUnavailable, ImportError) as error:
-        require_model(error)
+pytestmark = pytest.mark.usefixtures("embedder")  # the real model, or skipped
 
 
 def meaning(document: str, page: int) -> dict[str, object]:

@@ -16,6 +16,7 @@ from runner.retrieval.pages import Page
 from runner.retrieval.reading import pages_context
 from runner.sources import Source
 from runner.tools.retrieve import meaning_cosines
+from tests.retrieval.test_sections_first import MANUAL  # a long Descaling section, then two more
 
 KETTLE = (
     "The kettle is made of brushed steel. It holds 1.7 litres of water. "
@@ -190,21 +191,6 @@ def test_a_dotted_name_in_the_task_matches_its_last_part_on_the_page() -> None:
 
 
 # --- which pages a retrieval with excerpts takes ---------------------------------------------
-
-LONG_SECTION = " ".join(
-    f"Step {number}: descale the kettle with citric acid and rinse the descale residue."
-    for number in range(1, 13)
-)
-MANUAL = f"""# Kettle
-
-## Descaling
-
-{LONG_SECTION}
-
-## Cleaning
-
-Wipe the outside; descale it monthly when the water is hard.
-"""
 
 
 def _headings(tmp_path: Path, excerpts: str) -> list[str]:
