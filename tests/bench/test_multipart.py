@@ -7,7 +7,7 @@ from pathlib import Path
 
 from benchkit import QUESTIONS
 
-from bench import multipart
+from bench import multipart, multipart_report
 from runner.config import validate_file
 
 
@@ -55,7 +55,7 @@ def test_runner_and_llamaindex_answer_the_same_questions_from_the_same_pages(
 def test_the_report_shows_both_systems_and_every_question(docs: Path, tmp_path: Path):
     results = asyncio.run(multipart.run(docs, QUESTIONS, latency_s=0.0, repeats=1, folder=tmp_path))
     results = {"date": "today", "command": "test", "machine": {"cpus": 2}} | results
-    text = multipart.section(results)
+    text = multipart_report.section(results)
     assert "| LLM calls | 4 | 9 | 4 |" in text
     for question in QUESTIONS:
         assert question in text
