@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from bench import readme
 from bench.readme import Row, read_results, table, write_section
 from bench.staleness import staleness
 from bench.summary_cost import (
@@ -67,6 +68,12 @@ def section() -> str:
             stale.append(f"- `{name}`: {why}")
             made = [[*row[:-1], f"{row[-1]}, **stale**"] for row in made]
         rows.extend(made)
+    # the figures of a benchmark without a summary row go stale too: its section says so
+    for name in result_names():
+        results = read_results(name)
+        why = None if name in SOURCES or results is None else staleness(name, results)
+        if why is not None:
+            stale.append(f"- `{name}` (its section; no row here): {why}")
     text = table(["figure", "runner", "the alternative", "target", ""], rows)
     if stale:
         text += (
@@ -81,6 +88,11 @@ def section() -> str:
         "that misses its target). A figure whose code changed after the commit it was measured "
         "at is marked stale.\n\n" + text
     )
+
+
+def result_names() -> list[str]:
+    """The benchmarks' results there are (bench/results/<name>.json), by name."""
+    return sorted(path.stem for path in readme.RESULTS.glob("*.json"))
 
 
 def main() -> None:
