@@ -49,29 +49,17 @@ def test_each_runtime_is_a_row_with_its_speed_against_numpy_s() -> None:
     assert "| 30.0 (3.0×) | 5.6 min | 0.98000 / 0.97000 |" in rows[2]
 
 
+@pytest.mark.usefixtures("embed_model")
 def test_the_benchmark_runs_on_a_tiny_docs_folder(
-    docs: Path, readme_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    docs: Path, questions: Path, readme_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The whole benchmark, every runtime, on the fixture's pages and two questions of its own
     (the model is what the `embed` extra installs: skipped without it, as tests/embed is)."""
     from bench import embed_runtimes
-    from runner.embedding import ModelUnavailable
-    from runner.embedding.catalog import locate
 
-    try:
-        locate(embed_runtimes.MODEL)
-        import onnxruntime  # noqa: F401  (the onnx runtimes' own)
-    except (ModelUnavailable, ImportError) as error:
-        pytest.skip(f"the `embed` extra and its model are not installed: {error}")
-    (tmp_path / "tiny.csv").write_text(
-        "id,question,sources,tags\n"
-        "q1,how do I sort with a key,howto/sorting.rst.txt#Sorting HOWTO,\n"
-        "q2,what does the with statement do,reference/compound.rst.txt#The with statement,\n",
-        encoding="utf-8",
-    )
     monkeypatch.setattr(embed_runtimes, "PYDOCS", docs)
     monkeypatch.setattr(embed_runtimes, "QUESTION_SETS", ("tiny",))
-    monkeypatch.setattr(embed_runtimes, "read_set", lambda name: read_set(name, tmp_path))
+    monkeypatch.setattr(embed_runtimes, "read_set", lambda name: read_set(name, questions))
     monkeypatch.setenv("RUNNER_CACHE_DIR", str(tmp_path / "cache"))  # main sets it: restored
     embed_runtimes.main(["4"])
     results = json.loads((readme_path.parent / "results" / "embed_runtimes.json").read_text())

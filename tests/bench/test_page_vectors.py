@@ -71,31 +71,20 @@ def test_the_report_has_a_table_per_set_and_the_embedding_work() -> None:
     assert "**pgdocs**: skipped (no manual)." in text
 
 
+@pytest.mark.usefixtures("embed_model")
 def test_the_study_runs_on_a_tiny_docs_folder(
-    docs: Path, readme_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    docs: Path, questions: Path, readme_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The whole study on the fixture's docs and two questions of its own: the hybrid index
     built with the model, each page's windows embedded, every method scored (skipped without
     the `embed` extra's model, as tests/embed is)."""
     from bench import page_vectors, users
-    from runner.embedding import ModelUnavailable
-    from runner.embedding.catalog import locate
 
-    try:
-        locate(users.MODEL)
-    except ModelUnavailable as error:
-        pytest.skip(f"the `embed` extra and its model are not installed: {error}")
-    (tmp_path / "tiny.csv").write_text(
-        "id,question,sources,tags\n"
-        "q1,how do I sort with a key function,howto/sorting.rst.txt#Sorting HOWTO,\n"
-        "q2,what does the with statement do,reference/compound.rst.txt#The with statement,\n",
-        encoding="utf-8",
-    )
     monkeypatch.setenv("RUNNER_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("RUNNER_BENCH_USERS_STATE", str(tmp_path / "users"))
     monkeypatch.setattr(users, "corpus_source", lambda _name: (docs, "**/*.rst.txt"))
     monkeypatch.setattr(page_vectors, "SETS", {"tiny": "pydocs"})
-    monkeypatch.setattr(page_vectors, "read_set", lambda name: read_set(name, tmp_path))
+    monkeypatch.setattr(page_vectors, "read_set", lambda name: read_set(name, questions))
     page_vectors.main(["pydocs"])
     results = json.loads((readme_path.parent / "results" / "page_vectors.json").read_text())
     corpus = results["corpora"]["pydocs"]

@@ -71,19 +71,13 @@ def test_the_benchmark_runs_at_tiny_sizes(readme_path: Path) -> None:
     assert "| 120 pages |" in readme_path.read_text()
 
 
+@pytest.mark.usefixtures("embed_model")
 def test_the_queries_run_on_a_tiny_handbook(
     readme_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`--queries LABEL` whole, on the minimal example's manual standing in for the support
     handbook (indexed with the model, each question searched): its label's figures are filed
     beside those already there (skipped without the `embed` extra's model)."""
-    from runner.embedding import DEFAULT_MODEL, ModelUnavailable
-    from runner.embedding.catalog import locate
-
-    try:
-        locate(DEFAULT_MODEL)
-    except ModelUnavailable as error:
-        pytest.skip(f"the `embed` extra and its model are not installed: {error}")
     support = tmp_path / "root" / "pipelines" / "support"
     shutil.copytree(vector_search.ROOT / "pipelines" / "minimal", support / "minimal")
     text = (vector_search.ROOT / "pipelines" / "minimal.yaml").read_text(encoding="utf-8")
