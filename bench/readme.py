@@ -131,6 +131,14 @@ def read_results(name: str, folder: Path | None = None) -> dict[str, Any] | None
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+Row = list[str]  # a table row: its cells
+
+
+def met(ok: bool) -> str:
+    """A row's last cell: whether the figure meets its target."""
+    return "met" if ok else "**missed** (see below)"
+
+
 def table(header: list[str], rows: list[list[Any]]) -> str:
     """A markdown table."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

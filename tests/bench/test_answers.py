@@ -101,7 +101,7 @@ def test_the_readme_section_reads_before_and_now_for_each_shape() -> None:
 
 
 def test_the_summary_holds_each_set_against_issue_29s_targets_beside_its_before() -> None:
-    from bench.summary import answers_rows
+    from bench.summary_quality import answers_rows
 
     now = {"sourced": 0.72, "checks": 0.41}
     results = {

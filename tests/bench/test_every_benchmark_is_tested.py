@@ -4,11 +4,15 @@ between two `make bench` runs fails `make test` (bench.retrieval once failed at 
 
 from __future__ import annotations
 
+import importlib
 import re
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+import bench.__main__ as bench_main
 from bench.__main__ import BENCHMARKS, ON_REQUEST
 
 TESTS = Path(__file__).parent
@@ -22,3 +26,46 @@ def test_the_benchmark_has_a_smoke_test_that_imports_it(name: str) -> None:
         rf"from bench import (\(\s*)?[\w, \n]*\b{name}\b|from bench\.{name} import|bench\.{name}\b"
     )
     assert re.search(imports, test.read_text(encoding="utf-8")), f"{test.name} never imports it"
+
+
+def test_every_section_of_the_readme_is_written_by_a_benchmark_make_bench_runs() -> None:
+    """`make bench` regenerates every figure of bench/README.md (issue 33, point 6): each section
+    but the summary (bench.summary, run last) is titled in a benchmark `python -m bench` runs."""
+    bench = Path(bench_main.__file__).parent
+    titles = re.findall(r"^## (.+)$", (bench / "README.md").read_text(encoding="utf-8"), re.M)
+    sources = {name: (bench / f"{name}.py").read_text(encoding="utf-8") for name in BENCHMARKS}
+    orphans = [
+        title
+        for title in titles
+        if title != "Summary" and not any(title in source for source in sources.values())
+    ]
+    assert titles and orphans == []
+
+
+def test_a_section_written_under_an_option_is_run_after_its_benchmark(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[tuple[str, str, tuple[object, ...]]] = []
+
+    def module(name: str) -> SimpleNamespace:
+        def record(function: str) -> Callable[..., None]:
+            return lambda *arguments: calls.append((name, function, arguments))
+
+        return SimpleNamespace(main=record("main"), queries_main=record("queries_main"))
+
+    monkeypatch.setattr(bench_main.importlib, "import_module", module)
+    bench_main.main(["startup", "vector_search"])
+    assert calls == [
+        ("bench.startup", "main", ()),
+        ("bench.startup", "main", (["--question", "after"],)),
+        ("bench.vector_search", "main", ()),
+        ("bench.vector_search", "queries_main", ("after",)),
+        ("bench.summary", "main", ()),
+    ]
+
+
+@pytest.mark.parametrize("name", list(bench_main.ALSO))
+def test_every_function_run_under_an_option_exists(name: str) -> None:
+    module = importlib.import_module(f"bench.{name}")
+    for function, _arguments in bench_main.ALSO[name]:
+        assert callable(getattr(module, function, None)), f"bench.{name}.{function}"

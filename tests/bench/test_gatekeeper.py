@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -100,3 +102,30 @@ def test_the_readme_section_says_what_the_evidence_cost_with_vectors() -> None:
     assert (
         "pgdocs, keyword + vectors: 12.0 ms at the median, 30.0 ms at the 90th percentile" in text
     )
+
+
+def test_the_benchmark_runs_on_a_tiny_docs_folder(
+    docs: Path, readme_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole benchmark on the fixture's docs and a set of its own: a question its docs
+    answer and one they do not; the pipelines with page vectors say why they were skipped
+    (none were built here)."""
+    import bench.gatekeeper as gatekeeper
+
+    (tmp_path / "tiny.csv").write_text(
+        "id,question,sources,tags\n"
+        "q1,how do I sort with a key function,howto/sorting.rst.txt#Sorting HOWTO,\n"
+        "q2,how tall is the eiffel tower,howto/towers.rst.txt#Towers,\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(gatekeeper, "QUESTIONS", tmp_path)
+    monkeypatch.setattr(gatekeeper, "SETS", {"pydocs": ("tiny",)})
+    monkeypatch.setattr(gatekeeper, "corpus_source", lambda _name: (docs, "**/*.rst.txt"))
+    monkeypatch.setattr(gatekeeper, "state_base", lambda: tmp_path / "no-vectors")
+    gatekeeper.main()
+    runs = json.loads((readme_path.parent / "results" / "gatekeeper.json").read_text())["runs"]
+    words, *with_vectors = runs
+    figures = words["sets"]["tiny"]
+    assert (figures["questions"], figures["gold_found"], figures["gold_missing"]) == (2, 1, 1)
+    assert all("no page vectors" in run["skipped"] for run in with_vectors)
+    assert f"## {gatekeeper.TITLE}" in readme_path.read_text()

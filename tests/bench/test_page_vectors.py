@@ -3,10 +3,15 @@ itself needs the corpora and the model)."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
 
 from bench.page_vectors import OVERLAP, WINDOW, readme_section, windows
+from bench.wording import read_set
 
 
 class WordPieces:
@@ -64,3 +69,30 @@ def test_the_report_has_a_table_per_set_and_the_embedding_work() -> None:
     assert "| best window | 0.500 | 0.750 | 0.250 | 0.500 |" in text
     assert "10 pages, 24 windows (2.4 a page" in text and "3 s here" in text
     assert "**pgdocs**: skipped (no manual)." in text
+
+
+@pytest.mark.usefixtures("embed_model")
+def test_the_study_runs_on_a_tiny_docs_folder(
+    docs: Path, questions: Path, readme_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole study on the fixture's docs and two questions of its own: the hybrid index
+    built with the model, each page's windows embedded, every method scored (skipped without
+    the `embed` extra's model, as tests/embed is)."""
+    from bench import page_vectors, users
+
+    monkeypatch.setenv("RUNNER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("RUNNER_BENCH_USERS_STATE", str(tmp_path / "users"))
+    monkeypatch.setattr(users, "corpus_source", lambda _name: (docs, "**/*.rst.txt"))
+    monkeypatch.setattr(page_vectors, "SETS", {"tiny": "pydocs"})
+    monkeypatch.setattr(page_vectors, "read_set", lambda name: read_set(name, questions))
+    page_vectors.main(["pydocs"])
+    results = json.loads((readme_path.parent / "results" / "page_vectors.json").read_text())
+    corpus = results["corpora"]["pydocs"]
+    assert (
+        corpus["pages"] >= len(list(docs.rglob("*.rst.txt")))
+        and corpus["windows"] >= corpus["pages"]
+    )
+    methods = corpus["sets"]["tiny"]
+    assert set(methods) >= {"first window (runner)", "best window", "mean of the windows"}
+    assert methods["first window (runner)"]["hybrid"]["at5"] == 1.0
+    assert f"## {page_vectors.TITLE}" in readme_path.read_text()

@@ -95,7 +95,7 @@ def _mode(mode: str, usable: dict, answered: int, rounds: int, extra: int, refus
 
 
 def test_the_summary_shows_the_targets_constrained_beside_unconstrained() -> None:
-    from bench.summary import realmodel_rows
+    from bench.summary_quality import realmodel_rows
 
     results = {
         "targets": {"usable_structured": 1.0, "rounds_answered_of_10": 9},
@@ -111,7 +111,7 @@ def test_the_summary_shows_the_targets_constrained_beside_unconstrained() -> Non
 
 
 def test_the_summary_flags_rounds_answered_below_the_target() -> None:
-    from bench.summary import realmodel_rows
+    from bench.summary_quality import realmodel_rows
 
     results = {
         "targets": {"usable_structured": 1.0, "rounds_answered_of_10": 9},

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import readme, summary
+from bench import readme, staleness, summary, summary_cost
 
 
 def test_a_section_is_replaced_in_place_and_others_are_kept(readme_path: Path):
@@ -51,10 +51,10 @@ def test_a_figure_is_stale_once_the_code_it_measures_changed_after_its_commit():
     before = readme.git("rev-parse", f"{changed}^") if changed else None
     if not (head and before):
         pytest.skip("needs the repository's git history (a clone, not an export)")
-    assert summary.staleness("startup", {"stamp": {"commit": head}}) is None
-    why = summary.staleness("startup", {"stamp": {"commit": before}})
+    assert staleness.staleness("startup", {"stamp": {"commit": head}}) is None
+    why = staleness.staleness("startup", {"stamp": {"commit": before}})
     assert why is not None and "changed after" in why
-    assert summary.staleness("startup", {}) == "not stamped with the commit it measured"
+    assert staleness.staleness("startup", {}) == "not stamped with the commit it measured"
 
 
 def test_the_summary_marks_the_rows_of_a_stale_benchmark(readme_path: Path):
@@ -77,7 +77,7 @@ def test_the_summary_gives_runner_run_against_its_baseline_and_targets():
         "baseline": "old",
         "run": {"docs": {"pages": 8379, "runner": figures, "baseline": before}},
     }
-    [row] = summary.run_rows(results)
+    [row] = summary_cost.run_rows(results)
     assert row[1:] == [
         "400 / 300 ms",
         "before (old) 800 / 700 ms",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from bench import serve
+from bench import serve, serve_load, serve_report, serve_worker
 
 
 def test_union_counts_overlapping_calls_once():
-    assert serve.union_ms([(0.0, 0.1), (0.05, 0.15), (0.3, 0.4)]) == 250.0
+    assert serve_worker.union_ms([(0.0, 0.1), (0.05, 0.15), (0.3, 0.4)]) == 250.0
 
 
 def test_a_tiny_load_on_one_sqlite_worker_loses_and_duplicates_nothing(tmp_path):
@@ -14,7 +14,7 @@ def test_a_tiny_load_on_one_sqlite_worker_loses_and_duplicates_nothing(tmp_path)
     assert (result["rounds"], result["lost"], result["duplicated"]) == (6, 0, 0)
     assert result["unexpected_outcomes"] == 0
     assert result["llm_ms_p50"] > 0
-    assert "| 1 worker, SQLite | all at once |" in serve.section(
+    assert "| 1 worker, SQLite | all at once |" in serve_report.section(
         {
             "command": "x",
             "date": "d",
@@ -33,10 +33,10 @@ def test_workers_run_the_code_of_another_commit_for_a_paired_run(tmp_path):
     before = serve.checkout("HEAD", tmp_path / "before")
     assert (before / "runner" / "service" / "pipelines.py").is_file()
     result = serve.measure(
-        "before (HEAD)", 1, str(tmp_path / "s.sqlite"), 2, 0.01, serve.Pacing(0.1, 0.1), before
+        "before (HEAD)", 1, str(tmp_path / "s.sqlite"), 2, 0.01, serve_load.Pacing(0.1, 0.1), before
     )
     assert (result["rounds"], result["lost"], result["duplicated"]) == (6, 0, 0)
-    table = serve.paired_section(
+    table = serve_report.paired_section(
         {"against": "HEAD", "paired": [{**result, "pair": 1, "load_average_1min": 1.0}]}
     )
     assert "| 1 | before (HEAD) |" in table

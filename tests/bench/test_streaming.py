@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench import streaming
-from bench.summary import streaming_rows
+from bench.summary_cost import streaming_rows
 
 
 @pytest.fixture(scope="module")

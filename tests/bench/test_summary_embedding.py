@@ -3,7 +3,7 @@ int8 weights), held to five minutes, numpy beside it."""
 
 from __future__ import annotations
 
-from bench.summary import embed_runtime_rows
+from bench.summary_cost import embed_runtime_rows
 
 
 def results(int8_minutes: float) -> dict:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.summary import multipart_rows
+from bench.summary_cost import multipart_rows
 
 
 def _system(prompt_tokens: int, calls: int = 2) -> dict[str, Any]:

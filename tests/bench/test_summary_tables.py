@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.summary import tables_rows
+from bench.summary_cost import tables_rows
 
 
 def _case(rows: int, later_s: float) -> dict:
