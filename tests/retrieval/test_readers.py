@@ -59,6 +59,28 @@ def test_an_html_document_whose_first_heading_is_a_numbered_section_takes_its_ti
     assert {page.title for page in html_pages(tmp_path, html)} == {"UPSERT"}
 
 
+def test_an_html_document_whose_first_heading_is_one_of_several_at_its_level_takes_its_title(
+    tmp_path: Path,
+) -> None:
+    # a manual page as pod2html writes it: NAME, SYNOPSIS, DESCRIPTION are its parts
+    html = (
+        "<html><head><title>lampctl - control the lamps</title></head><body>"
+        "<h1>NAME</h1><p>lampctl - control the lamps</p><h1>SYNOPSIS</h1><p>lampctl on</p>"
+        "<h1>DESCRIPTION</h1><p>Turns the lamps on and off.</p></body></html>"
+    )
+    assert {page.title for page in html_pages(tmp_path, html)} == {"lampctl - control the lamps"}
+
+
+def test_an_html_document_whose_first_heading_encloses_the_rest_keeps_it_as_its_title(
+    tmp_path: Path,
+) -> None:
+    html = (
+        "<html><head><title>Lamps | Example Site</title></head><body><h1>Lamps</h1>"
+        "<h2>Wicks</h2><p>Trim the wick.</p><h2>Oil</h2><p>Use lamp oil.</p></body></html>"
+    )
+    assert {page.title for page in html_pages(tmp_path, html)} == {"Lamps"}
+
+
 def test_html_and_pdf_files_are_documents() -> None:
     assert document_format("site/faq.HTML") == "html"
     assert document_format("a.htm") == "html"
