@@ -97,6 +97,31 @@ def test_html_headings_become_page_headings(tmp_path: Path) -> None:
     assert pages[0].title == "Widget FAQ"
 
 
+NOTED_HTML = """<html><body><h1>Lamps</h1><h2>Filling the lamp</h2>
+<p>Pour the oil in slowly until the tank is three quarters full.</p>
+<div class="note"><h3 class="title">Note</h3><p>Never fill a lamp that is still warm.</p></div>
+<p>Then close the cap.</p><h2>Trimming the wick</h2><p>Cut the wick straight.</p>
+</body></html>"""
+
+
+def test_an_admonition_s_label_is_not_a_section(tmp_path: Path) -> None:
+    pages = html_pages(tmp_path, NOTED_HTML)
+    assert [p.heading for p in pages] == ["Filling the lamp", "Trimming the wick"]
+
+
+def test_an_admonition_s_label_opens_its_first_line_in_the_section_it_annotates(
+    tmp_path: Path,
+) -> None:
+    [filling, _] = html_pages(tmp_path, NOTED_HTML)
+    assert "Note: Never fill a lamp that is still warm." in filling.text
+    assert "Then close the cap." in filling.text
+
+
+def test_a_heading_in_a_div_of_another_class_is_a_section(tmp_path: Path) -> None:
+    html = NOTED_HTML.replace('class="note"', 'class="sect2"')
+    assert "Note" in [p.heading for p in html_pages(tmp_path, html)]
+
+
 def test_html_heading_paths_follow_the_heading_levels(tmp_path: Path) -> None:
     pages = html_pages(tmp_path)
     assert pages[0].path == ("Widget FAQ", "How do I reset the widget?")
