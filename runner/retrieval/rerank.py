@@ -17,10 +17,10 @@ the words agree. Where the index keeps each page's place vector (places.py), the
 question with the candidate's title and heading joins too, standardised alike at
 `PLACE_WEIGHT` of the match's weight: a section named for the question's task moves up among
 pages that only share its words. Measured on the project's question sets (docs/retrieval.md):
-reranking the first 20 by the words alone found more gold sections first on the three in users'
-words but two fewer in the top 5 on the held-out Perl set; with the place joined, more first on
-all four users'-words sets and in the top 5 on pydocs, Perl and Git (the same on PostgreSQL),
-none lost in the top 5 on the heading-worded sets. Alone, the match was worse than the search.
+the words alone found more gold sections first than the search on the three sets in users'
+words it was chosen on; with the place joined, more first on all four users'-words sets and more
+in the top 5 on pydocs, the held-out Perl set and Git (one fewer on PostgreSQL), none lost on
+the heading-worded sets. Alone, the match was worse than the search.
 
 The candidates' word pieces come from the index (page_tokens.py: `runner index` keeps them
 from the forward pass that made the page vectors), so a query runs the model over the question
@@ -43,9 +43,10 @@ if TYPE_CHECKING:
 
 
 TIE_SPREAD = 1e-6
-# the place's cosine beside the word match (places.py): measured over the first 20 candidates
-# of the project's question sets (docs/retrieval.md), 0.25 to 0.35 put more gold sections first
-# on every users'-words set and lost none in the top 5; above 0.5 the top 5 lost on pgdocs
+# the place's cosine beside the word match (places.py): over the first 20 candidates of the
+# project's question sets (docs/retrieval.md), 0.15 to 0.35 put more gold sections first on the
+# users'-words sets; pydocs, Perl and Git found more in the top 5 the heavier it was, PostgreSQL
+# one fewer at 0.25 and two at 0.35; at 0.5 and above PostgreSQL's top 5 lost more
 PLACE_WEIGHT = 0.25
 
 
