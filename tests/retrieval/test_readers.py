@@ -59,26 +59,29 @@ def test_an_html_document_whose_first_heading_is_a_numbered_section_takes_its_ti
     assert {page.title for page in html_pages(tmp_path, html)} == {"UPSERT"}
 
 
+def titles(tmp_path: Path, declared: str, body: str) -> set[str]:
+    """The titles the pages of an HTML document take: its `<title>` is `declared`."""
+    html = f"<html><head><title>{declared}</title></head><body>{body}</body></html>"
+    return {page.title for page in html_pages(tmp_path, html)}
+
+
 def test_an_html_document_whose_first_heading_is_one_of_several_at_its_level_takes_its_title(
     tmp_path: Path,
 ) -> None:
     # a manual page as pod2html writes it: NAME, SYNOPSIS, DESCRIPTION are its parts
-    html = (
-        "<html><head><title>lampctl - control the lamps</title></head><body>"
+    body = (
         "<h1>NAME</h1><p>lampctl - control the lamps</p><h1>SYNOPSIS</h1><p>lampctl on</p>"
-        "<h1>DESCRIPTION</h1><p>Turns the lamps on and off.</p></body></html>"
+        "<h1>DESCRIPTION</h1><p>Turns the lamps on and off.</p>"
     )
-    assert {page.title for page in html_pages(tmp_path, html)} == {"lampctl - control the lamps"}
+    declared = "lampctl - control the lamps"
+    assert titles(tmp_path, declared, body) == {declared}
 
 
 def test_an_html_document_whose_first_heading_encloses_the_rest_keeps_it_as_its_title(
     tmp_path: Path,
 ) -> None:
-    html = (
-        "<html><head><title>Lamps | Example Site</title></head><body><h1>Lamps</h1>"
-        "<h2>Wicks</h2><p>Trim the wick.</p><h2>Oil</h2><p>Use lamp oil.</p></body></html>"
-    )
-    assert {page.title for page in html_pages(tmp_path, html)} == {"Lamps"}
+    body = "<h1>Lamps</h1><h2>Wicks</h2><p>Trim the wick.</p><h2>Oil</h2><p>Use lamp oil.</p>"
+    assert titles(tmp_path, "Lamps | Example Site", body) == {"Lamps"}
 
 
 def test_html_and_pdf_files_are_documents() -> None:
