@@ -212,14 +212,17 @@ class CorpusIndex:
         tokens = self.vectors.tokens
         # the pages' text is needed only to run the model over them (no pieces kept)
         read = [embedded_text(hit.page) for hit in head] if tokens is None else None
+        vector, question = self._question(query)
+        candidates = [rows[hit.page.node_id] for hit in head]
         order = reranked(
             query,
             read,
             [hit.score for hit in head],
             embedder,
             self.keyword,
-            None if tokens is None else tokens.stacked([rows[hit.page.node_id] for hit in head]),
-            self._question(query)[1],
+            None if tokens is None else tokens.stacked(candidates),
+            question,
+            self.vectors.place_cosines(candidates, vector),
         )
         return [ScoredPage(head[row].page, score) for row, score in order] + found[count:]
 

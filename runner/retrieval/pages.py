@@ -229,6 +229,10 @@ class _PageBuilder:
         self.document = document
         self.max_words = max_words
         self.title = ""
+        self.title_level = 0  # the first heading's level
+        # another heading at the first one's level or above: the first names a part, as a
+        # manual page's NAME beside its SYNOPSIS and DESCRIPTION does, not the document
+        self.title_has_peers = False
         self.default_title = default_title
         self.heading = ""
         self.open: list[tuple[int, str]] = []  # (level, heading) of the enclosing sections
@@ -281,9 +285,12 @@ class _PageBuilder:
         assert block.heading is not None
         if self.has_body and self.body_words >= _SCRAP_WORDS:
             self.flush()
-        self.title = self.title or block.heading
-        self.heading = block.heading
         level = block.level or len(self.open) + 1
+        if not self.title:
+            self.title, self.title_level = block.heading, level
+        elif level <= self.title_level:
+            self.title_has_peers = True
+        self.heading = block.heading
         self.open = [(lvl, title) for lvl, title in self.open if lvl < level]
         self.open.append((level, block.heading))
         self.parts.append(block.text)
@@ -350,9 +357,11 @@ def paginate(document: Document, max_words: int) -> list[Page]:
         builder.add(block)
     builder.flush()
     title = builder.title or document.title or builder.default_title
-    if document.title and _SECTION_NUMBER.match(builder.title):
-        # a first heading numbered as a section ("1. Syntax") names a part, not the document:
-        # the title the document declares (HTML <title>: "UPSERT") does
+    if document.title and (_SECTION_NUMBER.match(builder.title) or builder.title_has_peers):
+        # a first heading numbered as a section ("1. Syntax"), or one of several at its level
+        # (pod2html's and man pages' NAME, SYNOPSIS, DESCRIPTION), names a part, not the
+        # document: the title the document declares (HTML <title>: "UPSERT",
+        # "perlfaq4 - Data Manipulation") does (index format 10)
         title = document.title
     return [replace(page, title=title) for page in builder.pages]
 

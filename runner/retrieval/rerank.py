@@ -13,10 +13,14 @@ model runner already carries: no second model, nothing downloaded.
 The match joins the search's score rather than replacing it: over the candidates, the match is
 standardised (its mean subtracted, divided by its spread) and added at the spread of the
 search's scores, so each counts alike and a page the search put far ahead stays ahead unless
-the words agree. Measured on the project's question sets (bench/README.md, docs/retrieval.md):
-reranking the first 20 found more gold sections in the top 5 on pydocs and the PostgreSQL manual
-in users' words, two fewer on the held-out Perl set (and more first on all three), and lost none
-on the heading-worded sets; alone, the match was worse than the search.
+the words agree. Where the index keeps each page's place vector (places.py), the cosine of the
+question with the candidate's title and heading joins too, standardised alike at
+`PLACE_WEIGHT` of the match's weight: a section named for the question's task moves up among
+pages that only share its words. Measured on the project's question sets (docs/retrieval.md):
+the words alone found more gold sections first than the search on the three sets in users'
+words it was chosen on; with the place joined, more first on all four users'-words sets and more
+in the top 5 on pydocs, the held-out Perl set and Git (one fewer on PostgreSQL), none lost on
+the heading-worded sets. Alone, the match was worse than the search.
 
 The candidates' word pieces come from the index (page_tokens.py: `runner index` keeps them
 from the forward pass that made the page vectors), so a query runs the model over the question
@@ -39,6 +43,11 @@ if TYPE_CHECKING:
 
 
 TIE_SPREAD = 1e-6
+# the place's cosine beside the word match (places.py): over the first 20 candidates of the
+# project's question sets (docs/retrieval.md), 0.15 to 0.35 put more gold sections first on the
+# users'-words sets; pydocs, Perl and Git found more in the top 5 the heavier it was, PostgreSQL
+# one fewer at 0.25 and two at 0.35; at 0.5 and above PostgreSQL's top 5 lost more
+PLACE_WEIGHT = 0.25
 
 
 class WordPieces(Protocol):
@@ -65,6 +74,7 @@ def reranked(
     keyword: KeywordIndex,
     pieces: Sequence[np.ndarray] | StackedPieces | None = None,
     question: WordPieces | None = None,
+    places: Sequence[float] | np.ndarray | None = None,
 ) -> list[tuple[int, float]]:
     """(candidate, joined score) for each of the candidates (their `embedded_text` and search
     scores), best first: the search score joined with the words' match (the module's
@@ -72,7 +82,8 @@ def reranked(
 
     `pieces`, when given, are the candidates' word-piece vectors as the index keeps them
     (page_tokens.py), and `question` the query's own (from the pass that embedded it): the
-    model then runs over neither, and `texts` may be None."""
+    model then runs over neither, and `texts` may be None. `places`, when given, are the
+    cosines of the candidates' place vectors with the question (places.py)."""
     searched = np.asarray(scores, dtype=np.float64)
     unchanged = [(row, float(score)) for row, score in enumerate(searched)]
     if len(searched) < 2:
@@ -87,11 +98,21 @@ def reranked(
     if float(weights.sum()) <= 0.0:
         weights = np.ones(len(question.words), dtype=np.float32)
     matches = word_matches(question.vectors, weights, pieces)
-    if float(matches.std()) == 0.0:
+    evidence = standardised(matches)
+    if places is not None:
+        evidence = evidence + PLACE_WEIGHT * standardised(np.asarray(places, dtype=np.float64))
+    if not evidence.any():
         return unchanged
     spread = float(searched.std()) or TIE_SPREAD  # scores all alike: the words break the tie
-    joined = searched + (matches - matches.mean()) / matches.std() * spread
+    joined = searched + evidence * spread
     return [(int(row), float(joined[row])) for row in np.argsort(-joined, kind="stable")]
+
+
+def standardised(values: np.ndarray) -> np.ndarray:
+    """The values less their mean, over their spread; all zeros when they are all alike."""
+    values = np.asarray(values, dtype=np.float64)
+    spread = float(values.std())
+    return (values - values.mean()) / spread if spread > 0.0 else np.zeros_like(values)
 
 
 def word_match(question: np.ndarray, weights: np.ndarray, page: np.ndarray) -> float:

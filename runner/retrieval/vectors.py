@@ -2,7 +2,8 @@
 
 `vectors/<model>/` in the index folder holds `vectors.npy` (float32, one unit-length row per
 page, in page-store order), `keys.npy` (per row, a digest of the model and the embedded text),
-`model.json`, and each page's word-piece vectors for reranking (page_tokens.py). Opening maps
+`model.json`, and for reranking each page's word-piece vectors (page_tokens.py) and the vector
+of its place (places.py). Opening maps
 the two arrays (`numpy.load(mmap_mode="r")`): nothing is read until a search, whose cost is one
 matrix-vector product over the rows (exact search; 100k pages of 384 dimensions is 150 MB and
 tens of milliseconds: bench/README.md).
@@ -30,6 +31,7 @@ from runner.retrieval.blas import one_blas_thread
 from runner.retrieval.lead import lead_text
 from runner.retrieval.page_tokens import PageTokens, PieceWriter, remove_pieces
 from runner.retrieval.pages import Page
+from runner.retrieval.places import build_places, load_places, place_text, remove_places
 from runner.retrieval.readers import CorpusError
 
 VECTORS_FOLDER = "vectors"
@@ -63,15 +65,16 @@ class PageEmbedder(Protocol):
 
 
 # what `embedded_text` makes of a page; a change re-embeds every page of an index, even one
-# whose BM25 index is up to date (1: place and text; 2: place and lead text, lead.py)
-EMBEDDED_TEXT = 2
+# whose BM25 index is up to date (1: place and text; 2: place and lead text, lead.py; 3: the
+# place's own vector too, places.py: the pages' rows are kept, their places embedded)
+EMBEDDED_TEXT = 3
 
 
 def embedded_text(page: Page) -> str:
     """What a page's vector (and the word pieces reranking reads) is of: its place (title and
     heading) and its text from its first prose on, the boilerplate a reference page opens with
     left out (lead.py)."""
-    place = " › ".join(dict.fromkeys(part for part in (page.title, page.heading) if part))
+    place = place_text(page)
     text = lead_text(page.text)
     return f"{place}\n{text}" if place else text
 
@@ -102,6 +105,7 @@ class VectorIndex:
         precision: str = "float32",
         tokens: PageTokens | None = None,
         text: int = EMBEDDED_TEXT,
+        places: np.ndarray | None = None,
     ) -> None:
         self.model = model
         self.vectors = vectors
@@ -109,6 +113,7 @@ class VectorIndex:
         self.precision = precision  # of the weights that made them; queries must match it
         self.tokens = tokens  # each page's word-piece vectors, for reranking (page_tokens.py)
         self.text = text  # the `EMBEDDED_TEXT` they were made of: another is out of date
+        self.places = places  # each page's place vector, for reranking (places.py)
 
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
@@ -133,10 +138,12 @@ class VectorIndex:
         if vectors.ndim != 2 or len(keys) != len(vectors):
             return None
         tokens = PageTokens.load(folder, len(vectors))
+        places = load_places(folder, len(vectors))
         # vectors from before the runtimes were recorded were all made with float32 weights,
         # those from before the embedded text was recorded of its first form
         precision = str(stored.get("precision", "float32"))
-        return cls(model, vectors, keys, precision, tokens, int(stored.get("text", 1)))
+        text = int(stored.get("text", 1))
+        return cls(model, vectors, keys, precision, tokens, text, places)
 
     def matches(self, pages: Sequence[Page]) -> bool:
         """Whether these vectors are those of exactly these pages, in this order."""
@@ -154,6 +161,14 @@ class VectorIndex:
         """The cosine of one page (by row) with the query vector (unit length)."""
         self._same_model(query)
         return float(self.vectors[row] @ query.astype(np.float32))
+
+    def place_cosines(self, rows: Sequence[int], query: np.ndarray) -> np.ndarray | None:
+        """The cosine of each page's place (by row) with the query vector; None when the
+        index keeps no place vectors."""
+        if self.places is None:
+            return None
+        self._same_model(query)
+        return np.asarray(self.places[list(rows)] @ query.astype(np.float32), dtype=np.float64)
 
     def _same_model(self, query: np.ndarray) -> None:
         """A query of other dimensions than the pages' is refused: the model behind the name
@@ -191,7 +206,8 @@ def build_vectors(
 ) -> tuple[VectorIndex, int]:
     """The pages' vectors written under `index_folder` (reusing `previous`'s rows whose key is
     unchanged), and how many pages were embedded anew; with `pieces`, each page's word pieces
-    too (page_tokens.py: for reranking; a corpus with `rerank: 0` keeps none)."""
+    and place vector too (page_tokens.py, places.py: for reranking; a corpus with `rerank: 0`
+    keeps neither)."""
     texts = [embedded_text(page) for page in pages]
     keys = _keys(embedder.name, texts)
     vectors = np.zeros((len(texts), embedder.dimensions), dtype=np.float32)
@@ -207,6 +223,7 @@ def build_vectors(
     folder.mkdir(parents=True, exist_ok=True)
     writer = PieceWriter(folder, len(texts), embedder.dimensions) if pieces else None
     fresh = []
+    kept_places: dict[int, np.ndarray] = {}  # an unchanged page's place: the same text's
     for row, key in enumerate(keys):
         old = known.get(bytes(key))
         if old is None:
@@ -217,6 +234,8 @@ def build_vectors(
             if writer is not None:
                 assert previous.tokens is not None
                 writer.add(row, *previous.tokens.raw(old))
+                if previous.places is not None:
+                    kept_places[row] = previous.places[old]
     started = time.perf_counter()
     try:
         if fresh and writer is not None:
@@ -227,6 +246,9 @@ def build_vectors(
             )
         elif fresh:
             vectors[fresh] = embedder.embed([texts[row] for row in fresh], progress=progress)
+        places = None
+        if writer is not None:
+            places = build_places(pages, embedder.embed, folder, embedder.dimensions, kept_places)
     except BaseException:
         if writer is not None:
             writer.discard()
@@ -236,6 +258,7 @@ def build_vectors(
         writer.finish()
     else:
         remove_pieces(folder)
+        remove_places(folder)
     model = {
         "model": embedder.name,
         # who made them: a service's provider, else runner's own forward pass
@@ -253,7 +276,8 @@ def build_vectors(
     _replace(folder / MODEL_FILE, lambda file: file.write(json.dumps(model).encode()))
     mapped = np.load(folder / VECTORS_FILE, mmap_mode="r")
     stored = PageTokens.load(folder, len(texts))
-    return VectorIndex(embedder.name, mapped, keys, embedder.precision, stored), len(fresh)
+    made = VectorIndex(embedder.name, mapped, keys, embedder.precision, stored, places=places)
+    return made, len(fresh)
 
 
 def _replace(path: Path, write: Callable[[BinaryIO], object]) -> None:

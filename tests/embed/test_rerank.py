@@ -104,7 +104,7 @@ def test_a_rerank_endpoint_reorders_runner_s_vectors_and_no_pieces_are_kept(
 def test_a_reranked_search_orders_as_the_joined_score_computed_page_by_page(
     embedder, tmp_path: Path
 ) -> None:
-    from runner.retrieval.rerank import word_match
+    from runner.retrieval.rerank import PLACE_WEIGHT, word_match
 
     index = corpus(tmp_path, 20)
     assert index.vectors is not None and index.vectors.tokens is not None
@@ -120,8 +120,25 @@ def test_a_reranked_search_orders_as_the_joined_score_computed_page_by_page(
         ]
     )
     scores = np.array([hit.score for hit in searched])
-    joined = scores + (matches - matches.mean()) / matches.std() * scores.std()
+    assert index.vectors.places is not None
+    vector = index.query_vector(index.expanded(QUESTION))
+    places = np.array(
+        [float(index.vectors.places[rows[hit.page.node_id]] @ vector) for hit in searched]
+    )
+    evidence = (matches - matches.mean()) / matches.std()
+    evidence += PLACE_WEIGHT * (places - places.mean()) / places.std()
+    joined = scores + evidence * scores.std()
     nodes = [hit.page.node_id for hit in searched]
     expected = sorted(zip(joined, nodes, strict=True), key=lambda pair: -pair[0])
     assert [hit.page.node_id for hit in found] == [node for _, node in expected]
     assert np.allclose([hit.score for hit in found], [score for score, _ in expected], atol=1e-5)
+
+
+def test_the_index_keeps_the_model_s_vector_of_each_page_s_place(embedder, tmp_path: Path) -> None:
+    from runner.retrieval.places import place_text
+
+    index = corpus(tmp_path, 20)
+    assert index.vectors is not None and index.vectors.places is not None
+    page = index.pages()[3]
+    [live] = embedder.embed([place_text(page)])
+    assert float(index.vectors.places[3] @ live) >= 0.999

@@ -59,6 +59,31 @@ def test_an_html_document_whose_first_heading_is_a_numbered_section_takes_its_ti
     assert {page.title for page in html_pages(tmp_path, html)} == {"UPSERT"}
 
 
+def titles(tmp_path: Path, declared: str, body: str) -> set[str]:
+    """The titles the pages of an HTML document take: its `<title>` is `declared`."""
+    html = f"<html><head><title>{declared}</title></head><body>{body}</body></html>"
+    return {page.title for page in html_pages(tmp_path, html)}
+
+
+def test_an_html_document_whose_first_heading_is_one_of_several_at_its_level_takes_its_title(
+    tmp_path: Path,
+) -> None:
+    # a manual page as pod2html writes it: NAME, SYNOPSIS, DESCRIPTION are its parts
+    body = (
+        "<h1>NAME</h1><p>lampctl - control the lamps</p><h1>SYNOPSIS</h1><p>lampctl on</p>"
+        "<h1>DESCRIPTION</h1><p>Turns the lamps on and off.</p>"
+    )
+    declared = "lampctl - control the lamps"
+    assert titles(tmp_path, declared, body) == {declared}
+
+
+def test_an_html_document_whose_first_heading_encloses_the_rest_keeps_it_as_its_title(
+    tmp_path: Path,
+) -> None:
+    body = "<h1>Lamps</h1><h2>Wicks</h2><p>Trim the wick.</p><h2>Oil</h2><p>Use lamp oil.</p>"
+    assert titles(tmp_path, "Lamps | Example Site", body) == {"Lamps"}
+
+
 def test_html_and_pdf_files_are_documents() -> None:
     assert document_format("site/faq.HTML") == "html"
     assert document_format("a.htm") == "html"
@@ -73,6 +98,31 @@ def test_html_headings_become_page_headings(tmp_path: Path) -> None:
         "Discounts",
     ]
     assert pages[0].title == "Widget FAQ"
+
+
+NOTED_HTML = """<html><body><h1>Lamps</h1><h2>Filling the lamp</h2>
+<p>Pour the oil in slowly until the tank is three quarters full.</p>
+<div class="note"><h3 class="title">Note</h3><p>Never fill a lamp that is still warm.</p></div>
+<p>Then close the cap.</p><h2>Trimming the wick</h2><p>Cut the wick straight.</p>
+</body></html>"""
+
+
+def test_an_admonition_s_label_is_not_a_section(tmp_path: Path) -> None:
+    pages = html_pages(tmp_path, NOTED_HTML)
+    assert [p.heading for p in pages] == ["Filling the lamp", "Trimming the wick"]
+
+
+def test_an_admonition_s_label_opens_its_first_line_in_the_section_it_annotates(
+    tmp_path: Path,
+) -> None:
+    [filling, _] = html_pages(tmp_path, NOTED_HTML)
+    assert "Note: Never fill a lamp that is still warm." in filling.text
+    assert "Then close the cap." in filling.text
+
+
+def test_a_heading_in_a_div_of_another_class_is_a_section(tmp_path: Path) -> None:
+    html = NOTED_HTML.replace('class="note"', 'class="sect2"')
+    assert "Note" in [p.heading for p in html_pages(tmp_path, html)]
 
 
 def test_html_heading_paths_follow_the_heading_levels(tmp_path: Path) -> None:

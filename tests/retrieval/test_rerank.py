@@ -147,6 +147,23 @@ def test_a_question_of_stop_words_alone_weighs_its_pieces_alike(keyword: Keyword
     assert [row for row, _ in order] == [1, 0, 2]
 
 
+def test_of_two_close_pages_the_words_match_alike_the_one_whose_place_is_nearest_moves_up(
+    keyword: KeywordIndex,
+) -> None:
+    # "how" is on no page: the words tie, and the places' cosines decide the first two's race
+    scores, places = [0.5, 0.49, 0.3, 0.29], [0.1, 0.6, 0.1, 0.1]
+    order = reranked("how", TEXTS, scores, HandMadeModel(), keyword, places=places)
+    assert [row for row, _ in order] == [1, 0, 2, 3]
+
+
+def test_the_place_weighs_less_than_the_words(keyword: KeywordIndex) -> None:
+    # the words favour the descaling page as far as the place favours the first: the words win
+    order = reranked(
+        "limescale", TEXTS, [0.5] * 4, HandMadeModel(), keyword, places=[0.9, 0.1, 0.1, 0.1]
+    )
+    assert order[0][0] == 1
+
+
 def test_a_keyword_search_is_never_reranked(tmp_path: Path, monkeypatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("a keyword search asked the model")

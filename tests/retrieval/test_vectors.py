@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from runner.retrieval.pages import Page
+from runner.retrieval.places import place_text
 from runner.retrieval.vectors import VectorIndex, build_vectors, embedded_text, model_folder
 
 
@@ -153,6 +154,39 @@ def test_without_pieces_no_word_piece_is_stored(tmp_path: Path) -> None:
     loaded = VectorIndex.load(tmp_path, "word-bag")
     assert loaded is not None and loaded.tokens is None
     assert not list(model_folder(tmp_path, "word-bag").glob("token*.npy"))
+
+
+def test_each_page_keeps_the_vector_of_its_place_for_reranking(tmp_path: Path) -> None:
+    pages = [page(1, "kettle boils water"), Page("b.md#1", "b.md", 1, "B", "Toasters", "bread")]
+    build_vectors(pages, WordBag(), tmp_path)
+    loaded = VectorIndex.load(tmp_path, "word-bag")
+    assert loaded is not None and loaded.places is not None
+    assert np.allclose(loaded.places, WordBag().embed(["A › Section", "B › Toasters"]))
+    query = WordBag().embed(["toasters"])[0]
+    cosines = loaded.place_cosines([1, 0], query)
+    assert cosines is not None and cosines[0] > cosines[1]
+
+
+def test_pages_of_one_section_have_their_place_embedded_once(tmp_path: Path) -> None:
+    embedder = WordBag()
+    build_vectors(PAGES, embedder, tmp_path)
+    assert embedder.embedded.count(place_text(PAGES[0])) == 1
+
+
+def test_a_rebuild_embeds_only_the_places_it_does_not_know(tmp_path: Path) -> None:
+    first, _ = build_vectors(PAGES, WordBag(), tmp_path / "one")
+    moved = Page("c.md#1", "c.md", 1, "C", "Ovens", "oven bakes")
+    embedder = WordBag()
+    build_vectors([*PAGES, moved], embedder, tmp_path / "two", previous=first)
+    assert embedder.embedded == [embedded_text(moved), "C › Ovens"]
+
+
+def test_without_pieces_no_place_vector_is_stored(tmp_path: Path) -> None:
+    build_vectors(PAGES, WordBag(), tmp_path)
+    build_vectors(PAGES, WordBag(), tmp_path, pieces=False)
+    loaded = VectorIndex.load(tmp_path, "word-bag")
+    assert loaded is not None and loaded.places is None
+    assert loaded.place_cosines([0], WordBag().embed(["kettle"])[0]) is None
 
 
 def test_blas_is_held_to_one_thread_from_the_first_search_product_on() -> None:

@@ -5,7 +5,9 @@ PostgreSQL manual (1,169 files, 19 MB) in 0.4 s, where BeautifulSoup + markdowni
 for the same files — past the whole indexing budget — and html2text is GPL-licensed. The walk
 below only has to produce what pages need: headings and paragraph blocks.
 
-- `h1`–`h6` become headings (their level is kept, for heading paths);
+- `h1`–`h6` become headings (their level is kept, for heading paths), but for an admonition's
+  label (DocBook's `<div class="note"><h3>Note</h3>`): it opens the note's first line
+  (`Note: …`), and the note stays in the section it annotates;
 - the site's frame is dropped: the page's `header`, `footer` and `aside` (not an article's or
   a section's own, which hold its title and notes), `script`, `style`, `noscript`, `template`,
   and the furniture furniture.py names (`nav`, ARIA roles, the bars documentation generators
@@ -78,6 +80,21 @@ _LINK_LINE = re.compile(
 )
 
 
+# DocBook's admonitions (the PostgreSQL manual's): `<div class="note"><h3 class="title">Note</h3>`
+_ADMONITIONS = frozenset({"note", "tip", "warning", "caution", "important"})
+
+
+def _admonition(heading: lxml.html.HtmlElement) -> bool:
+    """A heading that is an admonition's label (`Note`, `Tip`, `Warning`): not a section of its
+    own, so a note stays in the section it annotates instead of making 'Note' a section."""
+    parent = heading.getparent()
+    return (
+        parent is not None
+        and parent.tag == "div"
+        and not _ADMONITIONS.isdisjoint((parent.get("class") or "").split())
+    )
+
+
 def _squash(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
@@ -92,6 +109,7 @@ class _Walk:
     lists: list[list[int]] = field(default_factory=list)  # open lists: [items so far, ordered]
     links: list[tuple[int, str]] = field(default_factory=list)  # open <a href>: (inline at, href)
     marker: str = ""  # the open list item's `- ` / `2. `, indented by depth, until its first line
+    label: str = ""  # an admonition's `Note: `, until the first line of what it says
 
     def text(self, text: str | None) -> None:
         if text:
@@ -108,8 +126,8 @@ class _Walk:
         else:
             line = _LINK.sub(lambda link: link["text"], line)
         if line.strip():
-            self.lines.append(self.marker + line)
-            self.marker = ""
+            self.lines.append(self.marker + self.label + line)
+            self.marker = self.label = ""
 
     def end_paragraph(self) -> None:
         self.end_line()
@@ -125,7 +143,9 @@ class _Walk:
         if tag in _HEADINGS:
             self.end_paragraph()
             title = clean_heading(_squash(element.text_content()))
-            if title:  # written as Markdown, so a page's text shows it as a heading
+            if title and _admonition(element):
+                self.label = f"{title}: "  # what it says belongs to the section around it
+            elif title:  # written as Markdown, so a page's text shows it as a heading
                 level = _HEADINGS[tag]
                 self.blocks.append(Block(f"{'#' * level} {title}", heading=title, level=level))
             return True
