@@ -73,7 +73,11 @@ def _vectors(embedder: Any, model: tuple[str, str], texts: list[str]) -> list[An
 MEANING_FLOOR = 0.3  # a unit's cosine with the question below this does not answer it…
 RELATED_SHARE = 0.5  # …and a unit below this share of the best unit's cosine does not bear on it
 FIRST_UNITS = 2  # units the first page by meaning gives when the words chose none of it
-MEANING_PAGES = 3  # pages meaning may add to what the words chose
+# pages meaning may add to what the words chose: every page of a search's default top 5 whose
+# best unit bears on the question. Search ranks pages better than a unit's cosine does (on the
+# users'-words sets the search's first page is the gold one more often than the page of the
+# unit meaning most), so a page it returned is not left out for a sentence of another
+MEANING_PAGES = 5
 # a page read alone (`read_page`, a deep search's) whose own vector is this far from the question
 # does not bear on it, whatever words it shares: a page vector is of the whole page, steadier
 # than a sentence's, and on-topic pages of a manual reach 0.4 where pages of another appliance
@@ -119,7 +123,8 @@ class Meaning:
         it reaches MEANING_FLOOR: the first page by meaning read as a whole (its best units, at
         most FIRST_UNITS), then the best unit of each other page, the page meaning the question
         most first (the unit that means it most, whatever words it uses), up to MEANING_PAGES
-        pages in all."""
+        pages in all; each unit added brings the one after it that bears on the question too
+        (`_read_on`)."""
         pages = {candidate.page for candidate in chosen}
         added: list[Candidate] = []
         best_first = [c for c in self.ranked(self.first)[:FIRST_UNITS] if self.meets(c)]
@@ -134,7 +139,27 @@ class Meaning:
                 added.append(candidate)
                 pages.add(candidate.page)
                 read += 1
-        return _in_order(added) + chosen
+        return _in_order(added + self._read_on(added, chosen)) + chosen
+
+    def _read_on(self, added: Sequence[Candidate], chosen: Sequence[Candidate]) -> list[Candidate]:
+        """The unit after each unit meaning added, in its section, when it bears on the question
+        too (reaches MEANING_FLOOR): a manual names a need in one sentence and meets it in the
+        next ("lists are not efficient for this purpose." — "To implement a queue, use
+        collections.deque"), and the user's words describe the need."""
+        by_place = {candidate.place: candidate for candidate in self.context}
+        taken = {candidate.place for candidate in [*added, *chosen]}
+        found: list[Candidate] = []
+        for candidate in added:
+            following = by_place.get((candidate.passage, candidate.unit.position + 1))
+            if (
+                following is not None
+                and following.place not in taken
+                and following.section == candidate.section
+                and self.meets(following)
+            ):
+                found.append(following)
+                taken.add(following.place)
+        return found
 
     def meets(self, candidate: Candidate) -> bool:
         return self.cosine[candidate.place] >= MEANING_FLOOR
