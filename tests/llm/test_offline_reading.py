@@ -131,25 +131,28 @@ def test_every_page_search_returned_that_means_the_question_is_quoted_not_only_t
     assert all(f"[{n}.md p. 1]" in reply for n in range(5))
 
 
+NEED = "A list can serve as a first-in first-out queue, but it is slow for this."
+
+
+def reply_after_need(monkeypatch: pytest.MonkeyPatch, following: str, cosine: float) -> str:
+    """The answer on a page whose best sentence names the need, `following` after it."""
+    given_cosines(monkeypatch, {NEED: 0.6, following: cosine})
+    return answer("take items off the front in arrival order", meant(f"{NEED} {following}", "a.md"))
+
+
 def test_a_unit_meaning_adds_brings_the_next_one_of_its_section_that_bears_too(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # the first sentence names the need in the user's words; the next one meets it
-    need = "A list can serve as a first-in first-out queue, but it is slow for this."
     remedy = "Use a double-ended queue, which pops from the front quickly."
-    given_cosines(monkeypatch, {need: 0.6, remedy: 0.35})
-    reply = answer("take items off the front in arrival order", meant(f"{need} {remedy}", "a.md"))
-    assert reply == f"{need} {remedy} [a.md p. 1]"
+    assert reply_after_need(monkeypatch, remedy, 0.35) == f"{NEED} {remedy} [a.md p. 1]"
 
 
 def test_the_next_unit_that_does_not_bear_on_the_question_is_not_brought(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    need = "A list can serve as a first-in first-out queue, but it is slow for this."
     aside = "Lists were added in the first release."
-    given_cosines(monkeypatch, {need: 0.6, aside: 0.1})
-    reply = answer("take items off the front in arrival order", meant(f"{need} {aside}", "a.md"))
-    assert reply == f"{need} [a.md p. 1]"
+    assert reply_after_need(monkeypatch, aside, 0.1) == f"{NEED} [a.md p. 1]"
 
 
 def test_a_unit_is_read_by_meaning_with_the_code_it_introduces(

@@ -46,6 +46,7 @@ from collections.abc import Set as AbstractSet
 from typing import TypeGuard
 
 from runner.llm.providers.offline_meaning import Meaning, by_meaning
+from runner.llm.providers.offline_named import on_the_asked_products
 from runner.llm.providers.offline_passages import (
     OfflinePassage,
     cited_by,
@@ -144,9 +145,9 @@ def _read_by_meaning(
     """What the words chose that bears on the question, with what meaning adds (rule 7) unless
     the question is answered already (`_answered`)."""
     kept = meant.kept(answering)
-    if _answered(parts(question), context, given, kept):
-        return kept
-    return meant.read(kept)
+    if not _answered(parts(question), context, given, kept):
+        kept = meant.read(kept)
+    return on_the_asked_products(question, kept, context, meant.model)
 
 
 def _answered(

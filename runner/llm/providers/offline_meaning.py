@@ -99,6 +99,7 @@ class Meaning:
     cosine: dict[tuple[int, int], float]
     context: list[Candidate]  # the context's units
     first: list[Candidate]  # the units of the first page by meaning
+    model: tuple[str, str] = ("", "")  # (model, precision) that read them
 
     @property
     def best(self) -> float:
@@ -200,7 +201,7 @@ def by_meaning(
     cosine = {c.place: value for c, value in zip(context, values, strict=True)}
     first_page = _first_page(passages, context)
     first = [candidate for candidate in context if candidate.page == first_page]
-    return Meaning(cosine, list(context), first)
+    return Meaning(cosine, list(context), first, model)
 
 
 def _in_order(candidates: Iterable[Candidate]) -> list[Candidate]:
