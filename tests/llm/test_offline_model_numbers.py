@@ -78,3 +78,20 @@ def test_a_page_naming_no_model_number_may_still_answer(monkeypatch: pytest.Monk
     given_cosines(monkeypatch, {("Is the KW-620", WARRANTY): 0.6, ("Is the KW-620", policy): 0.5})
     reply = answer(TWO_PARTS, meant(WARRANTY, "a.md", first=True), meant(policy, "b.md"))
     assert f"{policy} [b.md p. 1]" in reply
+
+
+def test_reading_on_stops_at_a_unit_about_another_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    quiet = "The KW-620 is quiet."
+    softly = "Its drum spins very softly."
+    sibling = "The KW-720X spins more softly still."
+    page = meant(f"The KW-620 is a washing machine. {softly} {sibling}", "b.md")
+    given_cosines(
+        monkeypatch,
+        {
+            ("Is the KW-620", quiet): 0.7,
+            ("Is the KW-620", softly): 0.6,
+            ("Is the KW", sibling): 0.5,
+        },
+    )
+    reply = answer("Is the KW-620 quiet?", meant(quiet, "a.md", first=True), page)
+    assert softly in reply and sibling not in reply

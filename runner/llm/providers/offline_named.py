@@ -28,7 +28,7 @@ none is left to the other rules (its words on one page, every name among the quo
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from runner.llm.providers.offline_meaning import model_of, unit_meaning
@@ -120,25 +120,24 @@ def answering_units(question: str, passages: Sequence[OfflinePassage]) -> list[U
     return found
 
 
-def on_the_asked_products(
-    question: str,
-    kept: Sequence[Candidate],
-    context: Sequence[Candidate],
-    model: tuple[str, str],
-) -> list[Candidate]:
-    """The units of `kept` (what reading by meaning quotes of the context) that bear on the
-    model numbers the question names: not on a page of other products
-    (`_pages_of_other_products`), saying something the question asks of the numbers they hold
-    (`says_of_its_names`), not about other models of the family (`about_a_sibling`). The
-    model reads `KW-620` and `KW-720X` alike, so meaning alone cannot tell these apart."""
+def on_the_asked_product(
+    question: str, context: Sequence[Candidate], model: tuple[str, str]
+) -> Callable[[Candidate], bool]:
+    """Whether a unit of the context bears on the model numbers the question names: not on a
+    page of other products (`_pages_of_other_products`), saying something the question asks of
+    the numbers it holds (`says_of_its_names`), not about other models of the family
+    (`about_a_sibling`). The model reads `KW-620` and `KW-720X` alike, so meaning alone cannot
+    tell these apart. Every unit does when the question names none."""
     elsewhere = _pages_of_other_products(question, context)
-    return [
-        candidate
-        for candidate in kept
-        if candidate.page not in elsewhere
-        and says_of_its_names(question, candidate.unit, model)
-        and not about_a_sibling(question, candidate.unit)
-    ]
+
+    def admits(candidate: Candidate) -> bool:
+        return (
+            candidate.page not in elsewhere
+            and says_of_its_names(question, candidate.unit, model)
+            and not about_a_sibling(question, candidate.unit)
+        )
+
+    return admits
 
 
 def _pages_of_other_products(
