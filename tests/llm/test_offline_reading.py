@@ -114,6 +114,68 @@ def test_each_page_that_means_the_question_gives_its_best_unit_and_the_others_no
     assert reply == f"{first} [a.md p. 1]\n{also} [b.md p. 1]"
 
 
+def test_every_page_search_returned_that_means_the_question_is_quoted_not_only_three(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the search ranks pages better than a sentence's cosine: its fifth page may be the answer
+    texts = [
+        "Send every visitor to the encrypted address with a permanent redirect.",
+        "A rewrite rule can move every plain request to the secure site.",
+        "The secure site needs a certificate for its name.",
+        "Browsers remember a site that asks for encryption only.",
+        "A virtual host on port 80 can point its visitors at port 443.",
+    ]
+    given_cosines(monkeypatch, dict(zip(texts, (0.5, 0.48, 0.46, 0.44, 0.42), strict=True)))
+    pages = [meant(text, f"{n}.md", first=n == 0) for n, text in enumerate(texts)]
+    reply = answer("How do I force everyone onto HTTPS?", *pages)
+    assert all(f"[{n}.md p. 1]" in reply for n in range(5))
+
+
+NEED = "A list can serve as a first-in first-out queue, but it is slow for this."
+WHY = "Popping from its front moves every other item."
+REMEDY = "Use a double-ended queue."
+
+
+def reply_after_need(monkeypatch: pytest.MonkeyPatch, following: dict[str, float]) -> str:
+    """The answer on a page whose best sentence names the need, the `following` sentences (and
+    their cosines) after it."""
+    given_cosines(monkeypatch, {NEED: 0.6, **following})
+    page = meant(" ".join([NEED, *following]), "a.md")
+    return answer("take items off the front in arrival order", page)
+
+
+def test_a_unit_meaning_adds_brings_the_next_one_of_its_section_that_bears_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the first sentence names the need in the user's words; the next one meets it
+    assert reply_after_need(monkeypatch, {REMEDY: 0.35}) == f"{NEED} {REMEDY} [a.md p. 1]"
+
+
+def test_a_unit_meaning_adds_brings_two_units_after_it_that_bear(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reply = reply_after_need(monkeypatch, {WHY: 0.35, REMEDY: 0.35})
+    assert reply == f"{NEED} {WHY} {REMEDY} [a.md p. 1]"
+
+
+def test_no_more_than_two_units_after_it_are_brought(monkeypatch: pytest.MonkeyPatch) -> None:
+    more = "A double-ended queue also pops from its end quickly."
+    reply = reply_after_need(monkeypatch, {WHY: 0.35, REMEDY: 0.35, more: 0.35})
+    assert reply == f"{NEED} {WHY} {REMEDY} [a.md p. 1]"
+
+
+def test_reading_on_stops_at_a_unit_that_does_not_bear(monkeypatch: pytest.MonkeyPatch) -> None:
+    aside = "Lists were added in the first release."
+    assert reply_after_need(monkeypatch, {aside: 0.1, REMEDY: 0.35}) == f"{NEED} [a.md p. 1]"
+
+
+def test_the_next_unit_that_does_not_bear_on_the_question_is_not_brought(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    aside = "Lists were added in the first release."
+    assert reply_after_need(monkeypatch, {aside: 0.1}) == f"{NEED} [a.md p. 1]"
+
+
 def test_a_unit_is_read_by_meaning_with_the_code_it_introduces(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -46,6 +46,7 @@ from collections.abc import Set as AbstractSet
 from typing import TypeGuard
 
 from runner.llm.providers.offline_meaning import Meaning, by_meaning
+from runner.llm.providers.offline_named import on_the_asked_product
 from runner.llm.providers.offline_passages import (
     OfflinePassage,
     cited_by,
@@ -142,11 +143,13 @@ def _read_by_meaning(
     given: list[Candidate],
 ) -> list[Candidate]:
     """What the words chose that bears on the question, with what meaning adds (rule 7) unless
-    the question is answered already (`_answered`)."""
-    kept = meant.kept(answering)
+    the question is answered already (`_answered`); of a question naming a model number, only
+    what bears on that product (`on_the_asked_product`)."""
+    admits = on_the_asked_product(question, context, meant.model)
+    kept = [candidate for candidate in meant.kept(answering) if admits(candidate)]
     if _answered(parts(question), context, given, kept):
         return kept
-    return meant.read(kept)
+    return meant.read(kept, admits)
 
 
 def _answered(

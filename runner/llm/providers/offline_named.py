@@ -28,18 +28,24 @@ none is left to the other rules (its words on one page, every name among the quo
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from runner.llm.providers.offline_meaning import model_of, unit_meaning
 from runner.llm.providers.offline_passages import OfflinePassage
 from runner.llm.providers.offline_question import Part, names, parts
 from runner.llm.providers.offline_rows import is_code
+from runner.llm.providers.offline_scoring import Candidate
 from runner.llm.providers.offline_units import ITEM, SENTENCE, Unit, parse, unit_stems
 from runner.text.words import stem, tokenize
 
 NAMED_PART_MIN_COVERAGE = 0.6  # of a part's words besides its names, in one unit holding them
 _PROSE = (SENTENCE, ITEM)  # what refers back to a name said before it ("It …")
+# a model or part number: letters (its family), a hyphen, digits, at most two letters after them
+# (`KW-720X`, `KW-860WD`, `KA-STACK-2`): a product, whose qualities a question asks about; not a
+# bare code (`E24`, `utf8`), which is itself what a question asks about, nor a name that goes on
+# in words (`sqlite3-placeholders`) nor a measure (`32-bit`)
+_MODEL_NUMBER = re.compile(r"^([a-z][a-z-]*)-\d+[a-z]{0,2}$")
 _DETERMINER = r"(?:(?:the|a|an|my|our|your|this|that|their|its)\s+)?"
 
 
@@ -112,6 +118,93 @@ def answering_units(question: str, passages: Sequence[OfflinePassage]) -> list[U
         if answering not in found:
             found.append(answering)
     return found
+
+
+def on_the_asked_product(
+    question: str, context: Sequence[Candidate], model: tuple[str, str]
+) -> Callable[[Candidate], bool]:
+    """Whether a unit of the context bears on the model numbers the question names: not on a
+    page of other products (`_pages_of_other_products`), saying something the question asks of
+    the numbers it holds (`says_of_its_names`), not about other models of the family
+    (`about_a_sibling`). The model reads `KW-620` and `KW-720X` alike, so meaning alone cannot
+    tell these apart. Every unit does when the question names none."""
+    elsewhere = _pages_of_other_products(question, context)
+
+    def admits(candidate: Candidate) -> bool:
+        return (
+            candidate.page not in elsewhere
+            and says_of_its_names(question, candidate.unit, model)
+            and not about_a_sibling(question, candidate.unit)
+        )
+
+    return admits
+
+
+def _pages_of_other_products(
+    question: str, context: Sequence[Candidate]
+) -> set[tuple[int, tuple[str, ...]]]:
+    """When the question names a model number, the pages that name model numbers and not one
+    it names: a robot vacuum's page (`KV-500X`) does not say whether the `KW-620` is quiet,
+    whatever its "quiet" sentences mean. A page naming none (a policy for every appliance)
+    may still answer."""
+    asked = model_numbers(question)
+    if not asked:
+        return set()
+    named: dict[tuple[int, tuple[str, ...]], set[str]] = {}
+    for candidate in context:
+        named.setdefault(candidate.page, set()).update(numbers_said(candidate.unit))
+    return {page for page, numbers in named.items() if numbers and not numbers & asked}
+
+
+def says_of_its_names(question: str, unit: Unit, model: tuple[str, str]) -> bool:
+    """Whether a unit that holds the model numbers a part of the question names says something
+    the question asks: it holds a content word of the question besides its names, or it means a
+    named part read with its names put as "it" (PART_MEANING_FLOOR). A unit holding only the
+    names ("On the KW-510S, KW-620 and KW-700 … worn carbon brushes are common" for "Is the
+    KW-620 quiet? And what is the warranty?") does not: its cosine with the whole question is
+    raised by the code it shares, which the model reads as shared meaning."""
+    named = named_parts(question)
+    held = unit.stems | unit.context_stems
+    holding = [
+        part
+        for part in named
+        if part.name_stems <= held and any(_MODEL_NUMBER.match(name) for name in part.names)
+    ]
+    if not holding:
+        return True
+    asked = frozenset().union(*(part.stems for part in parts(question))) - frozenset().union(
+        *(part.name_stems for part in named)
+    )
+    if not asked or asked & held:
+        return True
+    return any(unit_meaning(model, part.as_it(), [unit]) is not None for part in holding)
+
+
+def about_a_sibling(question: str, unit: Unit) -> bool:
+    """Whether the unit names codes of the family of one the question names (the letters before
+    its first digit: `KW-` of `KW-620`) and none the question names: "The inverter motors of the
+    KW-720X, KW-820X and KW-860WD have no brushes" is about other washing machines, not the
+    KW-620 asked about. A code of another family (a policy's `KHA-POL-101`, `utf-8` beside
+    `latin-1`) says nothing of the kind."""
+    asked, said = model_numbers(question), numbers_said(unit)
+    if not asked or not said or asked & said:
+        return False
+    return bool({_family(code) for code in asked} & {_family(code) for code in said})
+
+
+def model_numbers(question: str) -> frozenset[str]:
+    """The model or part numbers the question names, lower-cased (`kw-620`)."""
+    return frozenset(name for name in names(question) if _MODEL_NUMBER.match(name))
+
+
+def numbers_said(unit: Unit) -> frozenset[str]:
+    """The model or part numbers the unit's text names, lower-cased."""
+    return frozenset(token for token in tokenize(unit.text) if _MODEL_NUMBER.match(token))
+
+
+def _family(code: str) -> str:
+    match = _MODEL_NUMBER.match(code)
+    return match.group(1) if match else code
 
 
 def _covered(part: NamedPart, units: Sequence[Unit], model: tuple[str, str] | None) -> bool | None:
