@@ -130,6 +130,24 @@ def test_a_guaranteed_passage_does_not_keep_out_a_page_that_answers_the_question
     ]
 
 
+def test_a_tools_own_answer_is_not_joined_by_a_page_that_only_matches_its_words() -> None:
+    """A tool's own answer (guaranteed, C23, no page label) holding the question's words
+    settles them: a page sentence matching them as fully (an accessory's warranty under the
+    question's words) is not mixed in, unlike beside a deep search's supplement of pages."""
+    tool_answer = Passage(
+        "The KW-720X washing machine comes with a 3-year warranty.", (Source("products.csv"),)
+    )
+    accessory = Passage(
+        "Stacking kits for a washing machine carry a 1-year warranty.",
+        (Source("stacking-kits.md", 10),),
+    )
+    _, prompts = offline()
+    question = "What warranty do I get on my washing machine?"
+    text = run(prompts.answer(question, [tool_answer], [accessory])).text
+    assert "Stacking kits" not in text
+    assert text.startswith("The KW-720X washing machine comes with a 3-year warranty.")
+
+
 def test_a_page_that_answers_only_part_of_the_question_competes_for_that_part_alone() -> None:
     """The supplement answers the second part; the page, which answers neither, stays out."""
     unrelated = Passage("Tags name commits.", (Source("git-tag.md", 1),))

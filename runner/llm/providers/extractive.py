@@ -8,7 +8,8 @@ how (`offline_selection`).
 
 Choosing, after the guaranteed passages (C23: quoted first, matched or not, their words covered
 — unless a unit of the context answers a part as fully: 60 % of its weight, and no less than they
-cover; a deep search's supplement never displaces a first-search sentence that answered):
+cover; a deep search's supplement never displaces a first-search sentence that answered, while
+the words a tool's own answer holds stay covered):
 1. competing: for each part of the question the context can answer at all (its pages hold a
    third of the part's weight), the units that reach 40 % of the best score on what the part
    still needs, on a page that holds half of that; where the part asks for a value of a kind
@@ -121,7 +122,11 @@ def select(
             covered.update(candidate.match)
     context = [c for c in candidates if not passages[c.passage].guaranteed]
     by_guaranteed = set(covered)
-    answering = _answering(question_parts, context, covered, limit)
+    # a tool's own answer (a guaranteed passage that is not pages a search found) settles the
+    # words it holds: a page matching them as fully does not reopen them (the deep search's
+    # supplement, labelled pages, does not settle them: the first search's pages still compete)
+    by_tool = {key for c in given if not c.unit.labels for key in c.match}
+    answering = _answering(question_parts, context, covered, limit, settled=by_tool)
     meant = by_meaning(question, passages, context)
     if meant is not None:
         answering = _read_by_meaning(meant, question, context, answering, given)
@@ -274,14 +279,16 @@ def _answering(
     candidates: list[Candidate],
     covered: set[str],
     limit: int,
+    settled: AbstractSet[str] = frozenset(),
 ) -> list[Candidate]:
     """The context units to quote (rules 1-6 of the module's docstring); `covered` grows by
-    the words they match."""
+    the words they match. Words `settled` (a tool's own answer holds them) stay covered."""
     if not candidates or limit <= 0:
         return []
     weights = idf_weights(candidates, question_parts)
     # a part a unit of the context answers is quoted from it, whatever else covers its words
-    still_open = covered - _answered_here(question_parts, candidates, weights, covered)
+    reopened = _answered_here(question_parts, candidates, weights, covered) - settled
+    still_open = covered - reopened
     # the units stating a value asked are preferred; when they cannot answer a third of any
     # part, the units are chosen as if no value were asked (a value is a preference, not a bar)
     for prefer_values in (True, False):
