@@ -7,7 +7,8 @@ nothing else stops it reaching the user. `diagnose` finds:
 
 - **repetition**: a sentence (of three words or more) that comes three times or more, or a run of
   words repeated back to back four times or more (`the filter the filter the filter …`; one
-  word, eight times);
+  word, eight times), read in the prose: a fenced code block is quoted code, whose lines may
+  rightly repeat, and loops only when the same block comes three times;
 - **echo** (the final answer and compose, whose prompts are runner's instructions around the
   question and the passages): the reply repeats the request's own instructions (a sentence of
   five words or more of the prompt that is neither the question nor a passage it was given), or
@@ -22,11 +23,13 @@ from __future__ import annotations
 import functools
 import operator
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from runner.llm.types import LLMRequest, Purpose
+from runner.text.markup import FENCED_BLOCK
 
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
 _WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
@@ -102,7 +105,20 @@ def diagnose(
 
 
 def _repetition(reply: str) -> Degenerate | None:
-    sentences = _sentences(reply)
+    """A loop in the prose of a reply. Code blocks are read apart: quoted code repeats lines
+    rightly (three `CREATE TABLE products (` of three examples), so a block is a loop only
+    when the same block comes REPEATS times."""
+    blocks = Counter(block.group(0).strip() for block in FENCED_BLOCK.finditer(reply))
+    looped_block = next((b for b, count in blocks.items() if count >= REPEATS), None)
+    if looped_block is not None:
+        first = reply.index(looped_block) + len(looped_block)
+        return Degenerate(
+            "repetition",
+            f"the code block {_excerpt(looped_block)!r} came {blocks[looped_block]} times",
+            reply[:first].strip(),
+        )
+    prose = FENCED_BLOCK.sub("\n", reply) if blocks else reply
+    sentences = _sentences(prose)
     seen: dict[str, int] = {}
     for sentence in sentences:
         key = _key(sentence)
@@ -116,15 +132,15 @@ def _repetition(reply: str) -> Degenerate | None:
             f"the sentence {_excerpt(looping[0])!r} came {seen[looping[0]]} times",
             _join(kept),
         )
-    words = _WORD.findall(reply)
+    words = _WORD.findall(prose)
     run = _repeated_run([w.casefold() for w in words])
     if run is None:
         return None
     start, length = run
     shown = " ".join(words[start : start + length])
-    end = _position_after(reply, words, start + length)
+    end = _position_after(prose, words, start + length)
     return Degenerate(
-        "repetition", f"the words {_excerpt(shown)!r} came back to back", reply[:end].strip()
+        "repetition", f"the words {_excerpt(shown)!r} came back to back", prose[:end].strip()
     )
 
 

@@ -47,6 +47,22 @@ def test_a_short_sentence_said_twice_is_no_loop() -> None:
     assert diagnose("Yes. The warranty is two years. Yes.", PROMPT) is None
 
 
+def test_code_blocks_repeating_a_line_are_quoting_not_a_loop() -> None:
+    """Three quoted examples each open with the same line: code, read apart from the prose."""
+    examples = "".join(
+        f"Example {n}:\n```\nCREATE TABLE products (\n    id{n} integer\n);\n```\n"
+        for n in range(3)
+    )
+    assert diagnose(examples, PROMPT) is None
+
+
+def test_one_code_block_written_three_times_is_a_loop_cut_after_the_first() -> None:
+    block = "```\nCREATE TABLE products (\n    id integer\n);\n```"
+    found = diagnose(f"Like this:\n{block}\n{block}\n{block}\n", PROMPT)
+    assert found is not None and found.kind == "repetition"
+    assert found.cut == f"Like this:\n{block}"
+
+
 def test_a_reply_restating_its_task_is_an_echo() -> None:
     text = "You are asked to answer the question: How long is the warranty? It is two years."
     found = diagnose(text, PROMPT, [QUESTION, PASSAGE])
