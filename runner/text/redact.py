@@ -28,6 +28,9 @@ from runner.text.credentials import hide_credentials
 TRACEBACK = "traceback"
 # an absolute path: not after a word, a colon or a slash (so not a URL's path)
 _ABSOLUTE_PATH = re.compile(r"(?<![\w:/.~])(/[^\s'\"`<>(),;]+)")
+# what joins a JSON value's strings for one pass of `Redactor.text`: not a word character, not
+# a space, in no credential's shape, and in no text a round makes
+_SEPARATOR = "\x00"
 
 
 class Redactor:
@@ -56,19 +59,53 @@ class Redactor:
 
     def json(self, value: Any) -> Any:
         """A JSON value with every string in it redacted; a trace event's `traceback` as an
-        error message (every path of this machine cut to its file name)."""
+        error message (every path of this machine cut to its file name). A value with nothing
+        to redact comes back as it is (the same object), else as a redacted copy."""
+        strings: list[str] = []
+        if _plain_strings(value, strings):
+            # one pass over all its strings at once, not one per string: `text` leaves the
+            # joined text as it is only when it would leave each string as it is (a separator
+            # no string holds ends every match a string's own would make; a match across two
+            # strings changes the joined text, and then each string is redacted on its own)
+            joined = _SEPARATOR.join(strings)
+            if self.text(joined) == joined:
+                return value
+        return self._each(value)
+
+    def _each(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
             return {
                 key: self.error(item)
                 if key == TRACEBACK and isinstance(item, str)
-                else self.json(item)
+                else self._each(item)
                 for key, item in value.items()
             }
         if isinstance(value, list):
-            return [self.json(item) for item in value]
+            return [self._each(item) for item in value]
         return value
+
+
+def _plain_strings(value: Any, strings: list[str]) -> bool:
+    """Adds the strings in `value` (as `Redactor.json` walks it) to `strings`; False when one
+    of them cannot be redacted as part of a joined text: a `traceback` (redacted as an error
+    message) or one holding the separator."""
+    if isinstance(value, str):
+        if _SEPARATOR in value:
+            return False
+        strings.append(value)
+        return True
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == TRACEBACK and isinstance(item, str):
+                return False
+            if not _plain_strings(item, strings):
+                return False
+        return True
+    if isinstance(value, list):
+        return all(_plain_strings(item, strings) for item in value)
+    return True
 
 
 def _file_name(match: re.Match[str]) -> str:

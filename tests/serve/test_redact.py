@@ -4,6 +4,7 @@ and L3): runner/text/redact.py."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,3 +82,64 @@ def test_a_secret_the_pipeline_declares_is_hidden_whatever_its_shape(
     load_pipeline(pipeline)
     shown = Redactor().text("echo plainwordsecret and anotherplainone")
     assert shown == "echo [redacted] and [redacted]"
+
+
+def _each_string_redacted(redactor: Redactor, value: Any) -> Any:
+    """What `Redactor.json` must give: every string redacted on its own."""
+    if isinstance(value, str):
+        return redactor.text(value)
+    if isinstance(value, dict):
+        return {
+            key: redactor.error(item)
+            if key == "traceback" and isinstance(item, str)
+            else _each_string_redacted(redactor, item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_each_string_redacted(redactor, item) for item in value]
+    return value
+
+
+HOSTILE_VALUES = [
+    # a credential at the start, the end, or the whole of a string among others
+    {"answer": "fine", "error": "Bearer sk-live-1234567890", "n": 3},
+    ["sk-proj-abcdefgh12", "ok", {"deep": ["x-api-key=Q29kZTEyMzQ1Ng=="]}],
+    {"a": "host=db", "b": "password=abc123x"},
+    {"a": "Authorization: Basic c3ZjOnB3ZA==", "b": "tail"},
+    {"a": "Basic", "b": "c3ZjOnB3ZA=="},  # the shape split across two strings: no credential
+    {"a": "Bearer", "b": "abcdefgh12345678"},
+    {"a": "http://svc:", "b": "PW@tickets"},
+    {"a": "GET /feed?token=", "b": "abc"},
+    {"a": "text with an ending password=", "b": "nothing"},
+    {"a": "X-Api-Token:", "b": "abcdefgh", "c": ["[redacted]"]},
+    {"a": "already Bearer [redacted]", "b": "fine"},
+    {"traceback": "File /etc/runner/x.py, line 3", "answer": "see /etc/runner/x.py"},
+    {"a": "a\x00Bearer sk-live-1234567890", "b": 1.5, "c": None, "d": True},
+    {"answer": "The desk-lamp-123456 has a warranty.", "sources": ["manuals/kw-720.md"]},
+]
+
+
+@pytest.mark.parametrize("value", HOSTILE_VALUES)
+def test_a_json_value_is_redacted_as_each_of_its_strings_would_be(value: Any) -> None:
+    redactor = Redactor([Path("/etc/runner/pipelines/support")])
+    assert redactor.json(value) == _each_string_redacted(redactor, value)
+
+
+def test_a_json_value_with_nothing_to_redact_is_given_back_as_it_is() -> None:
+    value = {"answer": "The KW-720X has 2 years.", "sources": [{"path": "manuals/kw.md"}]}
+    assert Redactor().json(value) is value
+
+
+def test_a_credential_in_a_json_value_is_redacted_in_a_copy() -> None:
+    value = {"answer": "ok", "error": ["401: Bearer sk-live-1234567890"]}
+    shown = Redactor().json(value)
+    assert shown == {"answer": "ok", "error": ["401: Bearer [redacted]"]}
+    assert value["error"] == ["401: Bearer sk-live-1234567890"]
+
+
+def test_a_declared_secret_split_by_nothing_is_hidden_in_a_json_value() -> None:
+    from runner.text.credentials import remember_secrets
+
+    remember_secrets(["plainjsonsecret"])
+    shown = Redactor().json({"a": ["echo plainjsonsecret"], "b": "fine"})
+    assert shown == {"a": ["echo [redacted]"], "b": "fine"}
