@@ -84,7 +84,8 @@ async def decompose(ctx: RoundContext, task: Task, name: str) -> int:
     subtasks it left out because the task had `limits.max_subtasks` (C4)."""
     snapshot = task.snapshot()
     before_prompt, before_subtasks = task.task_prompt, list(task.sub_tasks)
-    prompt_context, task.prompt_context = task.prompt_context, None  # C20b: never seen
+    prompt_context = task.held_prompt_context()  # (as held: a link is not joined)
+    task.prompt_context = None  # C20b: never seen
     env = ctx.env(task, task.task_prompt)
     try:
         returned = await resolve(ctx.setup.tools[name].decompose(task, env))  # type: ignore[attr-defined]  # a coordinator
@@ -184,7 +185,7 @@ def adopt_one(ctx: RoundContext, parent: Task, sub: Task, owner: str, taken: set
     taken.add(sub.task_no)
     sub.depth = parent.depth + 1
     sub.owner_coordinator_name = owner
-    sub.prompt_context = parent.execution_text()
+    sub.prompt_context = parent.text_link()  # shared by its siblings, joined when read
     sub.applied_coordinator_names |= parent.applied_coordinator_names
     sub.prompt_type = sub.prompt_type or parent.prompt_type
     sub.important_words = sub.important_words or list(parent.important_words)

@@ -7,16 +7,22 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from runner.engine.text import RequiredText
 from runner.sources import Source
+
+# what a result holds as its prompt: possibly a link, joined when read (runner.engine.text)
+HELD_PROMPT = RequiredText()
 
 
 @dataclass(frozen=True)
 class PromptAndContext:
     """One result of one tool on one task [PromptAndContext]: the text it was run on and what it
-    produced. `guaranteed` context (C23) reaches the final answer untouched."""
+    produced. `guaranteed` context (C23) reaches the final answer untouched. The prompt may be
+    given as a `LinkedText` (the engine's execution text, held as a link); it reads as a str."""
 
-    prompt: str
-    context: str
+    prompt: RequiredText = HELD_PROMPT
+    # (mypy takes the descriptor for a default; it has none: RequiredText raises for one)
+    context: str  # type: ignore[misc]
     guaranteed: bool = False
     sources: tuple[Source, ...] = ()
     # structured extras (page ids, a retrieval's evidence): JSON data, often dicts, so no part

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any
 
-from runner.engine.marker import execution_text
 from runner.engine.results import PromptAndContext
+from runner.engine.text import OptionalText, Text, as_str, linked
 from runner.sources import Source
 
 
@@ -33,6 +33,10 @@ class ToolStatus(str, Enum):
     FAILED = "failed"
 
 
+# a task's prompt_context as held: its parent's execution text, as a link (runner.engine.text)
+HELD_CONTEXT = OptionalText()
+
+
 @dataclass
 class Task:
     task_no: str
@@ -44,7 +48,7 @@ class Task:
     conditional: bool = False  # C16
     owner_coordinator_name: str | None = None  # C18
     applied_coordinator_names: set[str] = field(default_factory=set)  # C11
-    prompt_context: str | None = None  # C20a
+    prompt_context: OptionalText = HELD_CONTEXT  # C20a; read as a str, held as a link
     # runtime state
     status: TaskStatus = TaskStatus.PENDING
     tool_status: dict[str, ToolStatus] = field(default_factory=dict)
@@ -63,22 +67,32 @@ class Task:
     # its buffer entries (completion key, result) and the terminal answer it gave, if any.
     held: list[tuple[str, PromptAndContext]] = field(default_factory=list)
     held_answer: HeldAnswer | None = None
-    # `execution_text()`'s last text, with the task_prompt and prompt_context it was made of
-    _text: tuple[str, str | None, str] | None = field(
+    # `text_link()`'s last link, with the task_prompt and prompt_context it was made of
+    _text: tuple[str, Text | None, Text] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 
-    def execution_text(self) -> str:
+    def held_prompt_context(self) -> Text | None:
+        """prompt_context as it is held: a link is not joined (runner.engine.text)."""
+        return HELD_CONTEXT.raw(self)
+
+    def text_link(self) -> Text:
         """C21: the text a tool on this task is handed, and the prompt_context of the subtasks
-        it makes (C20a). Made once while task_prompt and prompt_context stay the strings they
-        are: in a chain, level d's text holds the d prompts above it, and the task's own tool
-        call, its buffer entry and its subtasks' prompt_context share that one string."""
+        it makes (C20a), held as a link to the text above it (made in O(1), joined when read:
+        in a chain, level d's text holds the d prompts above it). Made once while task_prompt
+        and prompt_context stay what they are: the task's buffer entry and its subtasks'
+        prompt_context share it."""
+        context = HELD_CONTEXT.raw(self)
         made = self._text
-        if made is not None and made[0] is self.task_prompt and made[1] is self.prompt_context:
+        if made is not None and made[0] is self.task_prompt and made[1] is context:
             return made[2]
-        text = execution_text(self.task_prompt, self.prompt_context)
-        self._text = (self.task_prompt, self.prompt_context, text)
-        return text
+        link = linked(self.task_prompt, context)
+        self._text = (self.task_prompt, context, link)
+        return link
+
+    def execution_text(self) -> str:
+        """C21: task_prompt alone, or prompt_context + marker + task_prompt, as a string."""
+        return as_str(self.text_link())
 
     def walk(self) -> Iterator[Task]:
         """This task and its descendants, depth-first in list order. Iterative: a deep tree

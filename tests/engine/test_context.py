@@ -14,8 +14,9 @@ from runner.engine.marker import (
     is_coordinator_requested,
 )
 from runner.engine.protocols import ContextRequiredError
-from runner.engine.results import ToolResult
+from runner.engine.results import HELD_PROMPT, ToolResult
 from runner.engine.task import Task
+from runner.engine.text import LinkedText
 from runner.llm.types import Purpose
 
 from .kit import FakeConsumer, FakeTool, asks, coordinator, subtasks, suitable, task_of
@@ -159,15 +160,18 @@ def test_c21_tools_on_nested_subtasks_get_every_ancestor_text(world):
     assert extract_coordinator_original(leaf.text) == f"top{AGENT_COORDINATOR_MARKER}middle"
 
 
-def test_c20a_a_chain_holds_one_text_a_level(world):
-    # the text a middle task's tool is handed, its buffer entry and its subtask's
-    # prompt_context are one string: a chain's texts grow with the depth (C20a, C21)
+def test_c20a_a_chain_holds_one_link_a_level_not_the_text_above(world):
+    # the middle task's buffer entry and its subtask's prompt_context hold one link to the
+    # text above and the middle prompt, not a copy of that text: a chain holds text linear in
+    # its depth, and each reads as the whole string (C20a, C21)
     w = top_middle_leaf(world)
-    middle = next(c for c in w.calls("tool") if c.task_no == "1.1")
-    assert middle.text == f"top{AGENT_COORDINATOR_MARKER}middle"
-    assert task_of(w, "1.1.1").prompt_context is middle.text
+    leaf = task_of(w, "1.1.1")
     [entry] = w.state.buffer.peek("1.1:tool")
-    assert entry.prompt is middle.text
+    held = leaf.held_prompt_context()
+    assert isinstance(held, LinkedText) and held.prompt == "middle"
+    assert HELD_PROMPT.raw(entry) is held
+    assert leaf.prompt_context == entry.prompt == f"top{AGENT_COORDINATOR_MARKER}middle"
+    assert type(leaf.prompt_context) is str
 
 
 def test_c21_a_task_whose_prompt_changed_gets_the_text_of_the_new_prompt():
