@@ -107,7 +107,7 @@ async def decompose(ctx: RoundContext, task: Task, name: str) -> int:
         )
         decomposition_failed(ctx, task, name, error)
         return 0
-    task.prompt_context = prompt_context  # the orchestrator owns it (C20a)
+    task.hold_prompt_context(prompt_context)  # the orchestrator owns it (C20a)
     before = {id(b) for b in before_subtasks}  # (not a scan of them for each subtask)
     new = [sub.task_no for sub in task.sub_tasks if id(sub) not in before]
     appended = task.task_prompt != before_prompt
@@ -185,7 +185,11 @@ def adopt_one(ctx: RoundContext, parent: Task, sub: Task, owner: str, taken: set
     taken.add(sub.task_no)
     sub.depth = parent.depth + 1
     sub.owner_coordinator_name = owner
-    sub.prompt_context = parent.text_link()  # shared by its siblings, joined when read
+    text = parent.text_link()  # shared by its siblings
+    if type(text) is str:
+        sub.prompt_context = text
+    else:
+        sub.hold_prompt_context(text)  # a link, read joined
     sub.applied_coordinator_names |= parent.applied_coordinator_names
     sub.prompt_type = sub.prompt_type or parent.prompt_type
     sub.important_words = sub.important_words or list(parent.important_words)

@@ -19,16 +19,22 @@ from runner.engine.entry_points import call_entry_point
 from runner.engine.failure import described, traceback_text
 from runner.engine.marker import is_coordinator_requested
 from runner.engine.outcome import ANSWER, CLARIFICATION
-from runner.engine.results import Clarification, PromptAndContext, ResultKind, ToolResult
+from runner.engine.results import (
+    Clarification,
+    PromptAndContext,
+    ResultKind,
+    ToolResult,
+    result_entry,
+)
 from runner.engine.task import Task, ToolStatus, completion_key
-from runner.engine.text import Text, as_str
+from runner.engine.text import Text
 from runner.sources import unique_sources
 
 
 async def run_tool(ctx: RoundContext, task: Task, name: str) -> Stop | None:
     tool = ctx.setup.tools[name]
-    link = task.text_link()  # C21: held as a link (by the buffer entry) ...
-    text = as_str(link)  # ... and handed to the tool as a string
+    link = task.text_link()  # C21: held as it is (a link, in a deep chain) by the buffer entry
+    text = link if type(link) is str else str(link)  # and handed to the tool as a string
     clarification = None if ctx.state.pending is None else answered_clarification(ctx, task, name)
     consumer = name in ctx.setup.consumers
     key = completion_key(task.task_no, name)
@@ -117,7 +123,12 @@ def take_result(
         )
         return Stop(ANSWER, result.text, unique_sources(result.sources), key)
     guaranteed = result.kind is ResultKind.GUARANTEED
-    entry = PromptAndContext(text, result.text, guaranteed, result.sources, dict(result.data))
+    data = dict(result.data)
+    entry = (
+        PromptAndContext(text, result.text, guaranteed, result.sources, data)
+        if type(text) is str
+        else result_entry(text, result.text, guaranteed, result.sources, data)  # a link
+    )
     ctx.out.write(key, entry)  # C7, C20
     ctx.emit(
         "tool.run",

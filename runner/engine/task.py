@@ -14,7 +14,7 @@ from enum import Enum
 from typing import Any
 
 from runner.engine.results import PromptAndContext
-from runner.engine.text import OptionalText, Text, as_str, linked
+from runner.engine.text import LinkedText, Text, as_str, linked
 from runner.sources import Source
 
 
@@ -33,10 +33,6 @@ class ToolStatus(str, Enum):
     FAILED = "failed"
 
 
-# a task's prompt_context as held: its parent's execution text, as a link (runner.engine.text)
-HELD_CONTEXT = OptionalText()
-
-
 @dataclass
 class Task:
     task_no: str
@@ -48,7 +44,8 @@ class Task:
     conditional: bool = False  # C16
     owner_coordinator_name: str | None = None  # C18
     applied_coordinator_names: set[str] = field(default_factory=set)  # C11
-    prompt_context: OptionalText = HELD_CONTEXT  # C20a; read as a str, held as a link
+    # C20a. Below a long text it is held as a link (`hold_prompt_context`, runner.engine.text)
+    prompt_context: str | None = None
     # runtime state
     status: TaskStatus = TaskStatus.PENDING
     tool_status: dict[str, ToolStatus] = field(default_factory=dict)
@@ -72,9 +69,18 @@ class Task:
         default=None, init=False, repr=False, compare=False
     )
 
+    def hold_prompt_context(self, text: Text | None) -> None:
+        """Set prompt_context to a string, or to a link that is joined only when it is read:
+        the task is then a LinkedTask (the same object, C2), so a task that holds a plain
+        string (most texts are short) reads and writes a plain attribute."""
+        if type(text) is LinkedText:
+            self.__class__ = LinkedTask
+        self.__dict__["prompt_context"] = text
+
     def held_prompt_context(self) -> Text | None:
-        """prompt_context as it is held: a link is not joined (runner.engine.text)."""
-        return HELD_CONTEXT.raw(self)
+        """prompt_context as it is held: a link is not joined."""
+        held: Text | None = self.__dict__["prompt_context"]
+        return held
 
     def text_link(self) -> Text:
         """C21: the text a tool on this task is handed, and the prompt_context of the subtasks
@@ -82,7 +88,7 @@ class Task:
         in a chain, level d's text holds the d prompts above it). Made once while task_prompt
         and prompt_context stay what they are: the task's buffer entry and its subtasks'
         prompt_context share it."""
-        context = HELD_CONTEXT.raw(self)
+        context = self.__dict__["prompt_context"]  # (held_prompt_context, inline)
         made = self._text
         if made is not None and made[0] is self.task_prompt and made[1] is context:
             return made[2]
@@ -169,6 +175,38 @@ class Task:
             if data.get("held_answer")
             else None,
         )
+
+
+class HeldContext:
+    """LinkedTask.prompt_context: what the task holds, a link read joined (a data descriptor,
+    so only a task that holds a link pays for a call when it is read or set)."""
+
+    def __get__(self, task: Task | None, owner: type | None = None) -> str | None:
+        if task is None:
+            return None
+        held = task.__dict__["prompt_context"]
+        return held if held is None or type(held) is str else str(held)
+
+    def __set__(self, task: Task, value: Text | None) -> None:
+        task.__dict__["prompt_context"] = value
+
+
+class LinkedTask(Task):
+    """A task whose prompt_context is held as a link (`Task.hold_prompt_context`): the same
+    fields, read the same, equal to the Task of the same values."""
+
+    prompt_context = HeldContext()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Task):
+            return NotImplemented
+        return _compared(self) == _compared(other)
+
+    __hash__ = Task.__hash__  # (None: a task is mutable)
+
+
+def _compared(task: Task) -> list[Any]:
+    return [getattr(task, f.name) for f in fields(task) if f.compare]
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,13 @@ prompts above it. Held as one string a level, a chain of 10,000 levels holds 2 G
 making it costs more than everything else the engine does. So the engine holds each execution
 text as a `LinkedText` — the text above (another link, or a string) and one prompt — made in
 O(1), and a tool, a buffer entry's reader or the session's JSON gets the string when it reads it.
+(A short text above is simply copied: `LINK_FROM_CHARS`.)
 
 Joining walks up only to the nearest link whose string is known. The links of a path share one
 cell holding the longest string joined along it, which starts with each of their texts: a
 level's string is then a slice of it, and a walk down a chain (top first) grows that one string
-instead of keeping one a level. `TextField` lets a dataclass field hold a link and read a `str`.
+instead of keeping one a level. `RequiredText` lets a class hold a link where a dataclass has a
+`str` field, and read it as the `str` (results.LinkedPromptAndContext).
 """
 
 from __future__ import annotations
@@ -95,10 +97,19 @@ class LinkedText:
 Text = str | LinkedText
 
 
+# A text above shorter than this is copied into a plain string (what a link would save is
+# less than what it costs: a wide tree's texts are short); longer, it is linked. So a chain's
+# first levels are strings, and every level below the first long one a link.
+LINK_FROM_CHARS = 4_096
+
+
 def linked(task_prompt: str, prompt_context: Text | None) -> Text:
-    """C21 as a link: task_prompt alone without prompt_context, else the link of the two."""
+    """C21, held: task_prompt alone without prompt_context; else prompt_context, the marker
+    and task_prompt, as a string when the text above is a short string, as a link otherwise."""
     if not prompt_context:  # (None or "": an empty LinkedText cannot be made)
         return task_prompt
+    if type(prompt_context) is str and len(prompt_context) < LINK_FROM_CHARS:
+        return f"{prompt_context}{AGENT_COORDINATOR_MARKER}{task_prompt}"
     return LinkedText(prompt_context, task_prompt)
 
 
@@ -125,17 +136,6 @@ class _HeldText:
     def _read(self, obj: object) -> str | None:
         held = obj.__dict__[self.slot]
         return held if held is None or type(held) is str else str(held)
-
-
-class OptionalText(_HeldText):
-    """A text or None, None by default (Task.prompt_context)."""
-
-    @overload
-    def __get__(self, obj: None, objtype: type | None = None) -> None: ...
-    @overload
-    def __get__(self, obj: object, objtype: type | None = None) -> str | None: ...
-    def __get__(self, obj: object | None, objtype: type | None = None) -> str | None:
-        return None if obj is None else self._read(obj)  # (None for the class: the default)
 
 
 class RequiredText(_HeldText):

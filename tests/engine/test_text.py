@@ -7,9 +7,9 @@ import copy
 import pickle
 
 from runner.engine.marker import AGENT_COORDINATOR_MARKER as MARKER
-from runner.engine.results import PromptAndContext
+from runner.engine.results import PromptAndContext, result_entry
 from runner.engine.task import Task
-from runner.engine.text import LinkedText, linked
+from runner.engine.text import LINK_FROM_CHARS, LinkedText, linked
 
 
 def chain(depth: int) -> list[LinkedText]:
@@ -37,6 +37,15 @@ def test_c21_without_prompt_context_the_text_is_the_prompt_alone():
     assert linked("do it", None) == "do it"
     assert linked("do it", "") == "do it"
     assert str(linked("do it", "user said")) == f"user said{MARKER}do it"
+
+
+def test_a_short_text_above_is_copied_into_a_string_a_long_one_linked():
+    short, long = "a" * (LINK_FROM_CHARS - 1), "a" * LINK_FROM_CHARS
+    assert linked("next", short) == f"{short}{MARKER}next"
+    assert type(linked("next", short)) is str
+    link = linked("next", long)
+    assert isinstance(link, LinkedText) and str(link) == f"{long}{MARKER}next"
+    assert isinstance(linked("after", link), LinkedText)  # below a link, links
 
 
 def test_a_chain_read_deepest_first_slices_one_string_that_its_levels_share():
@@ -76,19 +85,37 @@ def test_a_link_equals_its_string():
 
 def test_a_buffer_entry_given_a_link_reads_serialises_and_compares_as_its_string():
     [one] = chain(1)
-    entry = PromptAndContext(one, "found")
+    entry = result_entry(one, "found")
     assert type(entry.prompt) is str and entry.prompt == expected(1)
-    assert entry == PromptAndContext(expected(1), "found")
+    assert entry == PromptAndContext(expected(1), "found") == entry
+    assert entry != PromptAndContext(expected(1), "other")
     assert hash(entry) == hash(PromptAndContext(expected(1), "found"))
     assert entry.to_json()["prompt"] == expected(1)
     assert copy.deepcopy(entry) == entry
+    assert PromptAndContext.from_json(entry.to_json()) == entry
+
+
+def test_a_buffer_entry_of_a_string_is_a_plain_result():
+    assert type(result_entry("asked", "found")) is PromptAndContext
 
 
 def test_a_task_given_a_link_as_prompt_context_reads_and_serialises_its_string():
     [one] = chain(1)
-    task = Task("1.1", "next", prompt_context=one)
+    task = Task("1.1", "next")
+    task.hold_prompt_context(one)
     assert task.held_prompt_context() is one
     assert task.prompt_context == expected(1)
     assert task.to_json()["prompt_context"] == expected(1)
     assert task.execution_text() == f"{expected(1)}{MARKER}next"
     assert Task.from_json(task.to_json()) == task
+    assert copy.deepcopy(task) == task and task.snapshot().values["prompt_context"] == str(one)
+
+
+def test_a_task_given_a_string_after_a_link_holds_the_string():
+    [one] = chain(1)
+    task = Task("1.1", "next")
+    task.hold_prompt_context(one)
+    task.prompt_context = "plain"
+    assert task.held_prompt_context() == task.prompt_context == "plain"
+    task.hold_prompt_context(None)
+    assert task.prompt_context is None and task.execution_text() == "next"
