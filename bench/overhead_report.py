@@ -122,17 +122,22 @@ prompt_context + marker + task prompt (C21): in a chain, level d's text holds al
 above it ("runner text held" is that text, quadratic in the depth). Held as one string a level,
 as until 2026-12-03, a chain of 10,000 levels kept 2,089 MB of strings and cost 94 µs of CPU a
 node against 22.5 at 1,000 levels (load 2.8); the same strings made and dropped at once cost
-33: the time was the memory. Now the engine holds each level's text as a link
-(`runner/engine/text.py`: the text above and one prompt, made in O(1)), shared by the task's
-buffer entry and its subtasks' `prompt_context`, which read as the string when they are read;
-the string a tool is handed is a slice of one string that the links of the chain share (the
-deepest level, run first (C5), joins it once; a walk from the top grows that one string). A
-chain now holds its text once. What still grows with the depth is the copy each tool call
-gets: C21 hands a tool a `str`, and a string of d prompts cannot be had without copying them
-(about a third of a 10,000-level chain's time; the engine's own cost of a level, measured with
-the text made in O(1), was 18.4 µs of CPU at 1,000 levels and 21.7 at 10,000). The rope tried
-before (each level's string joined from its d pieces at every call) was slower than the
-strings; this one joins once. LangGraph's chain carries no such context and grows too.
+33: the time was the memory. Now, below a text of 4,096 characters, the engine holds each
+level's text as a link (`runner/engine/text.py`: the text above and one prompt, made in O(1)),
+shared by the task's buffer entry and its subtasks' `prompt_context`, which read as the string
+when they are read; the string a tool is handed is a slice of one string that the links of the
+chain share (the deepest level, run first (C5), joins it once; a walk from the top grows that
+one string). A shorter text is copied, as before: a wide tree's texts stay plain strings, and
+a task or result that holds a link is a class of its own (`LinkedTask`,
+`LinkedPromptAndContext`), so that plain ones keep plain attributes. Paired A B A B (load 2.0,
+µs of CPU a node, before → after): deep 10,000 95 → 28.9, deep 1,000 20.6 → 23.3 (10,000 over
+1,000: 1.24×), wide 1,000 18.0 → 19.3, wide 10,000 20.3 → 22.2; a 10,000-level chain's peak
+memory 2,071 → 80 MB. What still grows with the depth is the copy each tool call gets: C21
+hands a tool a `str`, and a string of d prompts cannot be had without copying them (the
+engine's own cost of a level, measured with the text made in O(1), was 18.4 µs at 1,000
+levels and 21.7 at 10,000). The rope tried before (each level's string joined from its d
+pieces at every call) was slower than the strings; this one joins once. LangGraph's chain
+carries no such context and grows too.
 """
 
 

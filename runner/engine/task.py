@@ -75,12 +75,11 @@ class Task:
         string (most texts are short) reads and writes a plain attribute."""
         if type(text) is LinkedText:
             self.__class__ = LinkedTask
-        self.__dict__["prompt_context"] = text
+        self.prompt_context = text  # type: ignore[assignment]  # (LinkedTask's takes a link)
 
     def held_prompt_context(self) -> Text | None:
-        """prompt_context as it is held: a link is not joined."""
-        held: Text | None = self.__dict__["prompt_context"]
-        return held
+        """prompt_context as it is held: a link is not joined (LinkedTask)."""
+        return self.prompt_context
 
     def text_link(self) -> Text:
         """C21: the text a tool on this task is handed, and the prompt_context of the subtasks
@@ -88,7 +87,9 @@ class Task:
         in a chain, level d's text holds the d prompts above it). Made once while task_prompt
         and prompt_context stay what they are: the task's buffer entry and its subtasks'
         prompt_context share it."""
-        context = self.__dict__["prompt_context"]  # (held_prompt_context, inline)
+        # (held_prompt_context, inline; not through `__dict__` on a plain task: reading it
+        # makes CPython give the task a dict of its own, and its attributes slower to read)
+        context = self.prompt_context if type(self) is Task else self.held_prompt_context()
         made = self._text
         if made is not None and made[0] is self.task_prompt and made[1] is context:
             return made[2]
@@ -196,6 +197,10 @@ class LinkedTask(Task):
     fields, read the same, equal to the Task of the same values."""
 
     prompt_context = HeldContext()
+
+    def held_prompt_context(self) -> Text | None:
+        held: Text | None = self.__dict__["prompt_context"]
+        return held
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Task):
