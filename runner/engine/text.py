@@ -28,11 +28,16 @@ class LinkedText:
     """C21: `above` + marker + `prompt` (`above` being the prompt_context); `str()` joins it."""
 
     __slots__ = ("above", "cell", "length", "prompt")
+    above: str | LinkedText
+    prompt: str
+    length: int
+    cell: list[str] | None  # a one-item list shared by the links of a path (see `_join`)
 
     def __init__(self, above: str | LinkedText, prompt: str) -> None:
         self.above = above
         self.prompt = prompt
-        self.length = len(above) + MARKER_LENGTH + len(prompt)
+        above_length = above.length if type(above) is LinkedText else len(above)
+        self.length = above_length + MARKER_LENGTH + len(prompt)
         # a one-item list shared by the links of a path: the longest string joined along it
         self.cell: list[str] | None = None
 
