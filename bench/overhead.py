@@ -30,9 +30,10 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
-from bench.readme import stamp, table, write_results, write_section
+from bench.overhead_report import section
+from bench.readme import stamp, write_results, write_section
 from bench.simllm import SimulatedLLM
 from runner.config.model import (
     Activation,
@@ -43,10 +44,12 @@ from runner.config.model import (
     ToolConfig,
     ToolKind,
 )
-from runner.engine.orchestrator import TRAMPOLINE_LEVELS
 from runner.engine.protocols import ToolEnv
 from runner.engine.results import ToolResult
 from runner.engine.task import Task
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
 
 TITLE = "Engine overhead: runner, LangGraph and asyncio"
 SIZES = (10, 100, 1_000, 10_000)
@@ -54,6 +57,7 @@ SHAPES = ("wide", "deep")
 TARGET_US_PER_NODE = 30.0
 NODES_PER_SAMPLE = 20_000  # small trees are run repeatedly, so every sample is about this big
 MIN_SAMPLES = 3
+SAMPLING = {"nodes": NODES_PER_SAMPLE, "min_samples": MIN_SAMPLES}  # (what the report says)
 COORDINATOR = "tree"
 LEAF = "noop"
 
@@ -150,7 +154,7 @@ class RunnerRound:
         closed = sum(1 for task in tasks if task.status.value == "done")
         if closed != self.nodes:
             raise RuntimeError(f"{closed} of {self.nodes} task nodes closed: the tree was cut")
-        self.text_chars = sum(len(task.prompt_context or "") for task in tasks)
+        self.text_chars = sum(len(task.held_prompt_context() or "") for task in tasks)
         self.checked = True
 
 
@@ -208,10 +212,11 @@ def langgraph_round(nodes: int, shape: str) -> Callable[[], Awaitable[None]]:
         for before, after in zip([START, *names], [*names, END], strict=True):
             graph.add_edge(before, after)
     compiled = graph.compile()
-    config = {"recursion_limit": nodes + 10}
+    config: RunnableConfig = {"recursion_limit": nodes + 10}
+    start: FanState = {"done": []}
 
     async def run() -> None:
-        await compiled.ainvoke({"done": []}, config=config)
+        await compiled.ainvoke(start, config=config)
 
     return run
 
@@ -340,175 +345,6 @@ def linearity(rows: Sequence[dict[str, Any]], system: str, measure: str = "us") 
     return ratios
 
 
-# --- the report ---------------------------------------------------------------------------------
-
-
-def section(results: dict[str, Any]) -> str:
-    systems = results["systems"]
-    header = [
-        "shape",
-        "nodes",
-        *(f"{name} µs/node" for name in systems),
-        "runner CPU µs/node",
-        "runner text held",
-    ]
-    rows = [
-        [
-            row["shape"],
-            f"{row['nodes']:,}",
-            *(row[f"{name}_us"] for name in systems),
-            row.get("runner_cpu_us", ""),
-            f"{row['runner_text_mb']} MB" if "runner_text_mb" in row else "",
-        ]
-        for row in results["rows"]
-    ]
-    # trees under 100 nodes are mostly the round's fixed costs (the answer call, the result)
-    sized = [row for row in results["rows"] if row["nodes"] >= 100] or results["rows"]
-    worst = max(row["runner_us"] for row in sized)
-    wide = [row for row in sized if row["shape"] == "wide"] or sized
-    worst_wide = max(row["runner_us"] for row in wide)
-    linear = _ratios(results["linearity"])
-    linear_cpu = _ratios(results.get("linearity_cpu", {}))
-    machine = ", ".join(f"{key} {value}" for key, value in results["machine"].items())
-    return f"""`{results["command"]}` ({results["date"]}; {machine}). The median of runs of about
-{NODES_PER_SAMPLE:,} nodes each (at least {MIN_SAMPLES}), after a warm-up run, with the garbage
-of the last run collected first and what the process had before frozen out of the collector's
-walks (`gc.freeze()`, as a long-running service does: the libraries of one system must not slow
-another's collections); µs of wall time per task node, and for runner also µs of the process's
-CPU time, which the other work of a shared machine slows less (on an idle machine the two are
-about equal). runner: one round (`Orchestrator.run_round`, no session store) over a tree that one
-Python coordinator makes, every subtask forced onto a no-op tool, the simulated LLM at zero
-latency; "runner, GC paused" is the same with Python's cyclic garbage collector paused during the
-round (a diagnosis, not a way to run runner); "runner text held" is the execution text the tree's
-subtasks carry (C20a). LangGraph: `ainvoke` of the compiled graph (a fan-out of `Send`s, or a chain
-of edges), async no-op nodes, compiled outside the timing. asyncio: `gather` of no-op coroutines
-(wide) or awaiting them one by one (deep). Raw figures: `bench/results/overhead.json`.
-
-{table(header, rows)}
-
-Target: at most {TARGET_US_PER_NODE:.0f} µs per task node, and at most 1.5× from 1,000 to 10,000
-nodes. runner's worst figure from 100 nodes up: {worst_wide} µs wide, {worst} µs in all; µs per
-node at the largest tree over µs per node at 1,000 nodes: {linear} of wall time, {linear_cpu} of
-CPU time (1.0 is linear).{_against_langgraph(sized)} {_verdict(worst)}
-
-**Fixed by this issue** (each found with cProfile, each measured against the code before it in
-one run, A B A B): a tool's buffer snapshot copied the whole buffer (now a view made in O(1));
-the result's task tree looked every node's results up in a fresh copy of the buffer; tree walks
-were recursive generators (O(depth) per node) and the orchestrator recursed once per level, so a
-chain of 1,000 levels ended in a RecursionError (walks are iterative now, and a subtree deeper
-than {TRAMPOLINE_LEVELS} levels goes on in a task of its own); trace fields were checked and
-converted one by one (the orchestrator's own events are JSON already); the forced-tools plan was
-worked out per subtask (now once per set of names); coroutines were made where nothing was
-awaited. Before, 1,000 wide nodes cost about 930 µs each and a chain of 1,000 did not finish.
-Then, from 43–64 µs a wide node: the orchestrator's five trace events a node are kept as a clock
-reading and the fields handed over, in flat lists, and made into dicts when `events` is first
-read (`Trace.record_json`); the sorted names of a task's required tools are worked out once per
-set of names and handed over as shared tuples; a tool result no longer goes through
-`inspect.isawaitable` and the output check when it is a plain `ToolResult`.
-
-On 2026-12-03 (load 5–14 on the two cores, so in CPU time): **the collector's full collections
-are deferred while a round runs** (`runner/engine/collector.py`). What a round makes outlives it
-— the task tree, the buffer, the trace — so young collections free almost nothing of it and
-promote it all, and each full collection (by default after ten of the middle generation, about
-every 70,000 surviving objects) walked the whole heap the round had built so far: 3 full
-collections in a 10,000-node wide round, each longer than the last, and the cost per node grew
-with the tree. While any round runs, full collections are ten times rarer (more deferred no
-further cost); young and middle collections go on as before, so a tool's short-lived garbage is
-freed as soon as it was, and the thresholds are put back when the last round in flight ends:
-wide 10k from 40.5/33.9 to 27.6/28.1 µs CPU a node (0.69–0.83×), the CPU linearity from
-1.56/1.44× to 1.04/1.15×. A forced activation leaves the collector less to walk per task: its
-`activated` list is one tuple per set of tools, shared by the events (the trace makes each
-event's list of copies when read), its planned tools a tuple (28.7 → 26.9 objects a wide node
-leaves; wide 10k 0.91×). A task's execution text is made once (`Task.execution_text`) and shared
-by its tool call, its buffer entry and its subtasks' `prompt_context`: a chain made and held each
-level's text twice (deep 10k 0.86×, 1k 0.78× of CPU; 4,074 → 2,084 MB held at 10k).
-
-**What is left is interpreter work, spread thin.** Every task node is a task object, five trace
-events (recorded, not yet made into dicts), a coordinator step that skips, a forced activation,
-one tool call through the protocol (its environment, its result, its buffer entry) and a node of
-the result's task tree: about {results["profile"]["calls_per_node"]} Python function calls. The
-profile of a round of {results["profile"]["nodes"]:,} {results["profile"]["shape"]} nodes has no
-hotspot (the functions with the most time of their own; the garbage collector's time is counted
-in the function that allocated when it ran):
-
-{_profile_table(results["profile"])}
-
-`round.py` closes a task (`process`, `start_task`, `finish_task`), `coordinators.py` has the
-coordinator step and `adopt` (the orchestrator's fields on the subtasks a coordinator made),
-`subtasks.py` the subtask walk, `activation.py` and `execution.py` the forced activation and the
-tool call, `channels.py` and `context.py` carry each event to `runner/trace` (`record_json`),
-`outcome.py` builds the result's task tree. What is left to drop per node is what the round must
-produce — the trace events, the buffer entries and the task tree of the result, which `runner
-explain` and the tests read, and the task objects the coordinator makes. Runs on this shared
-machine vary by a third from one run to the next, so compare figures of the same run.
-
-**Wide trees, from 1,000 to 10,000 nodes**: {_growth(results["rows"], "wide")} Each young
-collection walks only what was made since the last; without `gc.freeze()` a full collection would
-also walk everything the process had imported (LangGraph brings langchain-core), and 10,000 wide
-nodes then cost runner 100 to 130 µs each.
-
-**A deep chain cannot be linear under C20a and C21.** Each subtask carries its parent's execution
-text as its `prompt_context`, and a tool is handed prompt_context + marker + task prompt as one
-string (C21): in a chain, the text of level d holds all d prompts above it, so the tree holds text
-quadratic in its depth ("runner text held"), and making each level's string costs time linear in
-d. Holding the parent's text by reference (a rope of the prompts above, joined when a tool is
-called, no text in the buffer entry) was measured on 2026-12-03 (load 8): memory held at 10,000
-levels falls from 2,080 to 78 MB, but the time per node rises from 113–137 to 395–420 µs of CPU,
-because each call still makes a string of d prompts, now from d pieces instead of from the
-parent's ready string. Only a tool handed something other than a `str` (a lazy text joined when
-read) would make a chain linear, and that is another tool protocol. So runner keeps one string a
-level, made once; linear in nodes is the target for wide and bushy trees (a real decomposition is
-a few levels deep: `limits.max_depth` defaults to 4). With the text made in O(1) (a diagnosis),
-the engine's own cost of a chain was 24.6 µs a node at 1,000 levels and 33.4 µs at 10,000 (CPU,
-load 6.2). LangGraph's chain carries no such context and grows too.
-"""
-
-
-def _ratios(ratios: dict[str, float]) -> str:
-    return ", ".join(f"{shape} {ratio}×" for shape, ratio in ratios.items()) or "not measured"
-
-
-def _growth(rows: Sequence[dict[str, Any]], shape: str) -> str:
-    """How much the cost per node grows from 1,000 nodes to the largest tree, with and without
-    the garbage collector."""
-    by_size = {row["nodes"]: row for row in rows if row["shape"] == shape}
-    largest = max(by_size)
-    if 1_000 not in by_size or largest <= 1_000:
-        return "not measured."
-    small, big = by_size[1_000], by_size[largest]
-    text = f"runner's cost per node grows {big['runner_us'] / small['runner_us']:.2f}×"
-    if "runner_cpu_us" in small and "runner_cpu_us" in big:
-        text += f" ({big['runner_cpu_us'] / small['runner_cpu_us']:.2f}× of CPU time)"
-    paused = "runner, GC paused_us"
-    if paused in small and paused in big:
-        text += f", {big[paused] / small[paused]:.2f}× with the garbage collector paused"
-    return text + "."
-
-
-def _verdict(worst: float) -> str:
-    if worst <= TARGET_US_PER_NODE:
-        return "The target is met; here is what the figures are made of."
-    return "The target is missed where the figures say so; here is what limits them."
-
-
-def _against_langgraph(rows: Sequence[dict[str, Any]]) -> str:
-    shares = [row["runner_us"] / row["langgraph_us"] for row in rows if "langgraph_us" in row]
-    if not shares:
-        return ""
-    return (
-        f" runner costs {min(shares):.0%} to {max(shares):.0%} of what LangGraph costs for the "
-        "same graph."
-    )
-
-
-def _profile_table(profile: dict[str, Any]) -> str:
-    rows = [
-        [f"`{entry['function']}`", f"{entry['share']:.1%}", entry["calls_per_node"]]
-        for entry in profile["top"]
-    ]
-    return table(["function", "share of the round", "calls per node"], rows)
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.overhead")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
@@ -531,6 +367,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "linearity_cpu": linearity(rows, "runner", "cpu_us"),
         "profile": profile_round(*PROFILED),
         "target_us_per_node": TARGET_US_PER_NODE,
+        "sampling": SAMPLING,
     }
     # stamped before anything is written: the results file is tracked, and once written the
     # checkout would count as changed

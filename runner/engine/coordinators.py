@@ -84,7 +84,8 @@ async def decompose(ctx: RoundContext, task: Task, name: str) -> int:
     subtasks it left out because the task had `limits.max_subtasks` (C4)."""
     snapshot = task.snapshot()
     before_prompt, before_subtasks = task.task_prompt, list(task.sub_tasks)
-    prompt_context, task.prompt_context = task.prompt_context, None  # C20b: never seen
+    prompt_context = task.held_prompt_context()  # (as held: a link is not joined)
+    task.prompt_context = None  # C20b: never seen
     env = ctx.env(task, task.task_prompt)
     try:
         returned = await resolve(ctx.setup.tools[name].decompose(task, env))  # type: ignore[attr-defined]  # a coordinator
@@ -106,7 +107,7 @@ async def decompose(ctx: RoundContext, task: Task, name: str) -> int:
         )
         decomposition_failed(ctx, task, name, error)
         return 0
-    task.prompt_context = prompt_context  # the orchestrator owns it (C20a)
+    task.hold_prompt_context(prompt_context)  # the orchestrator owns it (C20a)
     before = {id(b) for b in before_subtasks}  # (not a scan of them for each subtask)
     new = [sub.task_no for sub in task.sub_tasks if id(sub) not in before]
     appended = task.task_prompt != before_prompt
@@ -184,7 +185,11 @@ def adopt_one(ctx: RoundContext, parent: Task, sub: Task, owner: str, taken: set
     taken.add(sub.task_no)
     sub.depth = parent.depth + 1
     sub.owner_coordinator_name = owner
-    sub.prompt_context = parent.execution_text()
+    text = parent.text_link()  # shared by its siblings
+    if type(text) is str:
+        sub.prompt_context = text
+    else:
+        sub.hold_prompt_context(text)  # a link, read joined
     sub.applied_coordinator_names |= parent.applied_coordinator_names
     sub.prompt_type = sub.prompt_type or parent.prompt_type
     sub.important_words = sub.important_words or list(parent.important_words)

@@ -19,14 +19,22 @@ from runner.engine.entry_points import call_entry_point
 from runner.engine.failure import described, traceback_text
 from runner.engine.marker import is_coordinator_requested
 from runner.engine.outcome import ANSWER, CLARIFICATION
-from runner.engine.results import Clarification, PromptAndContext, ResultKind, ToolResult
+from runner.engine.results import (
+    Clarification,
+    PromptAndContext,
+    ResultKind,
+    ToolResult,
+    result_entry,
+)
 from runner.engine.task import Task, ToolStatus, completion_key
+from runner.engine.text import Text
 from runner.sources import unique_sources
 
 
 async def run_tool(ctx: RoundContext, task: Task, name: str) -> Stop | None:
     tool = ctx.setup.tools[name]
-    text = task.execution_text()  # C21
+    link = task.text_link()  # C21: held as it is (a link, in a deep chain) by the buffer entry
+    text = link if type(link) is str else str(link)  # and handed to the tool as a string
     clarification = None if ctx.state.pending is None else answered_clarification(ctx, task, name)
     consumer = name in ctx.setup.consumers
     key = completion_key(task.task_no, name)
@@ -70,7 +78,7 @@ async def run_tool(ctx: RoundContext, task: Task, name: str) -> Stop | None:
     if result.failure is not None:  # its text says what it could not do: the round degrades
         ctx.fail("tools", task.task_no, f"tool {name!r} {result.failure}")
     result = as_configured(ctx, name, result, text)
-    return take_result(ctx, task, name, key, text, result, consumer)
+    return take_result(ctx, task, name, key, link, result, consumer)
 
 
 def as_configured(ctx: RoundContext, name: str, result: ToolResult, text: str) -> ToolResult:
@@ -97,7 +105,7 @@ def take_result(
     task: Task,
     name: str,
     key: str,
-    text: str,
+    text: Text,
     result: ToolResult,
     consumer: bool,
 ) -> Stop | None:
@@ -115,7 +123,12 @@ def take_result(
         )
         return Stop(ANSWER, result.text, unique_sources(result.sources), key)
     guaranteed = result.kind is ResultKind.GUARANTEED
-    entry = PromptAndContext(text, result.text, guaranteed, result.sources, dict(result.data))
+    data = dict(result.data)
+    entry = (
+        PromptAndContext(text, result.text, guaranteed, result.sources, data)
+        if type(text) is str
+        else result_entry(text, result.text, guaranteed, result.sources, data)  # a link
+    )
     ctx.out.write(key, entry)  # C7, C20
     ctx.emit(
         "tool.run",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from runner.engine.text import LinkedText, RequiredText
 from runner.sources import Source
 
 
@@ -41,6 +42,41 @@ class PromptAndContext:
             sources=tuple(Source.from_json(s) for s in data.get("sources", ())),
             data=dict(data.get("data", {})),
         )
+
+
+# what a linked result holds as its prompt: a link, joined when read (runner.engine.text)
+HELD_PROMPT = RequiredText()
+
+
+class LinkedPromptAndContext(PromptAndContext):
+    """A result whose prompt is held as a link (a deep chain's execution text, C21) and read as
+    the string: equal to, and hashed as, the PromptAndContext of that string."""
+
+    prompt = HELD_PROMPT  # a descriptor: it holds the link and reads as the str
+
+    @classmethod
+    def of(cls, prompt: LinkedText, context: str, *rest: Any) -> LinkedPromptAndContext:
+        entry = cls("", context, *rest)
+        object.__setattr__(entry, "prompt", prompt)  # (frozen: as the dataclass sets fields)
+        return entry
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PromptAndContext):
+            return NotImplemented
+        return _compared(self) == _compared(other)
+
+    __hash__ = PromptAndContext.__hash__
+
+
+def _compared(entry: PromptAndContext) -> tuple[Any, ...]:
+    return (entry.prompt, entry.context, entry.guaranteed, entry.sources, entry.data)
+
+
+def result_entry(prompt: str | LinkedText, context: str, *rest: Any) -> PromptAndContext:
+    """The buffer entry of a tool's result on a text held as a string or as a link."""
+    if type(prompt) is str:
+        return PromptAndContext(prompt, context, *rest)
+    return LinkedPromptAndContext.of(prompt, context, *rest)  # type: ignore[arg-type]  # a link
 
 
 class ResultKind(str, Enum):

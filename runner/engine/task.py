@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any
 
-from runner.engine.marker import execution_text
 from runner.engine.results import PromptAndContext
+from runner.engine.text import LinkedText, Text, as_str, linked
 from runner.sources import Source
 
 
@@ -44,7 +44,8 @@ class Task:
     conditional: bool = False  # C16
     owner_coordinator_name: str | None = None  # C18
     applied_coordinator_names: set[str] = field(default_factory=set)  # C11
-    prompt_context: str | None = None  # C20a
+    # C20a. Below a long text it is held as a link (`hold_prompt_context`, runner.engine.text)
+    prompt_context: str | None = None
     # runtime state
     status: TaskStatus = TaskStatus.PENDING
     tool_status: dict[str, ToolStatus] = field(default_factory=dict)
@@ -63,22 +64,42 @@ class Task:
     # its buffer entries (completion key, result) and the terminal answer it gave, if any.
     held: list[tuple[str, PromptAndContext]] = field(default_factory=list)
     held_answer: HeldAnswer | None = None
-    # `execution_text()`'s last text, with the task_prompt and prompt_context it was made of
-    _text: tuple[str, str | None, str] | None = field(
+    # `text_link()`'s last link, with the task_prompt and prompt_context it was made of
+    _text: tuple[str, Text | None, Text] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 
-    def execution_text(self) -> str:
+    def hold_prompt_context(self, text: Text | None) -> None:
+        """Set prompt_context to a string, or to a link that is joined only when it is read:
+        the task is then a LinkedTask (the same object, C2), so a task that holds a plain
+        string (most texts are short) reads and writes a plain attribute."""
+        if type(text) is LinkedText:
+            self.__class__ = LinkedTask
+        self.prompt_context = text  # type: ignore[assignment]  # (LinkedTask's takes a link)
+
+    def held_prompt_context(self) -> Text | None:
+        """prompt_context as it is held: a link is not joined (LinkedTask)."""
+        return self.prompt_context
+
+    def text_link(self) -> Text:
         """C21: the text a tool on this task is handed, and the prompt_context of the subtasks
-        it makes (C20a). Made once while task_prompt and prompt_context stay the strings they
-        are: in a chain, level d's text holds the d prompts above it, and the task's own tool
-        call, its buffer entry and its subtasks' prompt_context share that one string."""
+        it makes (C20a), held as a link to the text above it (made in O(1), joined when read:
+        in a chain, level d's text holds the d prompts above it). Made once while task_prompt
+        and prompt_context stay what they are: the task's buffer entry and its subtasks'
+        prompt_context share it."""
+        # (held_prompt_context, inline; not through `__dict__` on a plain task: reading it
+        # makes CPython give the task a dict of its own, and its attributes slower to read)
+        context = self.prompt_context if type(self) is Task else self.held_prompt_context()
         made = self._text
-        if made is not None and made[0] is self.task_prompt and made[1] is self.prompt_context:
+        if made is not None and made[0] is self.task_prompt and made[1] is context:
             return made[2]
-        text = execution_text(self.task_prompt, self.prompt_context)
-        self._text = (self.task_prompt, self.prompt_context, text)
-        return text
+        link = linked(self.task_prompt, context)
+        self._text = (self.task_prompt, context, link)
+        return link
+
+    def execution_text(self) -> str:
+        """C21: task_prompt alone, or prompt_context + marker + task_prompt, as a string."""
+        return as_str(self.text_link())
 
     def walk(self) -> Iterator[Task]:
         """This task and its descendants, depth-first in list order. Iterative: a deep tree
@@ -155,6 +176,42 @@ class Task:
             if data.get("held_answer")
             else None,
         )
+
+
+class HeldContext:
+    """LinkedTask.prompt_context: what the task holds, a link read joined (a data descriptor,
+    so only a task that holds a link pays for a call when it is read or set)."""
+
+    def __get__(self, task: Task | None, owner: type | None = None) -> str | None:
+        if task is None:
+            return None
+        held = task.__dict__["prompt_context"]
+        return held if held is None or type(held) is str else str(held)
+
+    def __set__(self, task: Task, value: Text | None) -> None:
+        task.__dict__["prompt_context"] = value
+
+
+class LinkedTask(Task):
+    """A task whose prompt_context is held as a link (`Task.hold_prompt_context`): the same
+    fields, read the same, equal to the Task of the same values."""
+
+    prompt_context = HeldContext()
+
+    def held_prompt_context(self) -> Text | None:
+        held: Text | None = self.__dict__["prompt_context"]
+        return held
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Task):
+            return NotImplemented
+        return _compared(self) == _compared(other)
+
+    __hash__ = Task.__hash__  # (None: a task is mutable)
+
+
+def _compared(task: Task) -> list[Any]:
+    return [getattr(task, f.name) for f in fields(task) if f.compare]
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from bench import overhead
+from bench import overhead, overhead_report
 
 
 @pytest.mark.parametrize("shape", overhead.SHAPES)
@@ -54,8 +54,10 @@ def test_the_report_has_a_row_per_shape_and_size():
         "rows": rows,
         "linearity": overhead.linearity(rows, "runner"),
         "profile": overhead.profile_round(5, "wide", top=3),
+        "target_us_per_node": overhead.TARGET_US_PER_NODE,
+        "sampling": overhead.SAMPLING,
     }
-    text = overhead.section(results)
+    text = overhead_report.section(results)
     assert "| wide | 5 |" in text
     assert text.count("| `") == 3  # the profile's functions
 
@@ -68,7 +70,7 @@ def test_the_profile_names_the_functions_with_the_most_own_time():
     assert profile["calls_per_node"] > 0
 
 
-def test_a_deep_tree_holds_execution_text_that_grows_with_its_depth():
+def test_a_deep_tree_stands_for_execution_text_that_grows_with_its_depth():
     shallow, deep = overhead.runner_round(10, "deep"), overhead.runner_round(40, "deep")
     asyncio.run(shallow())
     asyncio.run(deep())
@@ -88,5 +90,7 @@ def test_each_row_has_runners_cpu_time_per_node_beside_its_wall_time():
         "rows": rows,
         "linearity": {},
         "profile": overhead.profile_round(5, "wide", top=1),
+        "target_us_per_node": overhead.TARGET_US_PER_NODE,
+        "sampling": overhead.SAMPLING,
     }
-    assert "runner CPU µs/node" in overhead.section(results)
+    assert "runner CPU µs/node" in overhead_report.section(results)

@@ -14,8 +14,9 @@ from runner.engine.marker import (
     is_coordinator_requested,
 )
 from runner.engine.protocols import ContextRequiredError
-from runner.engine.results import ToolResult
+from runner.engine.results import HELD_PROMPT, ToolResult
 from runner.engine.task import Task
+from runner.engine.text import LINK_FROM_CHARS, LinkedText
 from runner.llm.types import Purpose
 
 from .kit import FakeConsumer, FakeTool, asks, coordinator, subtasks, suitable, task_of
@@ -134,9 +135,9 @@ def test_c21_execution_text_is_the_prompt_alone_or_context_marker_prompt():
     assert execution_text("do it", "user said") == f"user said{AGENT_COORDINATOR_MARKER}do it"
 
 
-def top_middle_leaf(world):
-    """A round on "top" whose coordinator makes "middle", itself split into "leaf", a tool on
-    each."""
+def top_middle_leaf(world, message="top"):
+    """A round on `message` whose coordinator makes "middle", itself split into "leaf", a tool
+    on each."""
     nested = Task(
         "1.1",
         "middle",
@@ -147,7 +148,7 @@ def top_middle_leaf(world):
         coordinator("split", subtasks(nested), activation="coordinator_only"),
         FakeTool("tool", activation="coordinator_only"),
     )
-    w.run("top")
+    w.run(message)
     return w
 
 
@@ -159,15 +160,26 @@ def test_c21_tools_on_nested_subtasks_get_every_ancestor_text(world):
     assert extract_coordinator_original(leaf.text) == f"top{AGENT_COORDINATOR_MARKER}middle"
 
 
-def test_c20a_a_chain_holds_one_text_a_level(world):
-    # the text a middle task's tool is handed, its buffer entry and its subtask's
-    # prompt_context are one string: a chain's texts grow with the depth (C20a, C21)
+def test_c20a_a_tasks_buffer_entry_and_its_subtasks_prompt_context_hold_one_text(world):
     w = top_middle_leaf(world)
-    middle = next(c for c in w.calls("tool") if c.task_no == "1.1")
-    assert middle.text == f"top{AGENT_COORDINATOR_MARKER}middle"
-    assert task_of(w, "1.1.1").prompt_context is middle.text
+    leaf = task_of(w, "1.1.1")
     [entry] = w.state.buffer.peek("1.1:tool")
-    assert entry.prompt is middle.text
+    assert entry.prompt is leaf.held_prompt_context()
+    assert leaf.prompt_context == entry.prompt == f"top{AGENT_COORDINATOR_MARKER}middle"
+
+
+def test_c20a_below_a_long_text_a_chain_holds_a_link_a_level_not_the_text_above(world):
+    # a chain's texts grow with its depth (C20a, C21): below a long one, a level holds a link
+    # to the text above and its own prompt, read as the whole string
+    message = "top " * LINK_FROM_CHARS
+    w = top_middle_leaf(world, message)
+    leaf = task_of(w, "1.1.1")
+    held = leaf.held_prompt_context()
+    assert isinstance(held, LinkedText) and held.prompt == "middle" and held.above == message
+    [entry] = w.state.buffer.peek("1.1:tool")
+    assert HELD_PROMPT.raw(entry) is held  # the middle's buffer entry holds that same link
+    assert type(leaf.prompt_context) is str
+    assert leaf.prompt_context == f"{message}{AGENT_COORDINATOR_MARKER}middle"
 
 
 def test_c21_a_task_whose_prompt_changed_gets_the_text_of_the_new_prompt():
