@@ -152,9 +152,10 @@ def _read_by_meaning(
     what bears on that product (`on_the_asked_product`)."""
     admits = on_the_asked_product(question, context, meant.model)
     kept = [candidate for candidate in meant.kept(answering) if admits(candidate)]
-    if _answered(parts(question), context, given, kept):
+    question_parts = parts(question)
+    if _answered(question_parts, context, given, kept):
         return kept
-    return meant.read(kept, admits)
+    return meant.read(kept, admits, one_part=len(question_parts) == 1)
 
 
 def _answered(

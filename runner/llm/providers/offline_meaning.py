@@ -93,6 +93,11 @@ PART_MEANING_FLOOR = 0.25
 # users'-words sets 2 raised the answer checks over 1 by 0.016-0.046, the median answer by
 # about 25 words)
 READ_ON = 2
+# when the words chose the unit meaning the question most, the answer is there: another page's
+# unit is added only when it means the question nearly as much. On a manual of one product
+# family every unit of the topic reaches the floor (a dishwasher's water supply and its safety
+# notes 0.44-0.47 beside its filter-cleaning steps 0.67 for "how do I clean the filter")
+CLOSE_SHARE = 0.8
 MEANT_CODE_LINES = 8  # lines of a unit's code embedded with it (the model reads 256 pieces)
 
 
@@ -125,7 +130,11 @@ class Meaning:
         return [candidate for candidate in chosen if self.bears(candidate)]
 
     def read(
-        self, chosen: list[Candidate], admits: Callable[[Candidate], bool] = lambda _: True
+        self,
+        chosen: list[Candidate],
+        admits: Callable[[Candidate], bool] = lambda _: True,
+        *,
+        one_part: bool = False,
     ) -> list[Candidate]:
         """What the words chose, with what meaning adds, each when its page gave no unit yet and
         it reaches MEANING_FLOOR: the first page by meaning read as a whole (its best units, at
@@ -133,17 +142,22 @@ class Meaning:
         most first (the unit that means it most, whatever words it uses), up to MEANING_PAGES
         pages in all; each unit added brings the ones after it that bear on the question too
         (`_read_on`). Only units `admits` lets in are added or brought; a page whose best unit
-        it does not gives none."""
+        it does not gives none. Of a question of `one_part` whose unit meaning it most the words
+        chose, only units reaching CLOSE_SHARE of that unit's cosine are added (a question of
+        parts is read as a whole: its best unit may answer one part alone)."""
         pages = {candidate.page for candidate in chosen}
+        floor = MEANING_FLOOR
+        if one_part and chosen and max(self.cosine.get(c.place, 0.0) for c in chosen) >= self.best:
+            floor = max(floor, CLOSE_SHARE * self.best)  # the words found what meaning ranks first
         added: list[Candidate] = []
         first = self.ranked(self.first)[:FIRST_UNITS]
-        best_first = [c for c in first if self.meets(c) and admits(c)]
+        best_first = [c for c in first if self.meets(c, floor) and admits(c)]
         if best_first and best_first[0].page not in pages:
             added += best_first
             pages.add(best_first[0].page)
         read = 1 if best_first else 0
         for candidate in self.ranked(self.context):
-            if read >= MEANING_PAGES or not self.meets(candidate):
+            if read >= MEANING_PAGES or not self.meets(candidate, floor):
                 break
             if candidate.page not in pages:
                 # a page whose best unit is not let in gives none: what it means is that unit's
@@ -183,8 +197,8 @@ class Meaning:
                     taken.add(following.place)
         return found
 
-    def meets(self, candidate: Candidate) -> bool:
-        return self.cosine[candidate.place] >= MEANING_FLOOR
+    def meets(self, candidate: Candidate, floor: float = MEANING_FLOOR) -> bool:
+        return self.cosine[candidate.place] >= floor
 
     def ranked(self, candidates: Sequence[Candidate]) -> list[Candidate]:
         return sorted(candidates, key=lambda c: (-self.cosine[c.place], c.passage, c.unit.position))
