@@ -236,3 +236,29 @@ def test_what_an_answer_covers_is_what_it_quotes_not_what_meaning_left_out(
     )
     assert crate not in text
     assert stem("colour") not in held and stem("battery") in held
+
+
+def test_a_page_of_the_topic_is_not_added_when_the_words_chose_what_means_the_question_most(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # on a manual of one appliance every unit of the topic passes the floor; the steps the
+    # words found mean the question most, so the water-supply note (0.45 < 0.8 x 0.67) stays out
+    steps = "Rinse the filter under running water to clean it."
+    supply = "The dishwasher may be connected to cold or hot water."
+    given_cosines(monkeypatch, {steps: 0.67, supply: 0.45})
+    reply = answer(
+        "How do I clean the filter?", meant(steps, "a.md", first=True), meant(supply, "b.md")
+    )
+    assert reply == f"{steps} [a.md p. 1]"
+
+
+def test_a_page_meaning_the_question_nearly_as_much_is_still_added(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    steps = "Rinse the filter under running water to clean it."
+    brush = "A soft brush takes the grease off the fine mesh."
+    given_cosines(monkeypatch, {steps: 0.67, brush: 0.6})
+    reply = answer(
+        "How do I clean the filter?", meant(steps, "a.md", first=True), meant(brush, "b.md")
+    )
+    assert f"{brush} [b.md p. 1]" in reply
