@@ -48,8 +48,8 @@ MUTANTS = (
     Mutant(
         "C20b: a coordinator never sees prompt_context",
         "runner/engine/coordinators.py",
-        "prompt_context, task.prompt_context = task.prompt_context, None",
-        "prompt_context = task.prompt_context",
+        "task.prompt_context = None  # C20b: never seen",
+        "pass  # C20b: never seen",
         (ENGINE,),
     ),
     Mutant(

@@ -3,9 +3,10 @@ attributes of the GenAI semantic conventions, nested as the task tree ran, runne
 attributes under `runner.`, content only when opted in, and the GenAI client metrics.
 
 The round: the support example on the offline LLM, "Is the KW-620 quiet? And what is the
-descaling interval?", whose primary retrieval is not enough, so the deep-search coordinator
-splits it into two subtasks: the neighbours of the pages found do not answer the first part, so
-the handbook is searched again, and the coordinator composes their results."""
+descaling interval?", whose primary retrieval finds descaling pages that answer neither part
+(none says how loud the KW-620 is or gives an interval), so the deep-search coordinator looks
+for each part: two subtasks a part, the neighbours of the pages found, which do not answer it,
+then a search of the handbook; the coordinator composes their results."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from opentelemetry.trace import SpanKind, StatusCode
 from runner import observability
 
 from .conftest import QUESTION, Telemetry, run_round
+
+# two subtasks a part: its neighbours (.n), then a search (.s)
+SUBTASKS = ["1.1.n", "1.1.s", "1.2.n", "1.2.s"]
 
 
 @pytest.fixture
@@ -47,17 +51,17 @@ def test_every_span_is_of_one_trace_and_inside_its_parent_in_time(told):
 
 def test_subtask_spans_are_inside_the_task_that_made_them(told):
     tasks = {span.attributes["runner.task"]: span for span in told.named("task ")}
-    assert sorted(tasks) == ["1", "1.1.n", "1.1.s"]
-    assert told.parent_of(tasks["1.1.n"]) is tasks["1"]
-    assert told.parent_of(tasks["1.1.s"]) is tasks["1"]
-    assert tasks["1.1.s"].attributes["runner.task.owner"] == "deep_search"
+    assert sorted(tasks) == ["1", *SUBTASKS]
+    for subtask in SUBTASKS:
+        assert told.parent_of(tasks[subtask]) is tasks["1"]
+        assert tasks[subtask].attributes["runner.task.owner"] == "deep_search"
 
 
 def test_a_coordinator_is_an_invoke_agent_span_on_its_task(told):
     [agent] = told.named("invoke_agent ")
     assert agent.name == "invoke_agent deep_search"
     assert agent.attributes["gen_ai.agent.name"] == "deep_search"
-    assert list(agent.attributes["runner.subtasks"]) == ["1.1.n", "1.1.s"]
+    assert list(agent.attributes["runner.subtasks"]) == SUBTASKS
     assert told.parent_of(agent).attributes["runner.task"] == "1"
 
 
@@ -70,6 +74,8 @@ def test_each_tool_is_an_execute_tool_span_with_the_reason_it_ran(told):
         ("1", "handbook_rag"),
         ("1.1.n", "handbook_neighbors"),
         ("1.1.s", "handbook_search"),
+        ("1.2.n", "handbook_neighbors"),
+        ("1.2.s", "handbook_search"),
         ("1", "deep_search"),
     }
     assert tools[("1", "handbook_rag")].attributes["runner.reason"] == "retrieval"
@@ -82,7 +88,7 @@ def test_each_tool_is_an_execute_tool_span_with_the_reason_it_ran(told):
 
 def test_each_retrieval_names_its_corpus_inside_its_tool(told):
     retrievals = told.named("retrieval ")
-    assert len(retrievals) == 3
+    assert len(retrievals) == 5  # the first search, and each subtask's
     for span in retrievals:
         assert span.name == "retrieval handbook"
         assert span.attributes["gen_ai.operation.name"] == "retrieval"

@@ -155,7 +155,9 @@ def _read_by_meaning(
     question_parts = parts(question)
     if _answered(question_parts, context, given, kept):
         return kept
-    return meant.read(kept, admits, one_part=len(question_parts) == 1)
+    # a question asking a value is not answered here (`_answered`): meaning looks on freely
+    settled = len(question_parts) == 1 and not question_parts[0].values
+    return meant.read(kept, admits, one_part=settled)
 
 
 def _answered(

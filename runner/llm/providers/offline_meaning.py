@@ -142,9 +142,10 @@ class Meaning:
         most first (the unit that means it most, whatever words it uses), up to MEANING_PAGES
         pages in all; each unit added brings the ones after it that bear on the question too
         (`_read_on`). Only units `admits` lets in are added or brought; a page whose best unit
-        it does not gives none. Of a question of `one_part` whose unit meaning it most the words
-        chose, only units reaching CLOSE_SHARE of that unit's cosine are added (a question of
-        parts is read as a whole: its best unit may answer one part alone)."""
+        it does not gives none. Of a question of `one_part` asking no value whose unit meaning it
+        most the words chose, only units reaching CLOSE_SHARE of that unit's cosine are added (a
+        question of parts is read as a whole: its best unit may answer one part alone; the
+        caller passes False for a question asking a value the words did not quote)."""
         pages = {candidate.page for candidate in chosen}
         floor = MEANING_FLOOR
         if one_part and chosen and max(self.cosine.get(c.place, 0.0) for c in chosen) >= self.best:
