@@ -95,3 +95,66 @@ def test_reading_on_stops_at_a_unit_about_another_model(monkeypatch: pytest.Monk
     )
     reply = answer("Is the KW-620 quiet?", meant(quiet, "a.md", first=True), page)
     assert softly in reply and sibling not in reply
+
+
+# --- bare codes: an error or alarm code (`E24`) is one of a series; another of its letters is
+# another fault
+
+E24 = "E24 means the software update was interrupted."
+CODES = "What does error E24 mean?"
+
+
+def test_a_section_on_another_code_of_the_series_is_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    other = "Call Kestrel Service."  # under the heading of another code, naming none itself
+    given_cosines(monkeypatch, {("What does", E24): 0.6, ("What does", other): 0.5})
+    reply = answer(
+        CODES, meant(E24, "a.md", first=True), meant(f"# E20 — Display fault\n\n{other}", "b.md")
+    )
+    assert reply == f"{E24} [a.md p. 1]"
+
+
+def test_a_sentence_naming_another_code_of_the_series_is_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    other = "If E20 returns, call Kestrel Service."
+    given_cosines(monkeypatch, {("What does", E24): 0.6, ("What does", other): 0.5})
+    reply = answer(CODES, meant(E24, "a.md", first=True), meant(other, "b.md"))
+    assert reply == f"{E24} [a.md p. 1]"
+
+
+def test_a_page_whose_title_names_every_code_is_not_about_the_asked_one_for_that(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the document's title above each section names the series; the section's heading says
+    # which code it is about
+    other = "If the display stays dark, call Kestrel Service."
+    page = meant(f"# Error codes E1 to E24 › E20 — Display fault\n\n{other}", "b.md")
+    given_cosines(monkeypatch, {("What does", E24): 0.6, ("What does", other): 0.5})
+    reply = answer(CODES, meant(E24, "a.md", first=True), page)
+    assert other not in reply
+
+
+def test_a_name_in_lower_case_with_digits_is_not_a_code_of_a_series(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `utf8` beside `utf16`: names of encodings, each of which may answer
+    encodings = "Both utf16 and latin1 decode it too."
+    given_cosines(monkeypatch, {("What does", "utf8 codec"): 0.6, ("What does", encodings): 0.5})
+    reply = answer(
+        "What does utf8 decode?",
+        meant("The utf8 codec decodes any byte string.", "a.md", first=True),
+        meant(encodings, "b.md"),
+    )
+    assert encodings in reply
+
+
+def test_a_sentence_on_the_asked_codes_page_naming_another_code_is_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    other = "If E20 returns, call Kestrel Service."
+    page = meant(f"E24 is shown after a power cut. {other}", "b.md")
+    given_cosines(monkeypatch, {("What does", E24): 0.6, ("What does", other): 0.5})
+    reply = answer(CODES, meant(E24, "a.md", first=True), page)
+    assert other not in reply

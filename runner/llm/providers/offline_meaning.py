@@ -249,7 +249,7 @@ def _meant_text(unit: Unit) -> str:
     the first lines of the code it introduces, which is quoted with it ("Enum types are created
     using the CREATE TYPE command, for example:" means `CREATE TYPE mood AS ENUM ('sad', 'ok',
     'happy')`: the question's words are often in the code alone)."""
-    heading = unit.section.rsplit(" › ", 1)[-1]
+    heading = unit.own_heading
     text = f"{heading}: {unit.text}" if heading else unit.text
     code = "\n".join(unit.code.strip().splitlines()[:MEANT_CODE_LINES])
     return f"{text}\n{code}" if code else text

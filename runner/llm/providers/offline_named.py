@@ -46,6 +46,10 @@ _PROSE = (SENTENCE, ITEM)  # what refers back to a name said before it ("It …"
 # bare code (`E24`, `utf8`), which is itself what a question asks about, nor a name that goes on
 # in words (`sqlite3-placeholders`) nor a measure (`32-bit`)
 _MODEL_NUMBER = re.compile(r"^([a-z][a-z-]*)-\d+[a-z]{0,2}$")
+# a bare code as a manual writes it, capitals then digits (`E24`, `A2`, `F3`): an error or alarm
+# code, whose own section says what it means; another code of its letters (`E20`) is another
+# fault. Capitals only, at most two: `utf8`, `python3`, `SHA256` are names, not one of a series
+_BARE_CODE = re.compile(r"\b([A-Z]{1,2})\d{1,3}\b")
 _DETERMINER = r"(?:(?:the|a|an|my|our|your|this|that|their|its)\s+)?"
 
 
@@ -147,12 +151,23 @@ def _pages_of_other_products(
     it names: a robot vacuum's page (`KV-500X`) does not say whether the `KW-620` is quiet,
     whatever its "quiet" sentences mean. A page naming none (a policy for every appliance)
     may still answer."""
-    asked = model_numbers(question)
+    return _pages_naming_others(
+        model_numbers(question), numbers_said, context
+    ) | _pages_naming_others(bare_codes(question), _bare_codes_of, context)
+
+
+def _pages_naming_others(
+    asked: frozenset[str],
+    said: Callable[[Unit], frozenset[str]],
+    context: Sequence[Candidate],
+) -> set[tuple[int, tuple[str, ...]]]:
+    """The pages whose units (and headings) name codes of a kind the question names, and not
+    one it names."""
     if not asked:
         return set()
     named: dict[tuple[int, tuple[str, ...]], set[str]] = {}
     for candidate in context:
-        named.setdefault(candidate.page, set()).update(numbers_said(candidate.unit))
+        named.setdefault(candidate.page, set()).update(said(candidate.unit))
     return {page for page, numbers in named.items() if numbers and not numbers & asked}
 
 
@@ -186,7 +201,12 @@ def about_a_sibling(question: str, unit: Unit) -> bool:
     KW-720X, KW-820X and KW-860WD have no brushes" is about other washing machines, not the
     KW-620 asked about. A code of another family (a policy's `KHA-POL-101`, `utf-8` beside
     `latin-1`) says nothing of the kind."""
-    asked, said = model_numbers(question), numbers_said(unit)
+    return _names_a_sibling(model_numbers(question), numbers_said(unit)) or _names_a_sibling(
+        bare_codes(question), _bare_codes_of(unit)
+    )
+
+
+def _names_a_sibling(asked: frozenset[str], said: frozenset[str]) -> bool:
     if not asked or not said or asked & said:
         return False
     return bool({_family(code) for code in asked} & {_family(code) for code in said})
@@ -202,9 +222,19 @@ def numbers_said(unit: Unit) -> frozenset[str]:
     return frozenset(token for token in tokenize(unit.text) if _MODEL_NUMBER.match(token))
 
 
+def bare_codes(text: str) -> frozenset[str]:
+    """The bare codes the text writes (`E24`), lower-cased."""
+    return frozenset(match.group(0).lower() for match in _BARE_CODE.finditer(text))
+
+
+def _bare_codes_of(unit: Unit) -> frozenset[str]:
+    """The bare codes a unit names, in its text or its own heading (`E20 — Display fault`)."""
+    return bare_codes(f"{unit.own_heading}\n{unit.text}")
+
+
 def _family(code: str) -> str:
     match = _MODEL_NUMBER.match(code)
-    return match.group(1) if match else code
+    return match.group(1) if match else code.rstrip("0123456789")
 
 
 def _covered(part: NamedPart, units: Sequence[Unit], model: tuple[str, str] | None) -> bool | None:
@@ -242,7 +272,7 @@ def _names(units: Sequence[Unit], index: int, part: NamedPart) -> bool:
     XR-200 … . It charges in 2 hours."), or, for a list item, the sentence that leads in to its
     list."""
     unit = units[index]
-    own_heading = unit.section.rsplit(" › ", 1)[-1]
+    own_heading = unit.own_heading
     if part.name_stems <= unit.stems | unit_stems(own_heading):
         return True
     if unit.kind not in _PROSE:

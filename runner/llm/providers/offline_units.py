@@ -62,6 +62,12 @@ class Unit:
     code: str = ""  # the code block that belongs to it, verbatim (`offline_code`)
 
     @property
+    def own_heading(self) -> str:
+        """The innermost heading: the document's title above it names every model of a
+        manual, every code of a table of codes."""
+        return self.section.rsplit(" › ", 1)[-1]
+
+    @property
     def introduces(self) -> bool:
         """Ends with a colon and has no code of its own: what follows (a list, a table, a
         sentence) belongs to it."""
