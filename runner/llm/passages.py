@@ -126,7 +126,8 @@ def _source_facts(source: Source) -> dict[str, Any]:
 class Answer:
     """The final answer's (or a compose's) text, its citations in runner's format, and the
     passages it drew on, in the order it first cites them (all it was given when it cites
-    none). A prompt tool's reply: its text and the passages its prompt was given."""
+    none). A prompt tool's reply: its text and the pages it cites (all its prompt was given
+    when it cites none)."""
 
     text: str
     used: tuple[Passage, ...] = ()
@@ -198,6 +199,16 @@ def cited_answer(reply: str, passages: Sequence[Passage]) -> Answer:
     )
     used = [passage for _, passage in sorted(cited, key=lambda found: found[0])]
     return Answer(text, tuple(dict.fromkeys(used)) if used else tuple(passages))
+
+
+def drawn_on(reply: str, passages: Sequence[Passage]) -> tuple[Passage, ...]:
+    """What a reply that cites in runner's own format (`[manual.md p. 3]`) drew on: the pages
+    it cites (each labelled page of a passage on its own, `pages_of`) in the order of their
+    first citation; all the passages when it cites none (a model that does not cite drew on
+    everything it was given, as far as anyone can tell)."""
+    pages = [page for passage in passages for page in pages_of(passage)]
+    cited = [page for _, page in sorted(_written_citations(reply, pages), key=lambda f: f[0])]
+    return tuple(dict.fromkeys(cited)) if cited else tuple(passages)
 
 
 def _written_citations(reply: str, passages: Sequence[Passage]) -> list[tuple[int, Passage]]:

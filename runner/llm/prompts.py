@@ -22,6 +22,7 @@ from runner.llm.passages import (
     BufferEntry,
     Passage,
     cited_answer,
+    drawn_on,
     numbered_json,
     pages_of,
     passages_from_buffer,
@@ -193,7 +194,8 @@ class Prompts:
         the variables but `context` (`facts`), and the buffer's passages, of which those that
         fit the context window become the template's `context` — cut by relevance to `subject`,
         as every purpose's passages are. `render` may be called several times; its last call
-        renders the prompt sent. The reply's `used` are the passages the prompt was given.
+        renders the prompt sent. The reply's `used` are the pages it cites, or all the passages
+        the prompt was given when it cites none (`drawn_on`).
         `final`: the reply is the round's terminal answer, streamed to a watching face."""
         kept, cut = await self._fit(
             Purpose.TOOL,
@@ -213,7 +215,8 @@ class Prompts:
         )
         with answer_written(self.client) as client:
             reply = await client.complete(request)
-        return Answer(reply.text.strip(), tuple(kept["context"]))
+        text = reply.text.strip()
+        return Answer(text, drawn_on(text, kept["context"]))
 
     # --- deep search ----------------------------------------------------------------------------
 

@@ -216,3 +216,35 @@ def test_c33_passages_carrying_a_retrievals_evidence_can_be_cited() -> None:
     reply = answer_with("Blue [1], a litre [2], blue again [1].", context=(first, second))
     assert reply.text == "Blue [a.md p. 1], a litre [b.md p. 2], blue again [a.md p. 1]."
     assert reply.used == (first, second)
+
+
+# --- what a prompt tool's reply drew on ------------------------------------------------------
+
+# one passage of labelled pages, as a retrieval tool gives a consumer its context
+PAGES = Passage(
+    "[a.md, page 1]\nThe kettle is blue.\n\n[b.md, page 2]\nThe kettle holds a litre.",
+    (Source("a.md", 1), Source("b.md", 2)),
+    "1:rag",
+)
+
+
+def tool_reply(reply: str) -> Answer:
+    client = scripted(ScriptRule(reply=reply, purpose="tool"))
+    return run(
+        Prompts(client).tool(
+            lambda facts: f"Answer from: {facts['context']}",
+            {},
+            [PAGES],
+            tool="t",
+            subject="kettle",
+        )
+    )
+
+
+def test_c33_a_tool_reply_citing_one_page_of_its_context_drew_on_that_page_alone() -> None:
+    reply = tool_reply("It holds a litre. [b.md p. 2]")
+    assert [passage.sources for passage in reply.used] == [(Source("b.md", 2),)]
+
+
+def test_c33_a_tool_reply_citing_nothing_drew_on_all_it_was_given() -> None:
+    assert tool_reply("It holds a litre.").used == (PAGES,)
