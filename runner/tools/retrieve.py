@@ -9,6 +9,7 @@ them later in the round, and, when the corpus has page vectors, the retrieval's 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -18,11 +19,13 @@ from runner.config.model import RetrieveOptions, SearchOptions, ToolConfig
 from runner.engine.results import ToolResult
 from runner.llm.passages import EVIDENCE, MEANING
 from runner.llm.providers.offline_meaning import cosines
+from runner.llm.providers.offline_question import asked_parts
 from runner.retrieval.excerpts import Cosines, excerpts_context
 from runner.retrieval.index import SEARCH_MODES
 from runner.retrieval.pages import CorpusError, Page
 from runner.retrieval.reading import pages_context
 from runner.retrieval.seen import EVENT, ranked
+from runner.text.words import stems, token_stems
 from runner.tools.base import BuiltinTool, Call, ToolBuildError, finish, instantiate, place
 from runner.tools.evidence import retrieval_evidence
 from runner.tools.meaning import retrieval_meaning
@@ -117,12 +120,72 @@ def with_pages(result: ToolResult, pages: list[Page], **data: object) -> ToolRes
 
 
 async def searched(
-    index: CorpusIndex, query: str, top_k: int, mode: str, *, sections: bool = True
+    index: CorpusIndex,
+    query: str,
+    top_k: int,
+    mode: str,
+    *,
+    sections: bool = True,
+    parts: Sequence[str] = (),
 ) -> list[ScoredPage]:
     """The search, in a worker thread: a vector or hybrid search embeds the question and reranks
     its candidates with the model (hundreds of milliseconds of CPU), which on the event loop
-    would stall every other round a service runs. `sections` False: pages in score order."""
-    return await asyncio.to_thread(index.search, query, top_k, mode=mode, sections=sections)
+    would stall every other round a service runs. `sections` False: pages in score order.
+    `parts`: the question's parts, when it has several, each searched too (`by_parts`)."""
+    return await asyncio.to_thread(by_parts, index, query, top_k, mode, sections, parts)
+
+
+# a part searched on its own says enough to be searched: "how do I install Apache" does
+PART_WORDS = 2
+# a part that points back at another ("why does it differ on Windows") does not say on its own
+# what it asks about
+_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those)\b", re.IGNORECASE)
+# a part is served by the whole question's pages when one of them holds this share of its
+# content words (the gatekeeper's bar for a part the words answer)
+SERVED_SHARE = 0.6
+
+
+def searched_parts(question: str) -> list[str]:
+    """The parts of a question that may be searched on their own: each that asks something of
+    its own (`asked_parts`) in at least PART_WORDS content words, pointing back at no other;
+    none when fewer than two do."""
+    found = [
+        part.text
+        for part in asked_parts(question)
+        if len(part.words) >= PART_WORDS and not _POINTS_BACK.search(part.text)
+    ]
+    return found if len(found) > 1 else []
+
+
+def by_parts(
+    index: CorpusIndex, query: str, top_k: int, mode: str, sections: bool, parts: Sequence[str]
+) -> list[ScoredPage]:
+    """The best pages for the query. Of a question of several parts, a part that none of those
+    pages serves (none holds SERVED_SHARE of its content words) is searched on its own, and its
+    best pages take the places of the whole question's last ones: a fair share of `top_k` each.
+    Searched as one text, a question of parts ranks pages for the part whose words weigh most
+    ("Is the KW-620 quiet? And what is the descaling interval?" found four descaling pages and
+    nothing on the washing machine), and the part left out falls to a deep search; a part the
+    pages serve keeps them as they are."""
+    whole = index.search(query, top_k, mode=mode, sections=sections)
+    page_stems = [token_stems(hit.page.text) for hit in whole]
+    unserved = [part for part in parts if not _served(stems(part), page_stems)]
+    if not unserved or not whole:
+        return whole
+    share = max(1, top_k // (len(unserved) + 1))
+    taken = {hit.page.node_id for hit in whole}
+    added: list[ScoredPage] = []
+    for part in unserved:
+        own = index.search(index.expanded(part), top_k, mode=mode, sections=sections)
+        fresh = [hit for hit in own if hit.page.node_id not in taken][:share]
+        taken.update(hit.page.node_id for hit in fresh)
+        added += fresh
+    kept = max(top_k - len(added), 1)
+    return (whole[:kept] + added)[:top_k]
+
+
+def _served(wanted: set[str], pages: Sequence[set[str]]) -> bool:
+    return not wanted or any(len(wanted & held) / len(wanted) >= SERVED_SHARE for held in pages)
 
 
 class RetrieveTool(BuiltinTool):
@@ -147,6 +210,7 @@ class RetrieveTool(BuiltinTool):
             self.options.top_k,
             self.options.mode,
             sections=not self.options.excerpts,
+            parts=searched_parts(call.directive),
         )
         evidence = None
         if self.gives_evidence:  # of the pages this search ranked, in its order

@@ -47,6 +47,8 @@ _PART_BREAK = re.compile(
     rf"|,\s*(?:and|or|but|also)\s+(?=(?:{_DETERMINERS})\b)|,\s*(?=(?:{_QUESTION_WORDS})\b)",
     re.IGNORECASE,
 )
+_QUESTION_START = re.compile(rf"^(?:{_QUESTION_WORDS})\b", re.IGNORECASE)
+_AUXILIARY_START = re.compile(rf"^(?:{_AUXILIARIES})\b", re.IGNORECASE)
 _LEADING_JOINERS = re.compile(r"^\W*(?:(?:and|or|but|also|so|then|please)\b\W*)*", re.IGNORECASE)
 
 _HOW_QUANTITY = re.compile(
@@ -160,6 +162,21 @@ def parts(question: str) -> tuple[Part, ...]:
         part = Part(text, words, frozenset(stem(w) for w in words), cues, _values(text, cues))
         found.append(part)
     return tuple(found)
+
+
+def asked_parts(question: str) -> tuple[Part, ...]:
+    """The parts that are questions of their own: opening with a question word ("what is the
+    descaling interval"), or with an auxiliary at the start of a sentence ("Is the KW-620
+    quiet?"); not a statement the question leans on ("I run Debian, how do I install it?": "I
+    run Debian"), nor a clause an "and" joins ("can I INSERT into a view and have the row go to
+    the base table?")."""
+    sentences = {_LEADING_JOINERS.sub("", s).strip() for s in re.split(r"[?;\n]+", question)}
+    return tuple(
+        part
+        for part in parts(question)
+        if _QUESTION_START.match(part.text)
+        or (_AUXILIARY_START.match(part.text) and any(s.startswith(part.text) for s in sentences))
+    )
 
 
 def _cues(text: str, words: tuple[str, ...]) -> frozenset[str]:
