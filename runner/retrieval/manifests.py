@@ -22,11 +22,13 @@ if TYPE_CHECKING:
 MANIFEST_FILE = "manifest.json"
 # a folder or file changed this recently may change again within its timestamp's granularity
 RACY_SECONDS = 2.0
-MANIFEST_FORMAT = 11  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
+MANIFEST_FORMAT = 12  # 2: readers, paths, navigation; 3: page store, mmap BM25; 4: headings;
 # 5: PDF headings from the outline; 6: a declared title over a numbered first heading;
 # 7: HTML furniture and permalinks dropped, every heading of a page kept (`headings`); 8: BM25
 # stored as flat arrays runner searches itself (keyword.py), the page store's counts stored;
-# 9: a table cut across pages repeats its header row on each
+# 9: a table cut across pages repeats its header row on each; 10: the section's names embedded
+# for the rerank, a pod2html page's <title>; 11: admonitions stay in their section; 12: an HTML
+# definition list's term labels the first line of its definition
 
 
 @dataclass(frozen=True)

@@ -120,6 +120,37 @@ def test_an_admonition_s_label_opens_its_first_line_in_the_section_it_annotates(
     assert "Then close the cap." in filling.text
 
 
+# a man page's options and a FAQ as definition lists (asciidoc, DocBook and pod2html write them)
+OPTIONS_HTML = """<html><head><title>git-reset</title></head><body><h1>Options</h1><dl>
+<dt class="hdlist1">--soft</dt><dd><p>Does not touch the index file.</p><p>More on it.</p></dd>
+<dt>-q</dt><dt><code>--quiet</code></dt><dd><p>Be quiet.</p></dd>
+<dt>How do I undo it?</dt><dd><p>Use <code>git revert</code>.</p></dd>
+<dt>Undo a commit</dt><dd><pre>$ git reset --soft HEAD^</pre><p>Then edit.</p></dd>
+</dl></body></html>"""
+
+
+def test_a_definition_list_term_labels_the_first_line_of_its_definition(tmp_path: Path) -> None:
+    [page] = html_pages(tmp_path, OPTIONS_HTML)
+    assert "--soft: Does not touch the index file." in page.text
+    assert "\nMore on it." in page.text  # the definition's next paragraphs are its own
+
+
+def test_the_terms_of_one_definition_are_joined(tmp_path: Path) -> None:
+    [page] = html_pages(tmp_path, OPTIONS_HTML)
+    assert "-q, `--quiet`: Be quiet." in page.text
+
+
+def test_a_term_that_is_a_question_is_followed_by_its_answer(tmp_path: Path) -> None:
+    [page] = html_pages(tmp_path, OPTIONS_HTML)
+    assert "How do I undo it? Use `git revert`." in page.text
+
+
+def test_a_term_before_code_stays_a_line_of_its_own(tmp_path: Path) -> None:
+    [page] = html_pages(tmp_path, OPTIONS_HTML)
+    assert "Undo a commit\n\n```\n$ git reset --soft HEAD^\n```" in page.text
+    assert "\nThen edit." in page.text
+
+
 def test_a_heading_in_a_div_of_another_class_is_a_section(tmp_path: Path) -> None:
     html = NOTED_HTML.replace('class="note"', 'class="sect2"')
     assert "Note" in [p.heading for p in html_pages(tmp_path, html)]

@@ -56,7 +56,6 @@ _PARAGRAPHS = frozenset(
         "figure",
         "figcaption",
         "dl",
-        "dt",
         "dd",
         "form",
         "fieldset",
@@ -110,6 +109,7 @@ class _Walk:
     links: list[tuple[int, str]] = field(default_factory=list)  # open <a href>: (inline at, href)
     marker: str = ""  # the open list item's `- ` / `2. `, indented by depth, until its first line
     label: str = ""  # an admonition's `Note: `, until the first line of what it says
+    term: bool = False  # the label is a definition list's term (`<dt>`), awaiting its `<dd>`
 
     def text(self, text: str | None) -> None:
         if text:
@@ -128,6 +128,7 @@ class _Walk:
         if line.strip():
             self.lines.append(self.marker + self.label + line)
             self.marker = self.label = ""
+            self.term = False
 
     def end_paragraph(self) -> None:
         self.end_line()
@@ -135,13 +136,38 @@ class _Walk:
             self.blocks.append(Block("\n".join(self.lines)))
             self.lines = []
 
+    def end_term(self) -> None:
+        """A `<dt>` read: its text waits as the label of its `<dd>`'s first line (`--soft: Does
+        not touch the index file…`, `work_mem: Sets the base maximum…`), so that what a term
+        means is one sentence that names it; several terms of one `<dd>` are joined (`-q,
+        --quiet: …`)."""
+        term = _LINK.sub(lambda link: link["text"], _squash("".join(self.inline)))
+        self.inline = []
+        if not term:
+            return
+        if self.term and self.label:
+            term = f"{self.label.rstrip().removesuffix(':')}, {term}"
+        # a term that is a sentence or a question (a FAQ's) is followed, not labelled
+        self.label = f"{term} " if term[-1] in ".?!:" else f"{term}: "
+        self.term = True
+
+    def unlabelled(self) -> None:
+        """Before a block that takes no label (code, a table, a heading, another list's
+        term): a term still waiting is its own paragraph, as it was written."""
+        if self.term and self.label:
+            self.blocks.append(Block(self.label.rstrip().removesuffix(":")))
+        self.label, self.term = ("", False) if self.term else (self.label, False)
+
     def start(self, element: lxml.html.HtmlElement) -> bool:
         """Handle an opening tag; True when its content was taken whole (skip the subtree)."""
         tag = element.tag
         if not isinstance(tag, str):  # a comment or processing instruction
             return True
+        if tag == "dt":
+            self.end_line() if self.lists else self.end_paragraph()
         if tag in _HEADINGS:
             self.end_paragraph()
+            self.unlabelled()
             title = clean_heading(_squash(element.text_content()))
             if title and _admonition(element):
                 self.label = f"{title}: "  # what it says belongs to the section around it
@@ -151,6 +177,7 @@ class _Walk:
             return True
         if tag == "pre":
             self.end_paragraph()
+            self.unlabelled()
             code = element.text_content().strip("\n")
             if code.strip():  # fenced, as in Markdown: code is never read as sentences
                 fence = "````" if "```" in code else "```"
@@ -158,10 +185,12 @@ class _Walk:
             return True
         if tag == "table":
             self.end_paragraph()
+            self.unlabelled()
             self._table(element)
             return True
         if tag in _LISTS:
             self.end_line() if self.lists else self.end_paragraph()
+            self.unlabelled()
             self.lists.append([0, tag == "ol"])
         elif tag == "li":
             self.end_line()
@@ -209,6 +238,8 @@ class _Walk:
         elif tag == "li":
             self.end_line()
             self.marker = ""  # an item without text leaves no marker behind
+        elif tag == "dt":
+            self.end_term()
         elif tag in _PARAGRAPHS:
             self.end_line() if self.lists else self.end_paragraph()
 
