@@ -404,3 +404,24 @@ def test_a_later_page_that_holds_more_of_the_question_is_quoted() -> None:
     later = found("Descale the kettle every four weeks with citric acid.", "b.md")
     reply = answer("How many weeks between descaling the kettle with citric acid?", first, later)
     assert reply.startswith("Descale the kettle every four weeks with citric acid. [b.md p. 1]")
+
+
+# --- a paragraph that opens with a question (a FAQ's entry) ----------------------------------
+
+FAQ = (
+    "How do I ignore changes to a tracked file? Git does not provide a way to do this. "
+    "The reason is that Git must know whether the changes are precious.\n\n"
+    "How do I know if I want a fetch or a pull? A fetch stores a copy of the remote changes."
+)
+
+
+def test_a_faq_question_is_never_quoted_as_an_answer() -> None:
+    reply = answer("can git ignore changes to a tracked file", page(FAQ))
+    assert "How do I ignore" not in reply
+
+
+def test_the_sentences_after_a_faq_question_answer_it_by_its_words() -> None:
+    # "ignore", "tracked" are only in the question the paragraph opens with
+    reply = answer("can git ignore changes to a tracked file", page(FAQ))
+    assert reply.startswith("Git does not provide a way to do this.")
+

@@ -23,7 +23,7 @@ What the parser knows about the text it reads (all of it general, nothing about 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import pairwise
@@ -366,10 +366,11 @@ class _Parser:
             self._add(text, RECORD, fields=record)
             return
         for piece, labels in _cited_pieces(_LITERAL_MARK.sub(_literal_mark, text)):
-            for sentence in sentences(plain_text(piece)):
-                if any(ch.isalnum() for ch in sentence):
-                    kind = ITEM if _LIST_START.match(sentence) else SENTENCE
-                    self._add(sentence, kind, labels=labels)
+            found = [s for s in sentences(plain_text(piece)) if any(ch.isalnum() for ch in s)]
+            asked = _asked_first(found)
+            for sentence in found[len(asked) :]:
+                kind = ITEM if _LIST_START.match(sentence) else SENTENCE
+                self._add(sentence, kind, labels=labels, context=" ".join(asked))
 
     def _add(
         self,
@@ -403,6 +404,21 @@ class _Parser:
             )
         )
         self.position += 1
+
+
+# the sentences a paragraph may open with before the question they lead to
+_ASKED_WITHIN = 2
+
+
+def _asked_first(found: Sequence[str]) -> Sequence[str]:
+    """The question a paragraph opens with, when an answer follows it: its sentences up to the
+    first one that asks (within _ASKED_WITHIN; "I've made a mistake in the last commit. How do I
+    change it?"). A FAQ's question answers nothing: it is what the sentences after it are about,
+    read as their context as a heading is, and never quoted as an answer."""
+    for index, sentence in enumerate(found[:_ASKED_WITHIN]):
+        if sentence.rstrip().endswith("?"):
+            return found[: index + 1] if index + 1 < len(found) else ()
+    return ()
 
 
 def unit_stems(text: str) -> frozenset[str]:
