@@ -19,12 +19,12 @@ from runner.config.model import RetrieveOptions, SearchOptions, ToolConfig
 from runner.engine.results import ToolResult
 from runner.llm.passages import EVIDENCE, MEANING
 from runner.llm.providers.offline_meaning import cosines
-from runner.llm.providers.offline_question import asked_parts
 from runner.retrieval.excerpts import Cosines, excerpts_context
 from runner.retrieval.index import SEARCH_MODES
 from runner.retrieval.pages import CorpusError, Page
 from runner.retrieval.reading import pages_context
 from runner.retrieval.seen import EVENT, ranked
+from runner.text.questions import asked_parts
 from runner.text.words import stems, token_stems
 from runner.tools.base import BuiltinTool, Call, ToolBuildError, finish, instantiate, place
 from runner.tools.evidence import retrieval_evidence

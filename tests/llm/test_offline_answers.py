@@ -424,4 +424,3 @@ def test_the_sentences_after_a_faq_question_answer_it_by_its_words() -> None:
     # "ignore", "tracked" are only in the question the paragraph opens with
     reply = answer("can git ignore changes to a tracked file", page(FAQ))
     assert reply.startswith("Git does not provide a way to do this.")
-

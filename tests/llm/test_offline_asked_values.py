@@ -4,7 +4,7 @@ passages go through the real Prompts and client, as a pipeline's do."""
 
 from __future__ import annotations
 
-from runner.llm.providers.offline_question import (
+from runner.text.questions import (
     DURATION,
     MONEY,
     NUMBER,

@@ -4,8 +4,8 @@ offline answer quotes the section a question heads, never the question itself (d
 from __future__ import annotations
 
 from runner.llm.prompts import Passage
-from runner.llm.providers.offline_question import defined_term, names
 from runner.sources import Source
+from runner.text.questions import defined_term, names
 
 from .helpers import offline, run
 

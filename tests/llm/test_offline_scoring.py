@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from runner.llm.providers.offline_passages import OfflinePassage
-from runner.llm.providers.offline_question import parts
 from runner.llm.providers.offline_scoring import unit_candidates
+from runner.text.questions import parts
 
 # two sentences of one section, the same length and the same question words
 SECTION = (

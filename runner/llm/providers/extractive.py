@@ -13,7 +13,7 @@ the words a tool's own answer holds stay covered):
 1. competing: for each part of the question the context can answer at all (its pages hold a
    third of the part's weight), the units that reach 40 % of the best score on what the part
    still needs, on a page that holds half of that; where the part asks for a value of a kind
-   ("what is the fee": an amount of money; "how many years": a duration; `offline_question`)
+   ("what is the fee": an amount of money; "how many years": a duration; `runner.text.questions`)
    and some of those units state one, only they compete for it: "The fee of €65 is charged…"
    is quoted, not "- the fee, once per plan year." (unless they cannot answer a third of any
    part: then all compete, as if no value were asked);
@@ -53,7 +53,6 @@ from runner.llm.providers.offline_passages import (
     cited_by,
     passages_from_facts,
 )
-from runner.llm.providers.offline_question import NUMBER, Part, parts, unit_values
 from runner.llm.providers.offline_scoring import (
     Candidate,
     gain,
@@ -70,6 +69,7 @@ from runner.llm.providers.offline_units import (
     Unit,
     unit_stems,
 )
+from runner.text.questions import NUMBER, Part, parts, unit_values
 
 # the passages and their citations live in offline_passages; these names are also read from here
 __all__ = [

@@ -28,11 +28,11 @@ from runner.llm.providers.extractive import (
 from runner.llm.providers.offline_extract import extract
 from runner.llm.providers.offline_meaning import page_bears
 from runner.llm.providers.offline_named import answering_units, described, uncovered_named_parts
-from runner.llm.providers.offline_question import Part, defined_term, defines, names, parts
 from runner.llm.providers.offline_records import Record, comparison
 from runner.llm.providers.offline_rows import for_codes, is_code
 from runner.llm.providers.offline_units import RECORD, parse
 from runner.llm.types import LLMRequest, Purpose
+from runner.text.questions import Part, defined_term, defines, names, parts
 from runner.text.words import content_words, normalize, stem, stems, tokenize
 
 # Words that say how a question is asked rather than what it is about; activation questions

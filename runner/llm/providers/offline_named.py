@@ -33,10 +33,10 @@ from dataclasses import dataclass
 
 from runner.llm.providers.offline_meaning import model_of, unit_meaning
 from runner.llm.providers.offline_passages import OfflinePassage
-from runner.llm.providers.offline_question import Part, names, parts
 from runner.llm.providers.offline_rows import is_code
 from runner.llm.providers.offline_scoring import Candidate
 from runner.llm.providers.offline_units import ITEM, SENTENCE, Unit, parse, unit_stems
+from runner.text.questions import Part, names, parts
 from runner.text.words import stem, tokenize
 
 NAMED_PART_MIN_COVERAGE = 0.6  # of a part's words besides its names, in one unit holding them

@@ -11,7 +11,7 @@ question, by its words (docs/offline.md, "Writing answers": the score). What mea
   behind its search's first (the search saw more than these words), and raised for the first
   unit of a section (+25 %), for the question's word pairs in the question's order (up to +50 %)
   and for a cue the unit meets (+50 %: a number for "how many", a date for "when", a modal or a
-  negation for "can I", a reason for "why": `offline_question`).
+  negation for "can I", a reason for "why": `runner.text.questions`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from runner.llm.providers.offline_passages import OfflinePassage
-from runner.llm.providers.offline_question import FRAMING_STEMS, Part, unit_cues
 from runner.llm.providers.offline_rows import code_columns, is_code
 from runner.llm.providers.offline_units import ROW, Unit, parse, word_pairs
+from runner.text.questions import FRAMING_STEMS, Part, unit_cues
 from runner.text.words import tokenize
 
 # a bracketed reference after a line (`[toc p. 23]`, `[12]`): not part of what the line says

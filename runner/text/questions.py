@@ -1,4 +1,6 @@
-"""What a question asks, lexically: its parts and the kind of answer each part wants.
+"""What a question asks, lexically: its parts and the kind of answer each part wants. Shared by
+the offline answerer (runner.llm.providers) and retrieval (a `retrieve` tool searches a part
+that the whole question's pages leave out), so it lives below both.
 
 - **Parts**: a question is cut into clauses at `?`, `;` and line breaks; where `and`, `or`,
   `but` or a comma is followed by a question word or an auxiliary ("…stocked, and what is the
