@@ -166,6 +166,14 @@ def parts(question: str) -> tuple[Part, ...]:
     return tuple(found)
 
 
+def opens_a_question(text: str) -> bool:
+    """The sentence is a question as a FAQ writes one: it opens with a question word or an
+    auxiliary and ends with `?` ("How do I change it?"; not "However, this raises one problem:
+    where should the code go?")."""
+    text = text.strip()
+    return text.endswith("?") and bool(_QUESTION_START.match(text) or _AUXILIARY_START.match(text))
+
+
 def asked_parts(question: str) -> tuple[Part, ...]:
     """The parts that are questions of their own: opening with a question word ("what is the
     descaling interval"), or with an auxiliary at the start of a sentence ("Is the KW-620

@@ -424,3 +424,9 @@ def test_the_sentences_after_a_faq_question_answer_it_by_its_words() -> None:
     # "ignore", "tracked" are only in the question the paragraph opens with
     reply = answer("can git ignore changes to a tracked file", page(FAQ))
     assert reply.startswith("Git does not provide a way to do this.")
+
+
+def test_a_rhetorical_question_inside_a_paragraph_is_a_sentence_of_it() -> None:
+    text = "The block is optional. However, this raises a problem: where should the code go? Put it last."
+    reply = answer("where should the code go in the block", page(text))
+    assert "where should the code go?" in reply

@@ -40,6 +40,7 @@ from runner.llm.providers.offline_code import (
 from runner.llm.providers.offline_inline import plain_text
 from runner.llm.providers.offline_rows import record_fields, row_cells, row_fields, row_text
 from runner.text.markup import ADORNMENT, ATX_HEADING, FENCE, closes_fence
+from runner.text.questions import opens_a_question
 from runner.text.words import STOP_WORDS, sentences, stem, tokenize
 
 SENTENCE, ITEM, ROW, RECORD = "sentence", "item", "row", "record"
@@ -412,11 +413,12 @@ _ASKED_WITHIN = 2
 
 def _asked_first(found: Sequence[str]) -> Sequence[str]:
     """The question a paragraph opens with, when an answer follows it: its sentences up to the
-    first one that asks (within _ASKED_WITHIN; "I've made a mistake in the last commit. How do I
-    change it?"). A FAQ's question answers nothing: it is what the sentences after it are about,
-    read as their context as a heading is, and never quoted as an answer."""
+    first one that asks as a FAQ does (`opens_a_question`, within _ASKED_WITHIN; "I've made a
+    mistake in the last commit. How do I change it?"; not a rhetorical "However, this raises
+    one problem: where should it go?"). A FAQ's question answers nothing: it is what the
+    sentences after it are about, read as their context as a heading is, and never quoted."""
     for index, sentence in enumerate(found[:_ASKED_WITHIN]):
-        if sentence.rstrip().endswith("?"):
+        if opens_a_question(sentence):
             return found[: index + 1] if index + 1 < len(found) else ()
     return ()
 
