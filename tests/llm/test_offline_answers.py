@@ -427,6 +427,6 @@ def test_the_sentences_after_a_faq_question_answer_it_by_its_words() -> None:
 
 
 def test_a_rhetorical_question_inside_a_paragraph_is_a_sentence_of_it() -> None:
-    text = "The block is optional. However, this raises a problem: where should the code go? Put it last."
-    reply = answer("where should the code go in the block", page(text))
-    assert "where should the code go?" in reply
+    text = "The block is optional. However, this raises a problem: where does the code go? Last."
+    reply = answer("where does the code go in the block", page(text))
+    assert "where does the code go?" in reply
