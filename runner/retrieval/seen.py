@@ -38,13 +38,14 @@ def ranked(hits: Iterable[ScoredPage | Page]) -> list[dict[str, Any]]:
     return rows
 
 
-# what an event may add (a retrieve tool's): its restatement, what it searched, its evidence
-OPTIONAL = ("rewritten", "searched", "evidence")
+# what an event may add (a retrieve tool's): its restatement, what it searched, the parts of
+# the question it searched on their own, its evidence
+OPTIONAL = ("rewritten", "searched", "parts", "evidence")
 
 
 def retrieval_events(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The `retrieval` events of a trace, each `{task, tool, corpus, query, pages}` and, where
-    the event has them, `rewritten`, `searched` and `evidence`."""
+    the event has them, `rewritten`, `searched`, `parts` and `evidence`."""
     return [
         {key: event.get(key) for key in ("task", "tool", "corpus", "query", "pages")}
         | {key: event[key] for key in OPTIONAL if key in event}
@@ -65,6 +66,8 @@ def format_retrievals(retrievals: Sequence[Mapping[str, Any]], *, indent: str = 
         )
         if record.get("searched"):
             lines.append(f"{indent}  searched as {record['searched']!r}")
+        for part in record.get("parts") or ():
+            lines.append(f"{indent}  a part its first pages left out, searched too: {part!r}")
         if isinstance(record.get("evidence"), Mapping):
             lines.append(f"{indent}  {_evidence_line(record['evidence'])}")
         for row in pages:

@@ -69,13 +69,15 @@ def record_retrieval(
     query: str,
     hits: Sequence[ScoredPage | Page],
     searched: Query | None = None,
+    parts: Sequence[str] = (),
     evidence: Mapping[str, object] | None = None,
 ) -> list[dict[str, object]]:
     """The ranked pages a retrieval returned, added to the trace (`retrieval`); also kept in
     the result's data under `retrieved` (runner.retrieval.seen). With `searched`, the event
     also says what was searched when it differs from the query: the LLM's restatement
-    (`rewritten`) and the words the corpus's synonyms added (`searched`); with `evidence`,
-    what the gatekeeper will weigh (runner.tools.evidence)."""
+    (`rewritten`) and the words the corpus's synonyms added (`searched`); with `parts`, the
+    parts of the question searched on their own (`by_parts`); with `evidence`, what the
+    gatekeeper will weigh (runner.tools.evidence)."""
     pages = ranked(hits)
     extra: dict[str, object] = {EVIDENCE: dict(evidence)} if evidence is not None else {}
     if searched is not None:
@@ -83,6 +85,8 @@ def record_retrieval(
             extra["rewritten"] = searched.rewritten
         if searched.expanded != query:
             extra["searched"] = searched.expanded
+    if parts:
+        extra["parts"] = list(parts)
     env.trace(EVENT, tool=tool, corpus=corpus, query=query, pages=pages, **extra)
     return pages
 
@@ -120,19 +124,12 @@ def with_pages(result: ToolResult, pages: list[Page], **data: object) -> ToolRes
 
 
 async def searched(
-    index: CorpusIndex,
-    query: str,
-    top_k: int,
-    mode: str,
-    *,
-    sections: bool = True,
-    parts: Sequence[str] = (),
+    index: CorpusIndex, query: str, top_k: int, mode: str, *, sections: bool = True
 ) -> list[ScoredPage]:
     """The search, in a worker thread: a vector or hybrid search embeds the question and reranks
     its candidates with the model (hundreds of milliseconds of CPU), which on the event loop
-    would stall every other round a service runs. `sections` False: pages in score order.
-    `parts`: the question's parts, when it has several, each searched too (`by_parts`)."""
-    return await asyncio.to_thread(by_parts, index, query, top_k, mode, sections, parts)
+    would stall every other round a service runs. `sections` False: pages in score order."""
+    return await asyncio.to_thread(index.search, query, top_k, mode=mode, sections=sections)
 
 
 # a part searched on its own says enough to be searched: "how do I install Apache" does
@@ -159,19 +156,19 @@ def searched_parts(question: str) -> list[str]:
 
 def by_parts(
     index: CorpusIndex, query: str, top_k: int, mode: str, sections: bool, parts: Sequence[str]
-) -> list[ScoredPage]:
+) -> tuple[list[ScoredPage], list[str]]:
     """The best pages for the query. Of a question of several parts, a part that none of those
     pages serves (none holds SERVED_SHARE of its content words) is searched on its own, and its
     best pages take the places of the whole question's last ones: a fair share of `top_k` each.
     Searched as one text, a question of parts ranks pages for the part whose words weigh most
     ("Is the KW-620 quiet? And what is the descaling interval?" found four descaling pages and
     nothing on the washing machine), and the part left out falls to a deep search; a part the
-    pages serve keeps them as they are."""
+    pages serve keeps them as they are. Also returns the parts searched on their own."""
     whole = index.search(query, top_k, mode=mode, sections=sections)
     page_stems = [token_stems(hit.page.text) for hit in whole]
     unserved = [part for part in parts if not _served(stems(part), page_stems)]
     if not unserved or not whole:
-        return whole
+        return whole, []
     share = max(1, top_k // (len(unserved) + 1))
     taken = {hit.page.node_id for hit in whole}
     added: list[ScoredPage] = []
@@ -181,7 +178,7 @@ def by_parts(
         taken.update(hit.page.node_id for hit in fresh)
         added += fresh
     kept = max(top_k - len(added), 1)
-    return (whole[:kept] + added)[:top_k]
+    return (whole[:kept] + added)[:top_k], unserved
 
 
 def _served(wanted: set[str], pages: Sequence[set[str]]) -> bool:
@@ -204,13 +201,15 @@ class RetrieveTool(BuiltinTool):
         query = await search_query(call, self.index, self.options, self.name)
         # excerpts keep only what of each page bears, so a long section's further pages need
         # not make room for other sections (the whole-page default)
-        hits = await searched(
+        # in a worker thread, as `searched`; a part the pages leave out is searched too
+        hits, parts = await asyncio.to_thread(
+            by_parts,
             self.index,
             query.text,
             self.options.top_k,
             self.options.mode,
-            sections=not self.options.excerpts,
-            parts=searched_parts(call.directive),
+            not self.options.excerpts,
+            searched_parts(call.directive),
         )
         evidence = None
         if self.gives_evidence:  # of the pages this search ranked, in its order
@@ -225,7 +224,7 @@ class RetrieveTool(BuiltinTool):
         extra = {EVIDENCE: evidence} if evidence is not None else {}
         meaning = retrieval_meaning(self.index, hits, self.options.mode, evidence is not None)
         retrieved = record_retrieval(
-            call.env, self.name, self.options.corpus, call.directive, hits, query, **extra
+            call.env, self.name, self.options.corpus, call.directive, hits, query, parts, **extra
         )
         pages = [hit.page for hit in hits]
         text = await self.context_text(pages, query, meaning)

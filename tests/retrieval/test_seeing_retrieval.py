@@ -142,3 +142,23 @@ def test_show_retrieval_names_the_ranking_the_evidence_is_of() -> None:
     assert (
         "cosine 0.61 with the first hybrid page, 3 of its 4 keyword pages among the vectors' best"
     ) in shown
+
+
+PARTS_EVENT = {**EVENT, "query": "Is it quiet? And what is the interval?", "parts": ["Is it quiet"]}
+
+
+def test_a_retrieval_keeps_the_parts_it_searched_on_their_own() -> None:
+    from runner.retrieval.seen import retrieval_events
+
+    [record] = retrieval_events([PARTS_EVENT])
+    assert record["parts"] == ["Is it quiet"]
+    schema = json.loads((ROOT / "schemas" / "result.schema.json").read_text(encoding="utf-8"))
+    assert list(Draft202012Validator(schema["properties"]["retrieval"]).iter_errors([record])) == []
+    assert schema_problems("trace", {**PARTS_EVENT, "seq": 1, "ms": 0.1}, "event") == []
+
+
+def test_show_retrieval_names_each_part_searched_on_its_own() -> None:
+    from runner.retrieval.seen import format_retrievals, retrieval_events
+
+    shown = format_retrievals(retrieval_events([PARTS_EVENT]))
+    assert "  a part its first pages left out, searched too: 'Is it quiet'" in shown

@@ -39,7 +39,7 @@ PARTS = ["Is the KW-620 quiet", "what is the descaling interval"]
 
 def found(rankings: dict[str, list[str]], question: str = WHOLE, top_k: int = 4) -> list[str]:
     index = Index(rankings)
-    hits = by_parts(index, question, top_k, "hybrid", True, searched_parts(question))  # type: ignore[arg-type]
+    hits, _ = by_parts(index, question, top_k, "hybrid", True, searched_parts(question))  # type: ignore[arg-type]
     return [hit.page.node_id for hit in hits]
 
 
@@ -87,3 +87,9 @@ def test_a_clause_an_and_joins_is_not_a_part_of_its_own() -> None:
 def test_a_part_pointing_back_at_another_is_not_searched_on_its_own() -> None:
     question = "which character set does open() assume, and why does it differ on Windows?"
     assert searched_parts(question) == []
+
+
+def test_the_parts_searched_on_their_own_are_named() -> None:
+    index = Index({WHOLE: ["descaling interval a"], PARTS[0]: ["KW-620 noise quiet"]})
+    _, parts = by_parts(index, WHOLE, 4, "hybrid", True, PARTS)  # type: ignore[arg-type]
+    assert parts == [PARTS[0]]
