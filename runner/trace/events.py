@@ -236,6 +236,7 @@ class Retrieval(TraceEvent):
     pages: Sequence[RankedPage]
     rewritten: str | None = None
     searched: str | None = None
+    parts: Sequence[str] | None = None  # the parts of the question searched on their own
     evidence: Mapping[str, Any] | None = None
 
     @classmethod
