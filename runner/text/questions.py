@@ -50,7 +50,6 @@ _PART_BREAK = re.compile(
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(rf"^(?:{_QUESTION_WORDS})\b", re.IGNORECASE)
-_AUXILIARY_START = re.compile(rf"^(?:{_AUXILIARIES})\b", re.IGNORECASE)
 _LEADING_JOINERS = re.compile(r"^\W*(?:(?:and|or|but|also|so|then|please)\b\W*)*", re.IGNORECASE)
 
 _HOW_QUANTITY = re.compile(
@@ -171,7 +170,7 @@ def opens_a_question(text: str) -> bool:
     auxiliary and ends with `?` ("How do I change it?"; not "However, this raises one problem:
     where should the code go?")."""
     text = text.strip()
-    return text.endswith("?") and bool(_QUESTION_START.match(text) or _AUXILIARY_START.match(text))
+    return text.endswith("?") and bool(_QUESTION_START.match(text) or _POLAR_START.match(text))
 
 
 def asked_parts(question: str) -> tuple[Part, ...]:
@@ -185,7 +184,7 @@ def asked_parts(question: str) -> tuple[Part, ...]:
         part
         for part in parts(question)
         if _QUESTION_START.match(part.text)
-        or (_AUXILIARY_START.match(part.text) and any(s.startswith(part.text) for s in sentences))
+        or (_POLAR_START.match(part.text) and any(s.startswith(part.text) for s in sentences))
     )
 
 

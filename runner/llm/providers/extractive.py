@@ -3,8 +3,8 @@ rows, records: `offline_units`) of the given passages for a question, quoted wit
 came from. docs/offline.md ("Writing answers") describes the same rules for pipeline authors.
 
 Writing the answer: what is chosen from the units' scores (`offline_scoring`: by their words;
-`offline_meaning`: what their meaning adds where the pages carry it), in which order, cited
-how (`offline_selection`).
+rules 1-6, the words' choice, in `offline_choosing`; `offline_meaning`: what their meaning adds
+where the pages carry it), in which order, cited how (`offline_selection`).
 
 Choosing, after the guaranteed passages (C23: quoted first, matched or not, their words covered
 — unless a unit of the context answers a part as fully: 60 % of its weight, and no less than they
@@ -42,10 +42,15 @@ the words a tool's own answer holds stay covered):
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Sequence
 from typing import TypeGuard
 
+from runner.llm.providers.offline_choosing import (
+    ANSWERED_SHARE,
+    best_first,
+    chosen_by_words,
+    share,
+)
 from runner.llm.providers.offline_meaning import Meaning, by_meaning
 from runner.llm.providers.offline_named import on_the_asked_product
 from runner.llm.providers.offline_passages import (
@@ -55,16 +60,13 @@ from runner.llm.providers.offline_passages import (
 )
 from runner.llm.providers.offline_scoring import (
     Candidate,
-    gain,
     idf_weights,
     normal_text,
-    page_words,
     unit_candidates,
 )
 from runner.llm.providers.offline_selection import Selection
 from runner.llm.providers.offline_units import (
     ITEM,
-    ROW,
     SENTENCE,
     Unit,
     unit_stems,
@@ -81,17 +83,6 @@ __all__ = [
     "select",
 ]
 
-_NUMBERED = re.compile(r"^\d{1,3}[.)]\s")
-RELEVANCE_MIN = 0.4  # of the best score for a part: below it a unit does not compete
-PAGE_MIN_SHARE = 0.5  # nor does a unit whose page holds less than this share of the part
-SUPPORT_MIN = 0.6  # of the best score: a further unit of a chosen section
-MIN_SHARE_OF_QUESTION = 1 / 3  # the chosen units must cover this share of the question's weight
-ANSWER_WORDS = 120  # context units stop being added past this many words
-TITLE_SHARE = 0.6  # a section whose heading holds this share of a part's weight is about it…
-SECTION_WORDS = 160  # …and its units are quoted in order up to this many words in all
-ANSWERED_SHARE = 0.6  # a unit holding this share of a part's weight answers it (the gatekeeper's)
-FOLLOWER_ITEMS = 8  # list items a chosen unit may bring along
-LEAD_IN = 4  # words of a sentence that only leads in to its code ("For example:")
 # a sentence that opens by pointing back at what the sentence before it named ("Its battery…")
 _POINTS_BACK = re.compile(r"^(?:it|its|it's|they|their|them|he|she|his|her)\b", re.IGNORECASE)
 
@@ -126,7 +117,7 @@ def select(
     # words it holds: a page matching them as fully does not reopen them (the deep search's
     # supplement, labelled pages, does not settle them: the first search's pages still compete)
     by_tool = {key for c in given if not c.unit.labels for key in c.match}
-    answering = _answering(question_parts, context, covered, limit, settled=by_tool)
+    answering = chosen_by_words(question_parts, context, covered, limit, settled=by_tool)
     meant = by_meaning(question, passages, context)
     if meant is not None:
         answering = _read_by_meaning(meant, question, context, answering, given)
@@ -176,7 +167,7 @@ def _answered(
 
     def holds(units: Sequence[Candidate], part: Part) -> bool:
         held = {key for candidate in units for key in candidate.match}
-        return _share(held, weights, part) >= ANSWERED_SHARE
+        return share(held, weights, part) >= ANSWERED_SHARE
 
     def valued(part: Part) -> bool:
         quoted = [*given, *chosen]
@@ -273,227 +264,8 @@ def _guaranteed(
             blocks.setdefault((candidate.passage, candidate.unit.labels), []).append(candidate)
     chosen: list[Candidate] = []
     for block in blocks.values():
-        chosen.extend(_best(block)[:per_block] if len(block) > per_block else block)
+        chosen.extend(best_first(block)[:per_block] if len(block) > per_block else block)
     return chosen
-
-
-def _answering(
-    question_parts: Sequence[Part],
-    candidates: list[Candidate],
-    covered: set[str],
-    limit: int,
-    settled: AbstractSet[str] = frozenset(),
-) -> list[Candidate]:
-    """The context units to quote (rules 1-6 of the module's docstring); `covered` grows by
-    the words they match. Words `settled` (a tool's own answer holds them) stay covered."""
-    if not candidates or limit <= 0:
-        return []
-    weights = idf_weights(candidates, question_parts)
-    # a part a unit of the context answers is quoted from it, whatever else covers its words
-    reopened = _answered_here(question_parts, candidates, weights, covered) - settled
-    still_open = covered - reopened
-    # the units stating a value asked are preferred; when they cannot answer a third of any
-    # part, the units are chosen as if no value were asked (a value is a preference, not a bar)
-    for prefer_values in (True, False):
-        competing = _competing(question_parts, candidates, weights, still_open, prefer_values)
-        now_covered = set(still_open)
-        chosen = _covering(competing, weights, now_covered, limit)
-        if any(_share(now_covered, weights, p) >= MIN_SHARE_OF_QUESTION for p in question_parts):
-            break
-    else:
-        return []
-    covered |= now_covered
-    chosen += _supporting(chosen, competing, limit)
-    chosen += _section_lead(chosen, candidates, weights, question_parts)
-    return chosen + _followers(chosen, candidates)
-
-
-def _answered_here(
-    question_parts: Sequence[Part],
-    candidates: Sequence[Candidate],
-    weights: Mapping[str, float],
-    covered: set[str],
-) -> set[str]:
-    """The words of the parts a unit of the context answers as fully as the guaranteed passages
-    do (it holds, with its heading, ANSWERED_SHARE of the part's weight and no less than they
-    cover): what the guaranteed passages cover of them does not keep that unit out. A deep
-    search's supplement (guaranteed, C28) adds to the first search's pages; it never displaces
-    one that answered."""
-    answered: set[str] = set()
-    for part in question_parts:
-        needed = max(ANSWERED_SHARE, _share(covered, weights, part))
-        if any(_share(candidate.match.keys(), weights, part) >= needed for candidate in candidates):
-            answered |= part.stems
-    return answered
-
-
-def _competing(
-    question_parts: Sequence[Part],
-    candidates: list[Candidate],
-    weights: Mapping[str, float],
-    covered: set[str],
-    prefer_values: bool = True,
-) -> list[Candidate]:
-    """The candidates that may be quoted, best first. For each part of the question that the
-    context can answer at all (its pages hold MIN_SHARE_OF_QUESTION of the part's weight), what
-    the part still needs is its words the pages hold and the guaranteed passages do not cover;
-    a candidate competes when its score on those words reaches RELEVANCE_MIN of the best one's,
-    on a page that holds PAGE_MIN_SHARE of their weight."""
-    held = page_words(candidates)
-    attainable = set().union(*held.values())
-    competing: dict[tuple[int, int], Candidate] = {}
-    for part in question_parts:
-        if _share(attainable, weights, part) < MIN_SHARE_OF_QUESTION:
-            continue  # no scraps for a part the context cannot answer
-        needed = (part.stems & attainable) - covered
-        scores = [_needed_score(candidate, needed, weights) for candidate in candidates]
-        top = max(scores, default=0.0)
-        relevant = [
-            candidate
-            for candidate, score in zip(candidates, scores, strict=True)
-            if score > 0
-            and score >= RELEVANCE_MIN * top
-            and _needed_share(held[candidate.page], needed, weights) >= PAGE_MIN_SHARE
-        ]
-        kept = _valued(part, relevant) if prefer_values else relevant
-        competing.update((candidate.place, candidate) for candidate in kept)
-    return _best(competing.values())
-
-
-def _valued(part: Part, relevant: list[Candidate]) -> list[Candidate]:
-    """The units that state a value of the kind the part asks for, when it asks one and some
-    do; otherwise all of them (rule 1)."""
-    if not part.values:
-        return relevant
-    valued = [c for c in relevant if unit_values(c.unit.text) & part.values]
-    return valued or relevant
-
-
-def _needed_share(
-    held: AbstractSet[str], needed: AbstractSet[str], weights: Mapping[str, float]
-) -> float:
-    total = sum(weights[key] for key in needed)
-    return sum(weights[key] for key in needed & held) / total if total else 1.0
-
-
-def _needed_score(
-    candidate: Candidate, needed: AbstractSet[str], weights: Mapping[str, float]
-) -> float:
-    matched = sum(weights[key] * s for key, s in candidate.match.items() if key in needed)
-    return matched * candidate.norm * candidate.cue
-
-
-def _covering(
-    competing: list[Candidate],
-    weights: Mapping[str, float],
-    covered: set[str],
-    limit: int,
-) -> list[Candidate]:
-    """Greedy: each time the unit adding the most uncovered weight (ties: the higher score)."""
-    chosen: list[Candidate] = []
-    remaining = list(competing)
-    words = 0
-    while remaining and len(chosen) < limit and (not chosen or words < ANSWER_WORDS):
-        gains = [gain(candidate, weights, covered) for candidate in remaining]
-        best = max(range(len(remaining)), key=lambda i: (gains[i], remaining[i].score, -i))
-        if gains[best] <= 0:
-            break
-        candidate = remaining.pop(best)
-        chosen.append(candidate)
-        words += candidate.unit.words
-        covered.update(candidate.match)
-    return chosen
-
-
-def _share(covered: Collection[str], weights: Mapping[str, float], part: Part) -> float:
-    """The share of a part's weight the covered words hold."""
-    total = sum(weights[key] for key in part.stems)
-    held = sum(weights[key] for key in part.stems if key in covered)
-    return held / total if total else 0.0
-
-
-def _supporting(chosen: list[Candidate], competing: list[Candidate], limit: int) -> list[Candidate]:
-    """Further units of the best chosen unit's section that score at least SUPPORT_MIN of it,
-    while there is room."""
-    if not chosen:
-        return []
-    first = max(chosen, key=lambda candidate: candidate.score)
-    top, sections = first.score, {first.section}
-    taken = {candidate.place for candidate in chosen}
-    words = sum(candidate.unit.words for candidate in chosen)
-    extra: list[Candidate] = []
-    for candidate in competing:
-        if len(chosen) + len(extra) >= limit or words >= ANSWER_WORDS:
-            break
-        own = any(strength >= 1.0 for strength in candidate.match.values())
-        if (
-            candidate.place not in taken
-            and candidate.unit.kind != ROW  # rows are alternatives, not the rest of an answer
-            and candidate.section in sections
-            and own
-            and candidate.score >= SUPPORT_MIN * top
-        ):
-            extra.append(candidate)
-            words += candidate.unit.words
-    return extra
-
-
-def _section_lead(
-    chosen: list[Candidate],
-    candidates: list[Candidate],
-    weights: Mapping[str, float],
-    question_parts: Sequence[Part],
-) -> list[Candidate]:
-    """When the best chosen unit's section is headed by the question (its heading holds
-    TITLE_SHARE of a part's weight: an FAQ entry, a section named after the asked thing), the
-    section is the answer: its other units join in text order, up to SECTION_WORDS in all."""
-    if not chosen:
-        return []
-    first = max(chosen, key=lambda candidate: candidate.score)
-    heading = first.unit.context_stems
-    if max((_share(heading, weights, part) for part in question_parts), default=0) < TITLE_SHARE:
-        return []
-    taken = {candidate.place for candidate in chosen}
-    words = sum(candidate.unit.words for candidate in chosen)
-    rest = sorted(
-        (c for c in candidates if c.section == first.section and c.place not in taken),
-        key=lambda candidate: candidate.unit.position,
-    )
-    extra: list[Candidate] = []
-    for candidate in rest:
-        if words + candidate.unit.words > SECTION_WORDS:
-            break
-        extra.append(candidate)
-        words += candidate.unit.words
-    return extra
-
-
-def _followers(chosen: list[Candidate], candidates: list[Candidate]) -> list[Candidate]:
-    """The list items (or the unit after a colon, or a short lead-in to code such as "For
-    example:") that follow each chosen unit."""
-    by_place = {candidate.place: candidate for candidate in candidates}
-    taken = {candidate.place for candidate in chosen}
-    followers: list[Candidate] = []
-    for candidate in chosen:
-        introduces = candidate.unit.introduces
-        place = (candidate.passage, candidate.unit.position + 1)
-        while len(followers) < FOLLOWER_ITEMS and place in by_place and place not in taken:
-            following = by_place[place]
-            kind = following.unit.kind
-            numbered = kind == ITEM and _NUMBERED.match(following.unit.text)
-            lead_in = kind == SENTENCE and following.unit.code and following.unit.words <= LEAD_IN
-            same_page = following.unit.labels == candidate.unit.labels
-            if not (numbered or (lead_in and same_page) or (introduces and kind == SENTENCE)):
-                break  # bullets and table rows compete on their own: only relevant ones show
-            introduces = following.unit.introduces
-            taken.add(place)
-            followers.append(following)
-            place = (place[0], place[1] + 1)
-    return followers
-
-
-def _best(candidates: Iterable[Candidate]) -> list[Candidate]:
-    return sorted(candidates, key=lambda c: (-c.score, c.passage, c.unit.position))
 
 
 def _choose(selection: Selection, candidate: Candidate, seen: set[str]) -> bool:
