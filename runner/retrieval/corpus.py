@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.retrieval.expansion import Synonyms
-from runner.retrieval.pages import CorpusError, Page
+from runner.retrieval.pages import CorpusError, Page, goes_on_with_table, page_id
 from runner.retrieval.store import PageStore
 from runner.text.words import normalize
 
@@ -132,7 +132,36 @@ class CorpusIndex:
         if reranked_count:
             rows = {page.node_id: row for page, (row, _) in zip(pages, hits, strict=True)}
             found = self._reranked(query, found, reranked_count, rows)
-        return found[:top_k]
+        return self._with_table_pieces(found[:top_k])
+
+    def _with_table_pieces(self, found: list[ScoredPage]) -> list[ScoredPage]:
+        """Each page that holds a piece of a table cut across pages (pages.py) followed by the
+        table's pieces on the pages next to it, at the page's score: a row asked for ("Noise,
+        spin" of a specifications table) is as often on the piece the search did not rank."""
+        taken = {hit.page.node_id for hit in found}
+        whole: list[ScoredPage] = []
+        for hit in found:
+            whole.append(hit)
+            if "\n|" not in hit.page.text and not hit.page.text.startswith("|"):
+                continue  # no table: nothing to look up
+            for piece in self._table_pieces(hit.page):
+                if piece.node_id not in taken:
+                    taken.add(piece.node_id)
+                    whole.append(ScoredPage(piece, hit.score))
+        return whole
+
+    def _table_pieces(self, page: Page) -> list[Page]:
+        """The pages before and after `page` that go on with a table it holds a piece of."""
+        pieces: list[Page] = []
+        for number in (page.page - 1, page.page + 1):
+            found = self._store.by_id(page_id(page.document, number))
+            if found is None or found[1].navigation:
+                continue
+            other = found[1]
+            earlier, later = (other, page) if number < page.page else (page, other)
+            if goes_on_with_table(earlier, later):
+                pieces.append(other)
+        return pieces
 
     def expanded(self, query: str) -> str:
         """The query with the documents' words its users' words stand for (`synonyms:`)."""

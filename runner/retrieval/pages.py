@@ -207,6 +207,22 @@ def _table_pieces(head: str, rows: str, max_words: int) -> list[str]:
     return [f"{head}\n{piece.strip(chr(10))}" for piece in _line_pieces(rows, max(room, 1))]
 
 
+def goes_on_with_table(page: Page, following: Page) -> bool:
+    """`following` is the next piece of a table `page` ends with: the section's next page,
+    opening with the header row and separator that `_table_pieces` repeats on each piece."""
+    if (following.document, following.page, following.path, following.heading) != (
+        page.document,
+        page.page + 1,
+        page.path,
+        page.heading,
+    ):
+        return False
+    table = _TABLE.match(following.text)
+    if table is None or not page.text.rstrip().rsplit("\n", 1)[-1].startswith("|"):
+        return False
+    return f"{table[1]}\n{table[2]}\n" in page.text
+
+
 def _line_pieces(text: str, max_words: int) -> list[str]:
     pieces, current = [], ""
     for line in _cut(text, _LINE_CUT):
