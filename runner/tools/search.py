@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING
 
 from runner.config.model import Output, SearchOptions, ToolConfig
 from runner.engine.results import ToolResult
+from runner.llm.passages import MEANING
 from runner.retrieval.reading import answers_context, pages_context, read_pages
 from runner.tools.base import BuiltinTool, Call, finish, instantiate
-from runner.tools.meaning import page_meaning
+from runner.tools.meaning import page_meaning, retrieval_meaning
 from runner.tools.retrieve import (
     check_mode,
     corpus_for,
@@ -64,10 +65,18 @@ class SearchTool(BuiltinTool):
         if not call.env.coordinator_requested:  # the normal branch: pages, like `retrieve`
             result = finish(self.config, call.env, pages_context(top), [p.source for p in top])
             return with_pages(result, top)
-        return await self._answer(call, question, query.text, top)
+        # pages handed over unread are read by meaning as a deep search reads its pages
+        # (page_meaning loads the corpus's model for them anyway)
+        meaning = retrieval_meaning(self.index, hits, self.options.mode, model_loaded=True)
+        return await self._answer(call, question, query.text, top, meaning)
 
     async def _answer(
-        self, call: Call, question: str, searched: str, top: list[Page]
+        self,
+        call: Call,
+        question: str,
+        searched: str,
+        top: list[Page],
+        meaning: dict[str, object] | None,
     ) -> ToolResult:
         """C31, C32: the pages' answers as guaranteed context, or empty for "not found"."""
         candidates = self._candidate_count(searched, len(top))
@@ -82,7 +91,8 @@ class SearchTool(BuiltinTool):
                 ),
             )
             plain = ToolResult.context(pages_context(top), tuple(p.source for p in top))
-            return with_pages(plain, top, candidates=candidates, read=0)
+            unread = {MEANING: meaning} if meaning is not None else {}
+            return with_pages(plain, top, candidates=candidates, read=0, **unread)
         full_scan = not top and limit is None  # C31: only ever without a limit
         to_read = self.index.answer_pages() if full_scan else top
         answers = await read_pages(

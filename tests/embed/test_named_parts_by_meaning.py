@@ -81,3 +81,35 @@ def test_c29_a_page_read_alone_answers_a_named_part_with_the_unit_that_means_it(
 
 def test_c29_a_page_read_alone_with_no_unit_meaning_the_named_part_does_not_answer() -> None:
     assert read_alone(specs_page(WARRANTY, "| Connectivity | none | Wi-Fi |"), 0.28) is None
+
+
+def piece(number: int, row: str) -> Passage:
+    """A piece of the specifications table cut across pages 21 and 22."""
+    page = specs_page(row)
+    source = replace(page.sources[0], page=number)
+    text = page.text.replace("page 22]", f"page {number}]")
+    return replace(
+        page,
+        text=text,
+        sources=(source,),
+        meaning={**(page.meaning or {}), "first": None},
+        evidence=None,
+    )
+
+
+def composed(*pages: Passage) -> str:
+    """A deep search's answer from pages a search handed over unread (C31's plain context)."""
+    _, prompts = offline()
+    return run(prompts.compose(TWO_PARTS, list(pages), tool="deep_search")).text
+
+
+def test_c31_unread_pages_carrying_meaning_are_composed_by_it() -> None:
+    # "quiet" is in no unit: the words alone quote the warranty row and nothing for that part
+    text = composed(piece(22, WARRANTY), piece(21, NOISE))
+    assert "Noise, spin" in text and "76 dB" in text
+
+
+def test_c31_unread_pages_without_meaning_are_composed_by_their_words() -> None:
+    pages = [replace(page, meaning=None) for page in (piece(22, WARRANTY), piece(21, NOISE))]
+    text = composed(*pages)
+    assert "Standard warranty" in text and "Noise, spin" not in text

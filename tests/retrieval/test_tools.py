@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from dataclasses import replace
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -167,6 +168,25 @@ def test_c31_more_candidates_than_the_limit_reads_no_page(harness) -> None:
     assert result.data["pages"] in (["kettle.md#4"], ["toaster.md#3"])  # top_k of them
     [(event, fields)] = [(e, f) for e, f in h.events if e != "retrieval"]
     assert event == "warning" and "max_brute_force_page_count 1" in fields["message"]
+
+
+def test_c31_unread_pages_carry_the_meaning_of_a_corpus_with_page_vectors(harness) -> None:
+    # the answer reads them by meaning, as a deep search reads the pages it reads
+    h = harness(rag(), search(top_k=1, limit=1))
+    index = h.tools["manual_search"].index
+    index.vectors = SimpleNamespace(model="all-MiniLM-L6-v2", precision="int8")
+    result = execute(h, "manual_search", subtask("warranty", "1.1.s"))
+    assert result.data["meaning"] == {
+        "model": "all-MiniLM-L6-v2",
+        "precision": "int8",
+        "first": None,  # a keyword search's first page is the words', not meaning's
+    }
+
+
+def test_c31_unread_pages_of_a_corpus_without_page_vectors_carry_no_meaning(harness) -> None:
+    h = harness(rag(), search(top_k=1, limit=1))
+    result = execute(h, "manual_search", subtask("warranty", "1.1.s"))
+    assert "meaning" not in result.data
 
 
 def test_c31_candidates_within_the_limit_are_read(harness) -> None:
