@@ -2,7 +2,7 @@
 whole pages — the units of each page that bear on the task's text, under the page's citation
 and place, in page order, with `…` where text was left out (docs/retrieval.md, "Excerpts").
 
-The units are the offline answerer's (`runner.llm.providers.offline_units.parse`): sentences,
+The units are the offline answerer's (`runner.llm.units.reading.parse`): sentences,
 list items, table rows, `key: value` records, each with the code it introduces. A unit *bears*
 on the task when it holds enough of the task's content words (`runner.text.words`; a dotted
 name also by its parts), each word weighed by how rare it is among the retrieval's units (a word
@@ -43,7 +43,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
-from runner.llm.providers.offline_units import ITEM, ROW, Unit, parse, unit_stems
+from runner.llm.units.reading import ITEM, ROW, Unit, parse, unit_stems
 from runner.retrieval.pages import Page
 from runner.text.words import content_words, stems
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from runner.config.model import RetrieveOptions, SearchOptions, ToolConfig
 from runner.engine.results import ToolResult
 from runner.llm.passages import EVIDENCE, MEANING
-from runner.llm.providers.offline_meaning import cosines
+from runner.llm.units.meaning import cosines
 from runner.retrieval.excerpts import Cosines, excerpts_context
 from runner.retrieval.index import SEARCH_MODES
 from runner.retrieval.pages import CorpusError, Page

@@ -6,7 +6,7 @@ Prompts and client, as a pipeline's do."""
 
 from __future__ import annotations
 
-from runner.llm.providers.offline_rows import for_codes, row_fields
+from runner.llm.units.rows import for_codes, row_fields
 
 from .test_offline_answers import answer, page
 

@@ -1,5 +1,5 @@
 """Extractive answers for the offline provider: the best units (sentences, list items, table
-rows, records: `offline_units`) of the given passages for a question, quoted with the pages they
+rows, records: `runner.llm.units`) of the given passages for a question, quoted with the pages they
 came from. docs/offline.md ("Writing answers") describes the same rules for pipeline authors.
 
 Writing the answer: what is chosen from the units' scores (`offline_scoring`: by their words;
@@ -24,7 +24,7 @@ the words a tool's own answer holds stay covered):
    weight), the section's other units join in text order, up to 160 words in all;
 5. a chosen unit brings the numbered steps that follow it (and the sentence after its colon, or
    a lead-in of up to 4 words to code: "For example:"); its code block comes with it
-   (`offline_units`, `offline_code`);
+   (`runner.llm.units.reading`, `runner.llm.units.code`);
 6. when no part of the question is a third covered, nothing is chosen;
 7. where the pages carry meaning, a chosen unit that means nothing of the question is left
    out, and the unit meaning it most and the first page by meaning's best units are added —
@@ -65,7 +65,7 @@ from runner.llm.providers.offline_scoring import (
     unit_candidates,
 )
 from runner.llm.providers.offline_selection import Selection
-from runner.llm.providers.offline_units import (
+from runner.llm.units.reading import (
     ITEM,
     SENTENCE,
     Unit,

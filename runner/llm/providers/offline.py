@@ -29,9 +29,9 @@ from runner.llm.providers.offline_extract import extract
 from runner.llm.providers.offline_meaning import page_bears
 from runner.llm.providers.offline_named import answering_units, described, uncovered_named_parts
 from runner.llm.providers.offline_records import Record, comparison
-from runner.llm.providers.offline_rows import for_codes, is_code
-from runner.llm.providers.offline_units import RECORD, parse
 from runner.llm.types import LLMRequest, Purpose
+from runner.llm.units.reading import RECORD, parse
+from runner.llm.units.rows import for_codes, is_code
 from runner.text.questions import Part, defined_term, defines, names, parts
 from runner.text.words import content_words, normalize, stem, stems, tokenize
 

@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 from runner.llm.providers.offline_scoring import Candidate, gain, idf_weights, page_words
-from runner.llm.providers.offline_units import ITEM, ROW, SENTENCE
+from runner.llm.units.reading import ITEM, ROW, SENTENCE
 from runner.text.questions import Part, unit_values
 
 _NUMBERED = re.compile(r"^\d{1,3}[.)]\s")

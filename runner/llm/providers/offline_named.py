@@ -31,11 +31,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from runner.llm.providers.offline_meaning import model_of, unit_meaning
+from runner.llm.providers.offline_meaning import unit_meaning
 from runner.llm.providers.offline_passages import OfflinePassage
-from runner.llm.providers.offline_rows import is_code
 from runner.llm.providers.offline_scoring import Candidate
-from runner.llm.providers.offline_units import ITEM, SENTENCE, Unit, parse, unit_stems
+from runner.llm.units.meaning import model_of
+from runner.llm.units.reading import ITEM, SENTENCE, Unit, parse, unit_stems
+from runner.llm.units.rows import is_code
 from runner.text.questions import Part, names, parts
 from runner.text.words import stem, tokenize
 

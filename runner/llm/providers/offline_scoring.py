@@ -1,6 +1,6 @@
-"""Scoring for the offline answerer: each unit of the passages (`offline_units`) against the
-question, by its words (docs/offline.md, "Writing answers": the score). What meaning adds is
-`offline_meaning`; what is chosen from the scores, `extractive`.
+"""Scoring for the offline answerer: each unit of the passages (`runner.llm.units.reading`)
+against the question, by its words (docs/offline.md, "Writing answers": the score). What meaning
+adds is `offline_meaning`; what is chosen from the scores, `extractive`.
 
 - each content word of the question weighs its BM25 inverse document frequency over the units
   (a word no unit holds weighs most: it is what is missing); framing words ("difference",
@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from runner.llm.providers.offline_passages import OfflinePassage
-from runner.llm.providers.offline_rows import code_columns, is_code
-from runner.llm.providers.offline_units import ROW, Unit, parse, word_pairs
+from runner.llm.units.reading import ROW, Unit, parse, word_pairs
+from runner.llm.units.rows import code_columns, is_code
 from runner.text.questions import FRAMING_STEMS, Part, unit_cues
 from runner.text.words import tokenize
 

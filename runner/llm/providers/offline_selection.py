@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from runner.llm.citations import citation_text
-from runner.llm.providers.offline_code import fenced
 from runner.llm.providers.offline_passages import OfflinePassage, cited_by
 from runner.llm.providers.offline_records import Record, compact_record, comparison
-from runner.llm.providers.offline_rows import for_codes, is_code
-from runner.llm.providers.offline_units import ITEM, RECORD, ROW, Unit, closed
+from runner.llm.units.code import fenced
+from runner.llm.units.reading import ITEM, RECORD, ROW, Unit, closed
+from runner.llm.units.rows import for_codes, is_code
 from runner.text.questions import compares, names
 from runner.text.words import content_words, stem, tokenize
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from runner.llm.citations import CITATION, PAGE_LABEL, citation_labels
-from runner.llm.providers.offline_code import (
+from runner.llm.units.code import (
     CODE_DIRECTIVE,
     MARKUP_DIRECTIVE,
     block_text,
@@ -37,8 +37,8 @@ from runner.llm.providers.offline_code import (
     quotable,
     reads_as_prose,
 )
-from runner.llm.providers.offline_inline import plain_text
-from runner.llm.providers.offline_rows import record_fields, row_cells, row_fields, row_text
+from runner.llm.units.inline import plain_text
+from runner.llm.units.rows import record_fields, row_cells, row_fields, row_text
 from runner.text.markup import ADORNMENT, ATX_HEADING, FENCE, closes_fence
 from runner.text.questions import opens_a_question
 from runner.text.words import STOP_WORDS, sentences, stem, tokenize
@@ -60,7 +60,7 @@ class Unit:
     words: int = 0
     # adjacent content-word stems of its text and of its heading, for phrase matches
     pairs: frozenset[tuple[str, str]] = field(default=frozenset(), compare=False)
-    code: str = ""  # the code block that belongs to it, verbatim (`offline_code`)
+    code: str = ""  # the code block that belongs to it, verbatim (`units.code`)
 
     @property
     def own_heading(self) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from runner.llm.providers.offline_code import outside_code
+from runner.llm.units.code import outside_code
 
 _ROLE = re.compile(r":[\w:+-]+:`(?P<tilde>~?)(?P<body>[^`]*?)`")
 _LINK_TARGET = re.compile(r"\s*<[^<>`]*>$")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from runner.llm.providers.offline_inline import plain_text
+from runner.llm.units.inline import plain_text
 
 FIELD_SPLIT = re.compile(r";\s+(?=[A-Za-z_][\w ]{0,40}:\s)")
 FIELD = re.compile(r"^(?P<key>[A-Za-z_][\w ]{0,40}):\s*(?P<value>.*)$", re.DOTALL)
