@@ -33,6 +33,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from bench.processes import checkout_env
 from bench.readme import table, write_results, write_section
 from bench.retrieval import PYDOCS, ROOT, machine
 
@@ -118,7 +119,7 @@ def run_phase(
     bench/index_open.py's phase, on its own runner)."""
     where = checkout or ROOT
     command = [sys.executable, "-m", "bench.index_open", "--phase", name, str(folder), include]
-    env = {**os.environ, "PYTHONPATH": str(where)}
+    env = checkout_env(where)
     done = subprocess.run(command, cwd=where, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"bench phase {name} failed:\n{done.stderr}")

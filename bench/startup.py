@@ -36,6 +36,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from bench.processes import checkout_env
 from bench.readme import table, write_results, write_section
 from bench.retrieval import PYDOCS
 
@@ -179,7 +180,7 @@ def startup(runs: int, baseline: Path | None = None) -> dict[str, float]:
     """Median wall seconds of each command, started `runs` times, interleaved; with a
     baseline, its `runner --help` and `runner validate` too ("… (baseline)")."""
     runner = runner_command()
-    ours = {**os.environ, "PYTHONPATH": str(ROOT)}
+    ours = checkout_env(ROOT)
     commands = {
         "python -c pass": ([sys.executable, "-c", "pass"], ours),
         "runner --help": ([*runner, "--help"], ours),
@@ -189,7 +190,7 @@ def startup(runs: int, baseline: Path | None = None) -> dict[str, float]:
         ),
     }
     if baseline is not None:
-        theirs = {**os.environ, "PYTHONPATH": str(baseline)}
+        theirs = checkout_env(baseline)
         for name in ("runner --help", "runner validate pipelines/minimal.yaml"):
             commands[f"{name} (baseline)"] = (commands[name][0], theirs)
     times: dict[str, list[float]] = {name: [] for name in commands}
@@ -271,9 +272,9 @@ DOCS_PAGES = 8_379  # pages of the Python docs at 250 words (bench.retrieval cou
 
 def run_systems(baseline: Path | None) -> dict[str, dict[str, str]]:
     """The environment each measured system runs with: this checkout, and the baseline's."""
-    systems = {"runner": {**os.environ, "PYTHONPATH": str(ROOT)}}
+    systems = {"runner": checkout_env(ROOT)}
     if baseline is not None:
-        systems["baseline"] = {**os.environ, "PYTHONPATH": str(baseline)}
+        systems["baseline"] = checkout_env(baseline)
     return systems
 
 
@@ -405,6 +406,10 @@ whole processes, median wall and CPU time (user + system of the process itself){
 Targets: a one-question `runner run` within {targets["run_wall_s"] * 1000:.0f} ms wall and
 {targets["run_cpu_s"] * 1000:.0f} ms CPU on an idle two-core machine, whatever the corpus size.
 
+Every process runs runner's modules from compiled bytecode, as an install has them
+(bench/processes.py: the shell's PYTHONDONTWRITEBYTECODE would otherwise have each start
+compile again every module a change touched, about 60 ms for the 31 modules a round imports).
+
 **What a run costs, and what limits the figure.** Python's start and the imports a round needs
 (click, asyncio, Jinja for the prompt templates, rich for the output, runner's config model,
 engine and LLM layers), reading the pipeline's YAML and building its model (its validation
@@ -431,7 +436,11 @@ def measured(command: Sequence[str], cwd: Path) -> dict[str, float]:
     """Wall seconds, CPU seconds and peak memory (MB) of one process, from os.wait4."""
     started = time.perf_counter()
     process = subprocess.Popen(
-        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command,
+        cwd=cwd,
+        env=checkout_env(ROOT),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
