@@ -50,13 +50,23 @@ def rule_matches(keywords: Sequence[str], pattern: str | None, text: str) -> boo
     return pattern is not None and compile_pattern(pattern).search(text) is not None
 
 
-async def rule_holds(keywords: Sequence[str], pattern: str | None, text: str) -> bool:
-    """`rule_matches`, with an author's pattern matched in a worker thread: a pattern that
-    backtracks runs into its time limit there, not on the event loop that serves every other
-    round of the process. Keywords alone (escaped literals) are matched in place."""
-    if pattern is None:
-        return rule_matches(keywords, None, text)
-    return await asyncio.to_thread(rule_matches, keywords, pattern, text)
+async def rules_holding(rules: Sequence[ToolConfig], text: str) -> set[str]:
+    """The names of the tools among `rules` whose rule matches `text` (`rule_matches`). Any
+    author's pattern among them is matched in a worker thread: a pattern that backtracks runs
+    into its time limit there, not on the event loop that serves every other round of the
+    process; all of a task's rules go in one hop (a hop costs a thread's wake and the loop's).
+    Keywords alone (escaped literals) are matched in place."""
+
+    def holding() -> set[str]:
+        return {
+            config.name
+            for config in rules
+            if rule_matches(config.activation.keywords, config.activation.pattern, text)
+        }
+
+    if not any(config.activation.pattern for config in rules):
+        return holding()
+    return await asyncio.to_thread(holding)
 
 
 async def classify_off_loop(prompt_types: PromptTypes, text: str) -> str:
@@ -106,13 +116,14 @@ async def plan_activation(ctx: RoundContext, task: Task) -> dict[str, str]:
     chosen: dict[str, str] = {}
     candidates = activation_candidates(ctx, task)
     asked: list[ToolConfig] = []
+    rules = [c for c in candidates if c.activation.mode is ActivationMode.RULE]
+    holding = await rules_holding(rules, task.task_prompt) if rules else set()
     for config in candidates:
         mode = config.activation.mode
         if mode is ActivationMode.ALWAYS:
             chosen[config.name] = ALWAYS
         elif mode is ActivationMode.RULE:
-            activation = config.activation
-            if await rule_holds(activation.keywords, activation.pattern, task.task_prompt):
+            if config.name in holding:
                 chosen[config.name] = RULE
         else:
             asked.append(config)

@@ -262,6 +262,29 @@ def test_issue_19_an_activation_pattern_is_matched_off_the_event_loop(world, mon
     assert threads and "MainThread" not in threads  # the round's loop runs on the main thread
 
 
+def test_issue_33_a_tasks_activation_patterns_are_matched_in_one_hop(world, monkeypatch):
+    import asyncio
+
+    threads = _recording_patterns(monkeypatch)
+    hops: list[object] = []
+    to_thread = asyncio.to_thread
+
+    async def counted(call, *args, **kwargs):
+        hops.append(call)
+        return await to_thread(call, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    w = world(
+        FakeTool("re", activation={"pattern": r"\bXR-\d+"}),
+        FakeTool("code", activation={"pattern": r"\bE\d+"}),
+        FakeTool("word", activation={"keywords": ["noise"]}),
+    )
+    w.run("the XR-200 shows E24")
+    assert sorted(tool for _, tool in w.ran()) == ["code", "re"]
+    assert len(threads) == 2 and "MainThread" not in threads
+    assert len(hops) == 1  # both patterns (and the keywords) in one hop off the loop
+
+
 def test_issue_19_a_prompt_type_pattern_is_matched_off_the_event_loop(world, monkeypatch):
     threads = _recording_patterns(monkeypatch)
     w = world(FakeTool("a", activation="always"), prompt_types=_TYPES)
