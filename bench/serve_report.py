@@ -47,12 +47,13 @@ def wakes_paragraph(wakes: dict[str, float]) -> str:
         f"{wakes['sleep_wake_us']:g} µs of CPU; a hop to a thread and back "
         f"{wakes['hop_us']:g} µs on a busy loop and {wakes['hop_after_idle_us']:g} µs right "
         "after idling; a small piece of Python work right after idling "
-        f"{wakes['work_after_idle_ratio']:g}× its CPU back to back (a cold processor). All at "
+        f"{wakes['work_after_idle_ratio']:g}× its CPU back to back (caches, or the virtual "
+        "machine's processor, cold after idling: the figures say how much, not which). All at "
         "once, the rounds keep the workers busy and share their wakes. So a round makes as few "
         "hops as it can (docs/serve.md, Scaling out): one to the store's threads to lock and "
         "read its session, one to save it and let go of the lock, one per corpus search (its "
         "evidence in the same hop), one per task whose tools have rule patterns, and one for a "
-        "prompt-type pattern."
+        "prompt-type pattern (the root's rules matched in it)."
     )
 
 
