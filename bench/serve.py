@@ -40,6 +40,7 @@ from typing import Any
 from bench.serve_load import CONVERSATION as CONVERSATION
 from bench.serve_load import Pacing, check_store, figures, in_process, load, with_critical
 from bench.serve_report import section
+from bench.serve_wakes import wake_costs
 from bench.serve_worker import ROOT, SUPPORT, Workers, worker
 from bench.serve_worker import simulated_service as simulated_service
 
@@ -185,6 +186,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from pgserver import PostgresServer
 
     count, latency, paced = args.conversations, args.latency, Pacing()
+    wakes = wake_costs()  # before the runs: the machine as they find it
     runs, paired = [], []
     with PostgresServer(max_connections=100) as postgres:
         if args.against:
@@ -207,6 +209,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "conversations": args.conversations,
         "latency_s": args.latency,
         "pacing": {"ramp_s": paced.ramp_s, "think_s": paced.think_s},
+        "wakes": wakes,
         "runs": runs,
         "targets": TARGETS,
         **({"against": args.against, "paired": paired} if paired else {}),

@@ -34,6 +34,29 @@ def paired_section(results: dict[str, Any]) -> str:
     )
 
 
+def wakes_paragraph(wakes: dict[str, float]) -> str:
+    """Why a paced round costs more CPU than all at once, or back to back: bench.serve_wakes's
+    figures of the same run."""
+    return (
+        "Why a round costs more CPU paced than all at once (and than `python -m "
+        "bench.serve_cpu`'s rounds one after another at zero LLM latency, which do the same "
+        "work: about half of it): a round is many short pieces of work, each begun by a wake — "
+        "of the event loop (an LLM reply, a store call's result) or of a worker thread (a hop "
+        "off the loop) — and paced, nearly every piece follows an idle gap. Measured in the "
+        f"same run on this machine: a wake of the loop from a 20 ms sleep costs "
+        f"{wakes['sleep_wake_us']:g} µs of CPU; a hop to a thread and back "
+        f"{wakes['hop_us']:g} µs on a busy loop and {wakes['hop_after_idle_us']:g} µs right "
+        "after idling; a small piece of Python work right after idling "
+        f"{wakes['work_after_idle_ratio']:g}× its CPU back to back (caches, or the virtual "
+        "machine's processor, cold after idling: the figures say how much, not which). All at "
+        "once, the rounds keep the workers busy and share their wakes. So a round makes as few "
+        "hops as it can (docs/serve.md, Scaling out): one to the store's threads to lock and "
+        "read its session, one to save it and let go of the lock, one per corpus search (its "
+        "evidence in the same hop), one per task whose tools have rule patterns, and one for a "
+        "prompt-type pattern (the root's rules matched in it)."
+    )
+
+
 def section(results: dict[str, Any]) -> str:
     rows = "\n".join(
         f"| {r['setup']} | {r['arrivals']} | {r['rounds_per_s']} "
@@ -77,6 +100,7 @@ def section(results: dict[str, Any]) -> str:
             "worker's round is a few milliseconds of CPU in one event loop, so a round waits "
             "for the CPU work of the rounds beside it. The CPU per round, not the latency, is "
             "the figure to size a deployment by (docs/serve.md, Scaling out).",
+            *(["", wakes_paragraph(results["wakes"])] if results.get("wakes") else []),
             *(["", paired_section(results)] if results.get("paired") else []),
         ]
     )

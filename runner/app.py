@@ -235,13 +235,20 @@ class Conversation:
         return self.session.warnings
 
     async def say(
-        self, message: str, *, request_id: str | None = None, watch: RoundWatch | None = None
+        self,
+        message: str,
+        *,
+        request_id: str | None = None,
+        watch: RoundWatch | None = None,
+        after_save: Callable[[], None] | None = None,
     ) -> RoundResult:
         """One round: a fresh message, the answer to the pending question, or (when the stored
         state is an interrupted round) that round finished first. `request_id` is committed
         with the round's record, so that a re-send is answered from the store
         (`replay_or_run`); `watch` is told the round's events
-        and the answer's pieces as they come."""
+        and the answer's pieces as they come; `after_save` is called right after the round's
+        last save, on the thread that made it, whether it succeeded or not (a service lets go
+        of the session's lock there: one hop for both)."""
         from runner.trace import Trace
 
         began_ns = time.time_ns()
@@ -270,9 +277,9 @@ class Conversation:
                 exchanges = [call.exchange for call in client.calls]
             record = self._record(result, message, trace, request_id)
             if isinstance(writer, BackgroundWriter):
-                await writer.finish(self.state, record)
+                await writer.finish(self.state, record, then=after_save)
             else:
-                writer.finish(self.state, record)
+                writer.finish(self.state, record, then=after_save)
         finally:
             if isinstance(writer, BackgroundWriter):
                 writer.close()

@@ -50,20 +50,48 @@ def rule_matches(keywords: Sequence[str], pattern: str | None, text: str) -> boo
     return pattern is not None and compile_pattern(pattern).search(text) is not None
 
 
-async def rule_holds(keywords: Sequence[str], pattern: str | None, text: str) -> bool:
-    """`rule_matches`, with an author's pattern matched in a worker thread: a pattern that
-    backtracks runs into its time limit there, not on the event loop that serves every other
-    round of the process. Keywords alone (escaped literals) are matched in place."""
-    if pattern is None:
-        return rule_matches(keywords, None, text)
-    return await asyncio.to_thread(rule_matches, keywords, pattern, text)
+def rule_tools(ctx: RoundContext) -> list[ToolConfig]:
+    """The pipeline's tools activated by a rule."""
+    return [c for c in ctx.setup.configs.values() if c.activation.mode is ActivationMode.RULE]
 
 
-async def classify_off_loop(prompt_types: PromptTypes, text: str) -> str:
-    """`classify_by_rule`, in a worker thread when a prompt type has a pattern (as above)."""
+def matching_rules(rules: Sequence[ToolConfig], text: str) -> set[str]:
+    """The names of the tools among `rules` whose rule matches `text` (`rule_matches`)."""
+    return {
+        config.name
+        for config in rules
+        if rule_matches(config.activation.keywords, config.activation.pattern, text)
+    }
+
+
+async def rules_holding(ctx: RoundContext, rules: Sequence[ToolConfig], text: str) -> set[str]:
+    """`matching_rules`. Any author's pattern among them is matched in a worker thread: a
+    pattern that backtracks runs into its time limit there, not on the event loop that serves
+    every other round of the process; all of a task's rules go in one hop (a hop costs a
+    thread's wake and the loop's), none when the prompt type's hop matched them on this text
+    already (`ctx.rules_matched`). Keywords alone (escaped literals) are matched in place."""
+    known = ctx.rules_matched.get(text)
+    if known is not None:
+        return known
+    if not any(config.activation.pattern for config in rules):
+        return matching_rules(rules, text)
+    return await asyncio.to_thread(matching_rules, rules, text)
+
+
+async def classify_off_loop(ctx: RoundContext, prompt_types: PromptTypes, text: str) -> str:
+    """`classify_by_rule`, in a worker thread when a prompt type has a pattern (as above); the
+    rules of the pipeline's tools are matched on the same text in the same hop, for the root's
+    activation (`ctx.rules_matched`)."""
     if not any(kind.pattern for kind in prompt_types.types):
         return classify_by_rule(prompt_types, text)
-    return await asyncio.to_thread(classify_by_rule, prompt_types, text)
+    rules = rule_tools(ctx)
+
+    def classified() -> tuple[str, set[str]]:
+        return classify_by_rule(prompt_types, text), matching_rules(rules, text)
+
+    kind, matched = await asyncio.to_thread(classified)
+    ctx.rules_matched[text] = matched
+    return kind
 
 
 def admits(config: ToolConfig, prompt_type: str | None) -> bool:
@@ -106,13 +134,14 @@ async def plan_activation(ctx: RoundContext, task: Task) -> dict[str, str]:
     chosen: dict[str, str] = {}
     candidates = activation_candidates(ctx, task)
     asked: list[ToolConfig] = []
+    rules = [c for c in candidates if c.activation.mode is ActivationMode.RULE]
+    holding = await rules_holding(ctx, rules, task.task_prompt) if rules else set()
     for config in candidates:
         mode = config.activation.mode
         if mode is ActivationMode.ALWAYS:
             chosen[config.name] = ALWAYS
         elif mode is ActivationMode.RULE:
-            activation = config.activation
-            if await rule_holds(activation.keywords, activation.pattern, task.task_prompt):
+            if config.name in holding:
                 chosen[config.name] = RULE
         else:
             asked.append(config)

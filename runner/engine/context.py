@@ -6,7 +6,8 @@ pipeline's rounds share (`setup`: the orchestrator, through the `RoundSetup` pro
 session state the round works on in place, where the round's results and events go (`out`: the
 round's channel, or a parallel branch's, channels.py), the count of what failed, and the
 checkpoint callback. A parallel branch's subtree gets a copy with its own `out` (`in_branch`);
-nothing else about a context changes while the round runs.
+nothing else about a context changes while the round runs, but for `rules_matched`, a memo the
+classification fills so that the root's activation matches its rules without a hop of its own.
 
 It also holds the round's LLM client (`llm`, a `runner.llm.bound.TaskClient`: the round's call
 records and the face's answer stream). Every LLM call is made through a client bound to the task
@@ -18,7 +19,7 @@ subtasks of a parallel group running concurrently.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from runner.engine.env import RuntimeEnv
@@ -43,6 +44,9 @@ class RoundContext:
     failed: dict[str, int]  # what failed in the round: tools, coordinators, tasks (`fail`)
     checkpoint: Callable[[SessionState], None] | None = None
     llm: TaskClient | None = None  # the round's client (None: a test's world may have none)
+    # by text: the tools whose activation rule matches it, when the prompt type's hop off the
+    # loop matched them on that text (activation.classify_off_loop); shared by every branch
+    rules_matched: dict[str, set[str]] = field(default_factory=dict)
 
     @property
     def pipeline(self) -> Pipeline:

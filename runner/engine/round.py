@@ -229,7 +229,7 @@ async def classify(ctx: RoundContext, text: str) -> str:
         return names[0] if names else config.default
     if config.classify == "rule":
         with during("prompt_type (rule)"):
-            return await classify_off_loop(config, text)
+            return await classify_off_loop(ctx, config, text)
     with during("prompt_type (LLM purpose)"):
         chosen = await ctx.prompts_for(ctx.root).prompt_type(text, config.types)
     if chosen not in names:

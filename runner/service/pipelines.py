@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from runner.service import defaults
 from runner.service.errors import BadRequest, NotFound, Unavailable, as_service_error
 from runner.service.failures import log_round_error, log_unexpected
-from runner.service.locks import KeyLocks
+from runner.service.locks import HeldLock, KeyLocks
 from runner.service.principals import LOCAL, Client, check_session_id, not_found_message
 from runner.service.stores import distinct, open_stores
 from runner.sessions.base import OpenSession
 from runner.text.redact import Redactor, redact_logs
 
 if TYPE_CHECKING:
-    from runner.app import RoundWatch, Runtime
+    from runner.app import Conversation, RoundWatch, Runtime
     from runner.sessions import Store
     from runner.sessions.base import SessionState  # the state a store keeps
 
@@ -167,7 +167,7 @@ class Service:
         result. A `session_id` that is not stored starts a session of that id when `create`, else is
         a NotFound (an HTTP client continues only the sessions the service gave it). Raises a
         ServiceError (NotFound, BadRequest, Busy, Unavailable) with the CLI's message."""
-        from runner.app import replay
+        from runner.app import Conversation, replay
 
         runtime = self.runtime(domain)
         self._check_round(message, session_id, request_id)
@@ -194,11 +194,12 @@ class Service:
 
         try:
             key, what = _lock_key(session_id, stored_key, request_id)
-            async with self._round_slot(client), self._hold(store, key, what, begin) as begun:
+            async with self._round_slot(client), self._hold(store, key, what, begin) as held:
+                begun, store_lock = held
                 if isinstance(begun, OpenSession):
-                    return await self._run(
-                        runtime, store, domain, message, begun, stored_key, watch
-                    )
+                    round_ = Conversation(runtime, store, begun, background_saves=True)
+                    let_go = store_lock.release if store_lock is not None else None
+                    return await self._run(round_, domain, message, stored_key, watch, let_go)
                 return self.redactor.json(begun)
         except Exception as exc:
             log_unexpected(f"a round on {domain!r}", exc, self.redactor)
@@ -206,21 +207,20 @@ class Service:
 
     async def _run(
         self,
-        runtime: Runtime,
-        store: Store,
+        conversation: Conversation,
         domain: str,
         message: str,
-        session: OpenSession,
         request_id: str | None,
         watch: RoundWatch | None,
+        let_go: Callable[[], None] | None,
     ) -> dict[str, Any]:
-        """The round, saved once at its end (runner.sessions.writers), its result made and
-        redacted once: what the faces send as it is."""
-        from runner.app import Conversation
-
+        """The round, saved once at its end (runner.sessions.writers) and the session's lock let
+        go (`let_go`) in the same hop, its result made and redacted once: what the faces send as
+        it is."""
         started = time.perf_counter()
-        conversation = Conversation(runtime, store, session, background_saves=True)
-        result = await conversation.say(message, request_id=request_id, watch=watch)
+        result = await conversation.say(
+            message, request_id=request_id, watch=watch, after_save=let_go
+        )
         log_round_error(domain, result, self.redactor)
         data = result.to_json()
         data["warnings"] = [*conversation.warnings, *data["warnings"]]
@@ -266,14 +266,15 @@ class Service:
     @asynccontextmanager
     async def _hold(
         self, store: Store, key: str | None, what: str, begin: Callable[[], T]
-    ) -> AsyncIterator[T]:
-        """The lock on `key` held for the block, and what `begin` read under it (in the same
-        hop to the store's threads)."""
+    ) -> AsyncIterator[tuple[T, HeldLock | None]]:
+        """The lock on `key` held for the block, what `begin` read under it (in the same hop to
+        the store's threads), and the store's lock (None: nothing was locked), which the block
+        may let go in its last save's hop."""
         if key is None:  # a new session, a fresh id and no request id: nothing to lock or read
-            yield begin()
+            yield begin(), None
             return
-        async with self._locks.hold(store, key, what, then=begin) as begun:
-            yield begun  # type: ignore[misc]  # `then` given: what it returned
+        async with self._locks.hold(store, key, what, then=begin) as held:
+            yield held  # type: ignore[misc]  # `then` given: what it returned
 
     @asynccontextmanager
     async def _round_slot(self, client: Client) -> AsyncIterator[None]:

@@ -15,7 +15,7 @@ import json
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -425,6 +425,13 @@ class SessionWriter:
     def __call__(self, state: SessionState) -> None:
         self.version = self.store.save(state, self.version)
 
-    def finish(self, state: SessionState, record: RoundRecord) -> None:
-        """The round's last save: its state and its record, in one transaction."""
-        self.version = self.store.save(state, self.version, round_record=record)
+    def finish(
+        self, state: SessionState, record: RoundRecord, then: Callable[[], None] | None = None
+    ) -> None:
+        """The round's last save: its state and its record, in one transaction; `then` is
+        called after it, whether it succeeded or not."""
+        try:
+            self.version = self.store.save(state, self.version, round_record=record)
+        finally:
+            if then is not None:
+                then()

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -70,14 +71,18 @@ class BackgroundWriter:
         else:  # a checkpoint from a thread a tool started: the timer is the loop's
             self._loop.call_soon_threadsafe(self._arm)
 
-    async def finish(self, state: SessionState, record: RoundRecord) -> None:
+    async def finish(
+        self, state: SessionState, record: RoundRecord, then: Callable[[], None] | None = None
+    ) -> None:
         """The round's one write: its state and its record, in one transaction (a checkpoint
-        not saved yet is part of it; one being saved is waited for, versions go in order)."""
+        not saved yet is part of it; one being saved is waited for, versions go in order).
+        `then` runs right after it on the same thread, whether it succeeded or not (the
+        service lets go of the session's lock there, in the same hop)."""
         self._disarm()
         self._newest = None
         if self._in_flight is not None:
             await asyncio.wait([self._in_flight])
-        await self._submit(_Snapshot(state), record)
+        await self._submit(_Snapshot(state), record, then)
 
     def close(self) -> None:
         """The round is over: a checkpoint it made since its last save (a round cut off by an
@@ -115,19 +120,33 @@ class BackgroundWriter:
             else:
                 self._arm()
 
-    def _submit(self, snapshot: _Snapshot, record: RoundRecord | None) -> asyncio.Future[int]:
+    def _submit(
+        self,
+        snapshot: _Snapshot,
+        record: RoundRecord | None,
+        then: Callable[[], None] | None = None,
+    ) -> asyncio.Future[int]:
         expected = self.version
         self.version += 1
         self.saves += 1
         threads = self.store.save_threads()
-        done: Future[int] = threads.submit(self._save, snapshot, expected, record)
+        done: Future[int] = threads.submit(self._save, snapshot, expected, record, then)
         return asyncio.wrap_future(done, loop=self._loop)
 
-    def _save(self, snapshot: _Snapshot, expected: int, record: RoundRecord | None) -> int:
-        if self._error is not None:  # every later save would fail on its version too
-            raise self._error
+    def _save(
+        self,
+        snapshot: _Snapshot,
+        expected: int,
+        record: RoundRecord | None,
+        then: Callable[[], None] | None,
+    ) -> int:
         try:
+            if self._error is not None:  # every later save would fail on its version too
+                raise self._error
             return self.store.save(snapshot, expected, round_record=record)  # type: ignore[arg-type]  # a snapshot reads as a state
         except BaseException as exc:
             self._error = exc
             raise
+        finally:
+            if then is not None:
+                then()

@@ -199,28 +199,11 @@ class RetrieveTool(BuiltinTool):
 
     async def run(self, call: Call) -> ToolResult:
         query = await search_query(call, self.index, self.options, self.name)
-        # excerpts keep only what of each page bears, so a long section's further pages need
-        # not make room for other sections (the whole-page default)
-        # in a worker thread, as `searched`; a part the pages leave out is searched too
-        hits, parts = await asyncio.to_thread(
-            by_parts,
-            self.index,
-            query.text,
-            self.options.top_k,
-            self.options.mode,
-            not self.options.excerpts,
-            searched_parts(call.directive),
+        # in a worker thread, as `searched`, and the evidence in the same one (a hop costs
+        # the thread's wake and the loop's)
+        hits, parts, evidence = await asyncio.to_thread(
+            self._search, query.text, searched_parts(call.directive)
         )
-        evidence = None
-        if self.gives_evidence:  # of the pages this search ranked, in its order
-            evidence = await asyncio.to_thread(
-                retrieval_evidence,
-                self.index,
-                query.text,
-                self.options.top_k,
-                hits,
-                self.options.mode,
-            )
         extra = {EVIDENCE: evidence} if evidence is not None else {}
         meaning = retrieval_meaning(self.index, hits, self.options.mode, evidence is not None)
         retrieved = record_retrieval(
@@ -237,6 +220,23 @@ class RetrieveTool(BuiltinTool):
             **extra,
             **({MEANING: meaning} if meaning is not None else {}),
         )
+
+    def _search(
+        self, query: str, parts: Sequence[str]
+    ) -> tuple[list[ScoredPage], list[str], dict[str, object] | None]:
+        """The pages (a part they leave out searched too: `by_parts`), the parts searched on
+        their own, and the gatekeeper's evidence of those pages, in their order (None without
+        a gatekeeper)."""
+        # excerpts keep only what of each page bears, so a long section's further pages need
+        # not make room for other sections (the whole-page default)
+        options = self.options
+        hits, unserved = by_parts(
+            self.index, query, options.top_k, options.mode, not options.excerpts, parts
+        )
+        evidence = None
+        if self.gives_evidence:
+            evidence = retrieval_evidence(self.index, query, options.top_k, hits, options.mode)
+        return hits, unserved, evidence
 
     async def context_text(
         self, pages: list[Page], query: Query, meaning: Mapping[str, object] | None

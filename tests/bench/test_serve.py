@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench import serve, serve_load, serve_report, serve_worker
+from bench import serve, serve_load, serve_report, serve_wakes, serve_worker
 
 
 def test_union_counts_overlapping_calls_once():
@@ -40,3 +40,11 @@ def test_workers_run_the_code_of_another_commit_for_a_paired_run(tmp_path):
         {"against": "HEAD", "paired": [{**result, "pair": 1, "load_average_1min": 1.0}]}
     )
     assert "| 1 | before (HEAD) |" in table
+
+
+def test_the_wake_costs_are_measured_and_said_in_the_section():
+    wakes = serve_wakes.wake_costs(tries=3)
+    assert set(wakes) == {"sleep_wake_us", "hop_us", "hop_after_idle_us", "work_after_idle_ratio"}
+    assert all(value > 0 for value in wakes.values())
+    paragraph = serve_report.wakes_paragraph(wakes)
+    assert f"{wakes['hop_after_idle_us']:g} µs right after idling" in paragraph

@@ -58,8 +58,8 @@ def test_a_run_killed_after_its_commit_is_answered_from_the_store_when_re_sent(c
         import os, sys
         from runner.sessions import base
         finish = base.SessionWriter.finish
-        def finish_and_die(self, state, record):
-            finish(self, state, record)
+        def finish_and_die(self, state, record, then=None):
+            finish(self, state, record, then)
             os._exit(9)
         base.SessionWriter.finish = finish_and_die
         from runner.cli import main

@@ -254,12 +254,54 @@ def _recording_patterns(monkeypatch) -> list[str]:
     return threads
 
 
+def _counted_hops(monkeypatch) -> list[object]:
+    """The calls sent to a worker thread (asyncio.to_thread) from now on."""
+    import asyncio
+
+    hops: list[object] = []
+    to_thread = asyncio.to_thread
+
+    async def counted(call, *args, **kwargs):
+        hops.append(call)
+        return await to_thread(call, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    return hops
+
+
 def test_issue_19_an_activation_pattern_is_matched_off_the_event_loop(world, monkeypatch):
     threads = _recording_patterns(monkeypatch)
     w = world(FakeTool("re", activation={"pattern": r"\bXR-\d+"}))
     w.run("the XR-200?")
     assert w.ran() == [("1", "re")]
     assert threads and "MainThread" not in threads  # the round's loop runs on the main thread
+
+
+def test_issue_33_a_tasks_activation_patterns_are_matched_in_one_hop(world, monkeypatch):
+    threads = _recording_patterns(monkeypatch)
+    hops = _counted_hops(monkeypatch)
+    w = world(
+        FakeTool("re", activation={"pattern": r"\bXR-\d+"}),
+        FakeTool("code", activation={"pattern": r"\bE\d+"}),
+        FakeTool("word", activation={"keywords": ["noise"]}),
+    )
+    w.run("the XR-200 shows E24")
+    assert sorted(tool for _, tool in w.ran()) == ["code", "re"]
+    assert len(threads) == 2 and "MainThread" not in threads
+    assert len(hops) == 1  # both patterns (and the keywords) in one hop off the loop
+
+
+def test_issue_33_the_roots_prompt_type_and_its_tools_rules_are_matched_in_one_hop(
+    world, monkeypatch
+):
+    hops = _counted_hops(monkeypatch)
+    threads = _recording_patterns(monkeypatch)
+    w = world(FakeTool("re", activation={"pattern": r"\border\b"}), prompt_types=_TYPES)
+    w.run("where is order #42?")
+    assert task_of(w, "1").prompt_type == "order"
+    assert w.ran() == [("1", "re")]
+    assert len(threads) == 2 and "MainThread" not in threads  # the type's, then the tool's
+    assert len(hops) == 1
 
 
 def test_issue_19_a_prompt_type_pattern_is_matched_off_the_event_loop(world, monkeypatch):

@@ -199,10 +199,64 @@ def test_issue_33_a_round_is_written_once_in_one_hop_and_read_in_one(service, mo
         service.run_round("shop", "the kw-620", session_id=asked["session"], request_id="r-2")
     )
     assert answered["answer"] == "The KW-620 costs 449 EUR."
-    # one write of the round's state and record; the lock taken with what the round reads
-    # (its request id, its session) in one hop, and let go in another
-    assert counts == {"writes": 1, "save hops": 1, "hops": 2}
+    # one write of the round's state and record, the session's lock let go in its hop; the
+    # lock taken with what the round reads (its request id, its session) in one hop
+    assert counts == {"writes": 1, "save hops": 1, "hops": 1}
     assert service.round(asked["session"], 2)["result"] == answered
+
+
+def test_issue_33_the_sessions_lock_is_let_go_on_the_thread_of_the_rounds_last_save(
+    service, monkeypatch
+):
+    import threading
+
+    from runner.service.locks import HeldLock
+
+    asked = asyncio.run(service.run_round("shop", ASK))
+    threads: dict[str, str] = {}
+    save, release = type(service.stores["shop"]).save, HeldLock.release
+
+    def saving(self, *args, **kwargs):
+        threads["save"] = threading.current_thread().name
+        return save(self, *args, **kwargs)
+
+    def releasing(self):
+        threads.setdefault("release", threading.current_thread().name)
+        release(self)
+
+    monkeypatch.setattr(type(service.stores["shop"]), "save", saving)
+    monkeypatch.setattr(HeldLock, "release", releasing)
+    asyncio.run(service.run_round("shop", "the kw-620", session_id=asked["session"]))
+    assert threads["release"] == threads["save"]
+    assert threads["save"].startswith("runner-save")
+    held = service.stores["shop"].try_lock(asked["session"])
+    assert held is not None  # let go, not kept
+    held.release()
+
+
+def test_a_round_whose_last_save_failed_lets_the_sessions_lock_go(service):
+    from runner.service.errors import ServiceError
+
+    store = service.stores["shop"]
+    asked = asyncio.run(service.run_round("shop", ASK))
+    state, version = store.load(asked["session"])
+
+    def another_writer_first() -> None:  # after the round read the session, before its save
+        store.save(state, version)
+
+    original = store.open
+
+    def opened_then_overtaken(session_id, pipeline):
+        found = original(session_id, pipeline)
+        another_writer_first()
+        return found
+
+    store.open = opened_then_overtaken  # type: ignore[method-assign]
+    with pytest.raises(ServiceError, match="changed by another writer"):
+        asyncio.run(service.run_round("shop", "the kw-620", session_id=asked["session"]))
+    held = store.try_lock(asked["session"])
+    assert held is not None
+    held.release()
 
 
 def test_a_new_session_without_a_request_id_reads_nothing_before_its_round(service):

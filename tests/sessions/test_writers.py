@@ -121,3 +121,36 @@ def test_a_checkpoint_that_failed_fails_the_rounds_end_with_its_error(store, pip
 
     with pytest.raises(SessionConflictError):
         asyncio.run(round_())
+
+
+def test_the_rounds_last_save_runs_then_on_its_own_thread(store, pipeline):
+    import threading
+
+    state = SessionState.new("s1", pipeline)
+    seen: list[tuple[str, int]] = []
+
+    def then() -> None:  # what it sees: the round committed
+        seen.append((threading.current_thread().name, store.load("s1")[1]))
+
+    async def round_() -> None:
+        writer = BackgroundWriter(store, 0)
+        await writer.finish(state, record(), then=then)
+        writer.close()
+
+    asyncio.run(round_())
+    [(thread, version)] = seen
+    assert thread.startswith("runner-save") and version == 1
+
+
+def test_the_rounds_last_save_runs_then_when_it_failed(store, pipeline):
+    state = SessionState.new("s1", pipeline)
+    store.save(SessionState.new("s1", pipeline), 0)  # another writer was first
+    called: list[bool] = []
+
+    async def round_() -> None:
+        writer = BackgroundWriter(store, 0)
+        await writer.finish(state, record(), then=lambda: called.append(True))
+
+    with pytest.raises(SessionConflictError):
+        asyncio.run(round_())
+    assert called == [True]

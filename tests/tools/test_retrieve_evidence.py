@@ -55,6 +55,27 @@ def test_c27_without_page_vectors_the_gatekeeper_reads_words_only(tmp_path: Path
     )
 
 
+def test_issue_33_a_retrieval_searches_and_weighs_its_evidence_in_one_hop(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    shutil.copytree(CORPUS, tmp_path / "manuals")
+    (tmp_path / "pipeline.yaml").write_text(PIPELINE, encoding="utf-8")
+    sent: list[str] = []
+    to_thread = asyncio.to_thread
+
+    async def counted(call: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(getattr(call, "__qualname__", repr(call)))
+        return await to_thread(call, *args, **kwargs)
+
+    runtime = Runtime.open(tmp_path / "pipeline.yaml", build_indexes=True)
+    state = SessionState.new("hops", runtime.pipeline)
+    monkeypatch.setattr(asyncio, "to_thread", counted)
+    with runtime:
+        asyncio.run(runtime.orchestrator().run_round(state, "How often do I descale the kettle?"))
+    retrieval = ("RetrieveTool.", "by_parts", "retrieval_evidence")
+    assert len([name for name in sent if name.startswith(retrieval)]) == 1
+
+
 # --- the evidence is of the pages the tool's own search returned (runner.tools.evidence) -----
 
 
