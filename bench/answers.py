@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -209,7 +210,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("sets", nargs="*", help=f"the sets (default: all of {', '.join(SETS)})")
     parser.add_argument("--before", action="store_true", help="take the `before` figures anew")
     parser.add_argument("--base", type=Path, help="where indexes and runs go (default: a temp dir)")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv or [])
     unknown = [name for name in args.sets if name not in SETS]
     if unknown:
         parser.error(f"unknown set {', '.join(unknown)}; choose from {', '.join(SETS)}")
@@ -221,4 +222,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

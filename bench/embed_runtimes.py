@@ -127,7 +127,7 @@ def installed_mb(distributions: tuple[str, ...]) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
+    args = argv or []
     count = int(args[0]) if args else 2000
     pages, questions = corpus_pages(count)
     texts = [page.text for page in pages]
@@ -222,4 +222,4 @@ cache; later loads read it ({graphs}). onnxruntime and onnx add
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -190,11 +191,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.serve_cpu")
     parser.add_argument("--conversations", type=int, default=50, help="per run (3 rounds each)")
     parser.add_argument("--pairs", type=int, default=2, help="as served / replayed pairs")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv or [])
     with tempfile.TemporaryDirectory() as folder:
         result = measure(args.conversations, args.pairs, os.path.join(folder, "s.sqlite"))
     print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--in-process", nargs=2, metavar=("PIPELINE", "ROWS"), help=argparse.SUPPRESS
     )
-    options = parser.parse_args(argv)
+    options = parser.parse_args(argv or [])
     if options.child:
         print(json.dumps(child(Path(options.child[0]), int(options.child[1]))))
         return
@@ -254,4 +254,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -69,3 +69,19 @@ def test_every_function_run_under_an_option_exists(name: str) -> None:
     module = importlib.import_module(f"bench.{name}")
     for function, _arguments in bench_main.ALSO[name]:
         assert callable(getattr(module, function, None)), f"bench.{name}.{function}"
+
+
+def test_the_names_python_m_bench_was_given_are_not_a_benchmark_s_own_options(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `python -m bench serve answers` once ended in bench.answers reading "serve" as a set
+    import bench.answers as answers
+
+    measured: list[list[str]] = []
+    monkeypatch.setattr(answers, "run", lambda names, base, before: measured.append(names) or {})
+    monkeypatch.setattr(answers, "write_results", lambda *_: None)
+    monkeypatch.setattr(answers, "write_section", lambda *_: None)
+    monkeypatch.setattr(answers, "readme_section", lambda _: "")
+    monkeypatch.setattr("sys.argv", ["bench", "serve", "answers"])
+    answers.main()
+    assert measured == [list(answers.SETS)]
