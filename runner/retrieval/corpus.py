@@ -132,12 +132,14 @@ class CorpusIndex:
         if reranked_count:
             rows = {page.node_id: row for page, (row, _) in zip(pages, hits, strict=True)}
             found = self._reranked(query, found, reranked_count, rows)
-        return self._with_table_pieces(found[:top_k])
+        return found[:top_k]
 
-    def _with_table_pieces(self, found: list[ScoredPage]) -> list[ScoredPage]:
-        """Each page that holds a piece of a table cut across pages (pages.py) followed by the
-        table's pieces on the pages next to it, at the page's score: a row asked for ("Noise,
-        spin" of a specifications table) is as often on the piece the search did not rank."""
+    def with_table_pieces(self, found: list[ScoredPage]) -> list[ScoredPage]:
+        """The pages a tool chose (a search's, its parts' too), each that holds a piece of a table
+        cut across pages (pages.py) followed by the table's pieces on the pages next to it, at
+        the page's score and beyond top_k: a row asked for ("Noise, spin" of a specifications
+        table) is as often on the piece the search did not rank. Added once the pages are
+        chosen, so that no cut to top_k drops a piece or a page for it."""
         taken = {hit.page.node_id for hit in found}
         whole: list[ScoredPage] = []
         for hit in found:

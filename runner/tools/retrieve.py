@@ -126,10 +126,15 @@ def with_pages(result: ToolResult, pages: list[Page], **data: object) -> ToolRes
 async def searched(
     index: CorpusIndex, query: str, top_k: int, mode: str, *, sections: bool = True
 ) -> list[ScoredPage]:
-    """The search, in a worker thread: a vector or hybrid search embeds the question and reranks
-    its candidates with the model (hundreds of milliseconds of CPU), which on the event loop
-    would stall every other round a service runs. `sections` False: pages in score order."""
-    return await asyncio.to_thread(index.search, query, top_k, mode=mode, sections=sections)
+    """The search, in a worker thread, its pages' table pieces with them: a vector or hybrid
+    search embeds the question and reranks its candidates with the model (hundreds of
+    milliseconds of CPU), which on the event loop would stall every other round a service runs.
+    `sections` False: pages in score order."""
+
+    def search() -> list[ScoredPage]:
+        return index.with_table_pieces(index.search(query, top_k, mode=mode, sections=sections))
+
+    return await asyncio.to_thread(search)
 
 
 # a part searched on its own says enough to be searched: "how do I install Apache" does
@@ -163,12 +168,13 @@ def by_parts(
     Searched as one text, a question of parts ranks pages for the part whose words weigh most
     ("Is the KW-620 quiet? And what is the descaling interval?" found four descaling pages and
     nothing on the washing machine), and the part left out falls to a deep search; a part the
-    pages serve keeps them as they are. Also returns the parts searched on their own."""
+    pages serve keeps them as they are. The chosen pages come with their table pieces
+    (`CorpusIndex.with_table_pieces`). Also returns the parts searched on their own."""
     whole = index.search(query, top_k, mode=mode, sections=sections)
     page_stems = [token_stems(hit.page.text) for hit in whole]
     unserved = [part for part in parts if not _served(stems(part), page_stems)]
     if not unserved or not whole:
-        return whole, []
+        return index.with_table_pieces(whole), []
     share = max(1, top_k // (len(unserved) + 1))
     taken = {hit.page.node_id for hit in whole}
     added: list[ScoredPage] = []
@@ -178,7 +184,7 @@ def by_parts(
         taken.update(hit.page.node_id for hit in fresh)
         added += fresh
     kept = max(top_k - len(added), 1)
-    return (whole[:kept] + added)[:top_k], unserved
+    return index.with_table_pieces((whole[:kept] + added)[:top_k]), unserved
 
 
 def _served(wanted: set[str], pages: Sequence[set[str]]) -> bool:

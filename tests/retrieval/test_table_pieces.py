@@ -1,6 +1,7 @@
-"""A table cut across pages is found whole: a search that returns one of its pieces returns the
-pieces on the pages next to it too, right after it and at its score (runner/retrieval/corpus.py,
-`_with_table_pieces`; the pieces as pages.py cuts them, `goes_on_with_table`)."""
+"""A table cut across pages is found whole: the pages a tool's search chose come with the pieces
+on the pages next to each, right after it and at its score, beyond top_k
+(runner/retrieval/corpus.py, `with_table_pieces`; the pieces as pages.py cuts them,
+`goes_on_with_table`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from runner.retrieval import open_corpus
 from runner.retrieval.pages import Document, goes_on_with_table, paginate
+from runner.tools.retrieve import by_parts
 
 from .conftest import folder_pipeline
 
@@ -38,6 +40,11 @@ def manual_index(tmp_path: Path):
     folder.mkdir()
     (folder / "washer.md").write_text(MANUAL, encoding="utf-8")
     return open_corpus(folder_pipeline(tmp_path, folder, max_words=60), "docs")
+
+
+def found(tmp_path: Path, query: str, top_k: int = 1):
+    index = manual_index(tmp_path)
+    return index.with_table_pieces(index.search(query, top_k))
 
 
 def test_the_table_really_is_cut_across_pages() -> None:
@@ -73,18 +80,35 @@ def test_pages_of_a_section_cut_between_paragraphs_do_not_go_on_with_a_table() -
 def test_a_search_that_finds_one_piece_of_a_table_returns_the_piece_next_to_it(
     tmp_path: Path,
 ) -> None:
-    found = manual_index(tmp_path).search("connectivity wi-fi", 1)
-    headings = [hit.page.heading for hit in found]
-    assert headings == ["Technical specifications"] * 2
-    assert any(NOISE in hit.page.text for hit in found)  # the row on the other piece
-    assert found[0].score == found[1].score
+    hits = found(tmp_path, "connectivity wi-fi")
+    assert [hit.page.heading for hit in hits] == ["Technical specifications"] * 2
+    assert any(NOISE in hit.page.text for hit in hits)  # the row on the other piece
+    assert hits[0].score == hits[1].score
 
 
 def test_the_piece_the_search_ranked_stays_first(tmp_path: Path) -> None:
-    found = manual_index(tmp_path).search("connectivity wi-fi", 1)
-    assert "Connectivity" in found[0].page.text
+    assert "Connectivity" in found(tmp_path, "connectivity wi-fi")[0].page.text
 
 
 def test_a_page_without_a_table_brings_no_neighbour(tmp_path: Path) -> None:
-    found = manual_index(tmp_path).search("transit bolts moving", 1)
-    assert [hit.page.heading for hit in found] == ["Installing"]
+    assert [hit.page.heading for hit in found(tmp_path, "transit bolts moving")] == ["Installing"]
+
+
+def test_a_search_alone_keeps_to_top_k(tmp_path: Path) -> None:
+    # the pieces come once a tool chose its pages: a cut to top_k (parts, evidence) drops none
+    assert len(manual_index(tmp_path).search("connectivity wi-fi", 1)) == 1
+
+
+def test_a_retrieval_of_parts_keeps_its_pages_and_their_pieces(tmp_path: Path) -> None:
+    index = manual_index(tmp_path)
+    hits, _ = by_parts(
+        index,
+        "What is the connectivity? And how do I remove the transit bolts?",
+        2,
+        "keyword",
+        True,
+        ["What is the connectivity", "how do I remove the transit bolts"],
+    )
+    headings = [hit.page.heading for hit in hits]
+    assert "Installing" in headings
+    assert headings.count("Technical specifications") == 2

@@ -32,6 +32,9 @@ class Index:
     def expanded(self, query: str) -> str:
         return query
 
+    def with_table_pieces(self, found: list[ScoredPage]) -> list[ScoredPage]:
+        return found  # no table here: tests/retrieval/test_table_pieces.py has them
+
 
 WHOLE = "Is the KW-620 quiet? And what is the descaling interval?"
 PARTS = ["Is the KW-620 quiet", "what is the descaling interval"]
