@@ -41,6 +41,10 @@ BENCHMARKS = (
 )
 ON_REQUEST: tuple[str, ...] = ()  # none: every figure in bench/README.md comes from `make bench`
 
+# The options a benchmark runs with under `make bench`: those whose figures bench/README.md shows
+# (streaming's on SmolLM2-135M too: the model server's .venv-llm, which `make bench` builds).
+OPTIONS: dict[str, list[str]] = {"streaming": ["--smollm2"]}
+
 # Sections a benchmark writes only under an option of its own, run right after its main run so
 # that `make bench` regenerates them too: (function, arguments). `after` files this tree's
 # figures beside the `before` ones its results keep.
@@ -60,7 +64,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"== bench.{name}", flush=True)
         started = time.perf_counter()
         module = importlib.import_module(f"bench.{name}")
-        module.main()
+        if name in OPTIONS:
+            module.main(OPTIONS[name])
+        else:
+            module.main()
         for function, arguments in ALSO.get(name, ()):
             getattr(module, function)(*arguments)
         print(f"== bench.{name}: {time.perf_counter() - started:.0f} s", flush=True)

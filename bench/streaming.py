@@ -58,8 +58,9 @@ def stage(folder: Path) -> Path:
 # --- time to the first token --------------------------------------------------------------------
 
 
-async def first_token(runtime: Any, store: Any, question: str) -> tuple[float, float, int]:
-    """(seconds to the answer's first piece, seconds of the whole round, pieces) of one round."""
+async def first_token(runtime: Any, store: Any, question: str) -> dict[str, Any]:
+    """One round's outcome (its error, if any), seconds to the answer's first streamed piece
+    (None when none came), seconds of the whole round and the pieces streamed."""
     from runner.app import RoundWatch
 
     pieces: list[float] = []
@@ -67,9 +68,21 @@ async def first_token(runtime: Any, store: Any, question: str) -> tuple[float, f
     started = time.perf_counter()
     result = await runtime.conversation(store).say(question, watch=watch)
     ended = time.perf_counter()
-    if result.outcome != "answer" or not pieces:
-        raise RuntimeError(f"no streamed answer for {question!r}: {result.outcome}")
-    return pieces[0] - started, ended - started, len(pieces)
+    return {
+        "outcome": result.outcome,
+        "error": result.error,
+        "first_token_s": pieces[0] - started if pieces else None,
+        "round_s": ended - started,
+        "pieces": len(pieces),
+    }
+
+
+def answered(run: dict[str, Any], question: str) -> dict[str, Any]:
+    """The run of a round that must end in a streamed answer (the simulated LLM's: nothing in
+    it can fail), or an error saying how it ended instead."""
+    if run["outcome"] != "answer" or not run["pieces"]:
+        raise RuntimeError(f"no streamed answer for {question!r}: {run['outcome']} {run['error']}")
+    return run
 
 
 def time_to_first_token(
@@ -86,15 +99,18 @@ def time_to_first_token(
     ):
         runtime.open_corpora()
         for question in QUESTIONS:
-            runs = [asyncio.run(first_token(runtime, store, question)) for _ in range(repeats)]
-            first = statistics.median(run[0] for run in runs)
-            whole = statistics.median(run[1] for run in runs)
+            runs = [
+                answered(asyncio.run(first_token(runtime, store, question)), question)
+                for _ in range(repeats)
+            ]
+            first = statistics.median(run["first_token_s"] for run in runs)
+            whole = statistics.median(run["round_s"] for run in runs)
             rows.append(
                 {
                     "question": question,
                     "first_token_s": round(first, 3),
                     "round_s": round(whole, 3),
-                    "pieces": runs[0][2],
+                    "pieces": runs[0]["pieces"],
                 }
             )
     return {"latency_s": latency_s, "word_s": word_s, "repeats": repeats, "questions": rows}
@@ -132,13 +148,18 @@ def smollm2_first_token(folder: Path, questions: Sequence[str]) -> dict[str, Any
             open_store(str(folder / "smollm2.sqlite")) as store,
         ):
             for question in questions:
-                first, whole, pieces = asyncio.run(first_token(runtime, store, question))
+                # a 135M model's round may end otherwise (an unusable answer: an error naming
+                # it); it is reported as it ended, and only answers count in the figures
+                run = asyncio.run(first_token(runtime, store, question))
+                first = run["first_token_s"] if run["outcome"] == "answer" else None
                 rows.append(
                     {
                         "question": question,
-                        "first_token_s": round(first, 3),
-                        "round_s": round(whole, 3),
-                        "pieces": pieces,
+                        "outcome": run["outcome"],
+                        "error": run["error"],
+                        "first_token_s": None if first is None else round(first, 3),
+                        "round_s": round(run["round_s"], 3),
+                        "pieces": run["pieces"],
                     }
                 )
     return {"questions": rows}
@@ -323,17 +344,30 @@ def section(results: dict[str, Any]) -> str:
         model_rows = [
             [
                 row["question"],
-                f"{row['first_token_s']:.2f} s",
+                row.get("outcome", "answer"),
+                "—" if row["first_token_s"] is None else f"{row['first_token_s']:.2f} s",
                 f"{row['round_s']:.2f} s",
-                f"{row['first_token_s'] / row['round_s']:.0%}",
+                "—"
+                if row["first_token_s"] is None
+                else f"{row['first_token_s'] / row['round_s']:.0%}",
                 str(row["pieces"]),
             ]
             for row in smollm2["questions"]
         ]
+        failed = "".join(
+            f"\n\n{row['question']!r} ended in {row['outcome']}: {row['error']}"
+            for row in smollm2["questions"]
+            if row.get("outcome", "answer") != "answer"
+        )
         on_model = (
             "On SmolLM2-135M (llama.cpp's server, one CPU thread; the minimal example: a "
-            "retrieval, a prompt tool, the answer; one round each):\n\n"
-            + table(["question", "first token", "whole round", "share", "pieces"], model_rows)
+            "retrieval, a prompt tool, the answer; one round each; a round that does not end "
+            "in an answer is shown with its outcome and left out of the summary):\n\n"
+            + table(
+                ["question", "outcome", "first token", "whole round", "share", "pieces"],
+                model_rows,
+            )
+            + failed
         )
     return f"""`{results["command"]}` ({results["date"]}; {machine}). Raw figures:
 `bench/results/streaming.json`.

@@ -258,8 +258,13 @@ def streaming_rows(results: Mapping[str, Any]) -> list[Row]:
     """How soon a streamed answer shows, and what OpenTelemetry costs a round off and on."""
     targets, cost = results["targets"], results["telemetry"]
     models = {"simulated LLM": results["first_token"]}
-    if "questions" in (results.get("smollm2") or {}):
-        models["SmolLM2-135M"] = results["smollm2"]
+    smollm2 = [
+        row
+        for row in (results.get("smollm2") or {}).get("questions", [])
+        if row["first_token_s"] is not None  # a round that did not end in an answer
+    ]
+    if smollm2:
+        models["SmolLM2-135M"] = {"questions": smollm2}
     rows = []
     for model, figures in models.items():
         worst = max(figures["questions"], key=lambda row: row["first_token_s"] / row["round_s"])

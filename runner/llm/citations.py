@@ -6,7 +6,9 @@
 - An answer cites `[document p. N]`, several sources joined by `; `, each once, in order, and
   `[document]` for a source without pages (a table file): `citation_text`, `CITATION`,
   `citation_labels`, `source_labels`.
-- A reply's quoted code is never read for citations: `prose_pieces`.
+- A model cites the passages it was sent by number, `[2]` or `[1, 3]`: `NUMBERED_MARKERS`.
+- A reply's quoted code is never read for citations: `prose_pieces`; what a reply says besides
+  its citations: `uncited`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ PAGE_LABEL = re.compile(r"^\[(?P<document>[^\[\]\n,]+), page (?P<page>\d+)\]\s*(
 _DOCUMENT = r"[^\s\[\];,]*[./][^\s\[\];,]*"
 _LABEL = rf"{_DOCUMENT}(?:,? (?:p\.|page) \d+)?"
 CITATION = re.compile(rf"\[(?P<labels>{_LABEL}(?:; {_LABEL})*)\]")
+# "[2]", "[1, 3]", "[1; 3]" and runs of them ("[1][3]"), with the blanks before them: how a model
+# cites the numbered passages it was sent. Not right after a word, a bracket or a backtick, nor
+# before a word or "(": "a[1]", "`x[0]`", "[1](url)" are code and links, not citations.
+NUMBERED_MARKERS = re.compile(r"[ \t]*(?<![\w\])`])((?:\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\])+)(?![\w(])")
 _PAGE_WORD = re.compile(r",? page (\d+)$")
 # a fenced block or a backticked span on one line: code, where `[1]` is an index
 _QUOTED_CODE = re.compile(rf"{FENCED_BLOCK.pattern}|(`+)[^`\n]+?\2", FENCED_BLOCK.flags)
@@ -67,3 +73,9 @@ def prose_pieces(text: str) -> list[tuple[int, str]]:
         start = match.end()
     pieces.append((start, text[start:]))
     return pieces
+
+
+def uncited(text: str) -> str:
+    """The text without its citations, numbered (`[2]`) or in runner's format: what a reply
+    says besides them (a reply of citations alone says nothing)."""
+    return CITATION.sub("", NUMBERED_MARKERS.sub("", text))

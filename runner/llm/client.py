@@ -9,13 +9,13 @@ Policy for one request:
   errors (HTTP 4xx…) are not;
 - a server that refuses the structured-output field is asked again at once with the next mode
   down, kept for the model for the rest of the run (runner.llm.structured_modes);
-- an unusable reply — invalid against its schema, or empty where text is expected — is asked
-  again `structured_retries` times with the problem appended to the prompt, then fails with
-  LLMReplyError;
-- a degenerate text reply — a sentence repeated until `max_tokens`, the prompt echoed
-  (runner.llm.degenerate) — is asked again once, saying so; when it stays degenerate, what is
-  left once the repeats are cut is the reply, and its call record says `degenerate`, which makes
-  the round degraded.
+- an unusable reply — invalid against its schema, or where text is expected empty, citations
+  alone, or degenerate with nothing left once cut — is asked again `structured_retries` times
+  with the problem appended to the prompt, then fails with LLMReplyError;
+- a degenerate text reply — a sentence repeated until `max_tokens`, the prompt (as sent, its
+  correction included) echoed (runner.llm.degenerate) — is asked again once, saying so; when it
+  stays degenerate, what is left once the repeats are cut is the reply, and its call record
+  says `degenerate`, which makes the round degraded.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from runner.llm.settings import model_settings
 from runner.llm.streaming import Deltas
 from runner.llm.structured_modes import StructuredModes
 from runner.llm.types import LLMReply, LLMRequest, Purpose
-from runner.llm.usable import correction, excerpt, usable
+from runner.llm.usable import NothingLeft, correction, excerpt, says_something, usable
 from runner.text.words import estimate_tokens
 
 if TYPE_CHECKING:
@@ -166,19 +166,22 @@ class ProviderClient:
             answer, attempts, record = await self._answer(asked, settings, attempts, scope)
             try:
                 data = usable(answer.text, request)
+                # read against the prompt as sent: a model may echo the correction it was given
+                wrong = degenerate.in_reply(answer.text, asked)
+                if wrong is not None and not says_something(wrong.cut):
+                    raise NothingLeft(wrong.detail, wrong.correction())
             except structured.InvalidReply as error:
                 self._mark(records, record, outcome="invalid", error=str(error))
                 prompt = request.prompt + correction(error, request)
                 last_error, last_text = error, answer.text
                 continue
-            wrong = degenerate.in_reply(answer.text, request)
             if wrong is not None and not asked_again and number + 1 < rounds:
                 self._mark(records, record, outcome="degenerate", error=wrong.detail)
                 prompt, asked_again = request.prompt + wrong.correction(), True
                 continue
             if wrong is not None:
                 self._mark(records, record, degenerate=f"{wrong.detail}; the reply was cut")
-                answer = dataclasses.replace(answer, text=wrong.cut or answer.text)
+                answer = dataclasses.replace(answer, text=wrong.cut)
             return self._accept(asked, settings, answer, data, attempts, started, wrong is None)
         raise LLMReplyError(
             f"the {request.purpose.value} reply{_for_tool(request)} was not usable after "

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from runner.llm.citations import (
     CITATION,
+    NUMBERED_MARKERS,
     PAGE_LABEL,
     citation_labels,
     citation_text,
@@ -168,10 +169,6 @@ def numbered_json(passages: Sequence[Passage], *, first: int) -> list[dict[str, 
     ]
 
 
-# "[2]", "[1, 3]", "[1; 3]" and runs of them ("[1][3]"), with the blanks before them. Not right
-# after a word, a bracket or a backtick, nor before a word or "(": "a[1]", "`x[0]`", "[1](url)"
-# are code and links, not citations.
-_MARKERS = re.compile(r"[ \t]*(?<![\w\])`])((?:\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\])+)(?![\w(])")
 _NUMBER = re.compile(r"\d+")
 
 
@@ -194,7 +191,9 @@ def cited_answer(reply: str, passages: Sequence[Passage]) -> Answer:
 
     # quoted code is never read for markers: `[1, 2]` in it is a list, not a citation
     text = "".join(
-        piece if offset < 0 else _MARKERS.sub(functools.partial(rewrite, offset=offset), piece)
+        piece
+        if offset < 0
+        else NUMBERED_MARKERS.sub(functools.partial(rewrite, offset=offset), piece)
         for offset, piece in prose_pieces(reply)
     )
     used = [passage for _, passage in sorted(cited, key=lambda found: found[0])]

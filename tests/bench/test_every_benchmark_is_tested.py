@@ -64,6 +64,16 @@ def test_a_section_written_under_an_option_is_run_after_its_benchmark(
     ]
 
 
+def test_make_bench_runs_streaming_on_smollm2_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # its README section and summary row show SmolLM2-135M's figures: without the option they
+    # are skipped, and the row goes stale
+    calls: list[tuple[object, ...]] = []
+    recorder = SimpleNamespace(main=lambda *arguments: calls.append(arguments))
+    monkeypatch.setattr(bench_main.importlib, "import_module", lambda _name: recorder)
+    bench_main.main(["streaming"])
+    assert calls[0] == (["--smollm2"],)
+
+
 @pytest.mark.parametrize("name", list(bench_main.ALSO))
 def test_every_function_run_under_an_option_exists(name: str) -> None:
     module = importlib.import_module(f"bench.{name}")

@@ -48,3 +48,21 @@ def test_the_summary_rows_compare_the_first_token_with_the_round() -> None:
     first, off = streaming_rows(results)
     assert first[1] == "0.50 / 1.00 s (50%)" and first[-1] == "met"
     assert off[-1] == "met"
+
+
+def test_a_model_round_that_ended_in_an_error_is_left_out_of_the_summary_row() -> None:
+    ended = {"first_token_s": None, "round_s": 4.0, "outcome": "error", "error": "answer failed"}
+    results = {
+        "targets": streaming.TARGETS,
+        "first_token": {"questions": [{"first_token_s": 0.5, "round_s": 1.0}]},
+        "smollm2": {"questions": [ended, {"first_token_s": 2.0, "round_s": 5.0}]},
+        "telemetry": {
+            "off_ms": 50.0,
+            "on_over_off": 1.2,
+            "content_over_off": 1.3,
+            "spans_per_round": 24,
+            "off_checks": {"per_round_us": 2.0},
+        },
+    }
+    _simulated, model, _off = streaming_rows(results)
+    assert model[1] == "2.00 / 5.00 s (40%)"

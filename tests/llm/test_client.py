@@ -51,6 +51,29 @@ def test_no_retry_when_structured_retries_is_zero() -> None:
         run(client.complete(PAGE))
 
 
+def test_a_text_reply_of_citations_alone_is_asked_again_for_words() -> None:
+    client = scripted(
+        ScriptRule(reply="[4]", times=1),
+        ScriptRule(reply="Fill it with vinegar [1].", prompt="held citations and no answer"),
+    )
+    reply = run(client.complete(LLMRequest(Purpose.ANSWER, "How do I descale it?")))
+    assert reply.text == "Fill it with vinegar [1]."
+    assert [call.outcome for call in client.calls] == ["invalid", "ok"]
+    assert client.calls[0].error == "the reply held citations and nothing else"
+
+
+def test_citations_in_runner_format_alone_are_no_answer_either() -> None:
+    client = scripted(ScriptRule(reply=" [1][2] [manual.md p. 3]. "), structured_retries=1)
+    with pytest.raises(LLMReplyError, match="held citations and nothing else"):
+        run(client.complete(LLMRequest(Purpose.ANSWER, "How do I descale it?")))
+
+
+def test_a_short_answer_beside_its_citation_is_usable() -> None:
+    client = scripted(ScriptRule(reply="[2] 42"))
+    reply = run(client.complete(LLMRequest(Purpose.ANSWER, "How many?")))
+    assert reply.text == "[2] 42" and reply.attempts == 1
+
+
 def test_tokens_are_estimated_when_the_provider_reports_none() -> None:
     client = scripted(ScriptRule(reply="Ten hours, roughly."))
     request = LLMRequest(Purpose.ANSWER, "How long does it last?")

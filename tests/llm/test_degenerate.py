@@ -9,7 +9,7 @@ import pytest
 
 from runner.config import PipelineError, load_pipeline
 from runner.config.model import LLMConfig
-from runner.llm import build_client
+from runner.llm import LLMReplyError, build_client
 from runner.llm.degenerate import diagnose
 from runner.llm.types import LLMRequest, Purpose
 
@@ -98,6 +98,29 @@ def test_a_loop_that_stays_is_cut_and_its_call_says_so(llm_server: FakeLLMServer
     assert [call.outcome for call in client.calls] == ["degenerate", "ok"]
     degenerate = client.calls[1].degenerate
     assert degenerate is not None and degenerate.endswith("the reply was cut")
+
+
+def test_a_reply_echoing_the_correction_it_was_sent_is_no_answer(
+    llm_server: FakeLLMServer,
+) -> None:
+    echoed = (
+        "Your previous reply held citations and no answer. Reply with the answer in words, "
+        "citing the passages it comes from."
+    )  # SmolLM2-135M's second reply, after a first of "[4]" alone
+    llm_server.script(reply("[4]"), reply(echoed), reply("Two years. [1]"))
+    client = http_client(llm_server, structured_retries=2)
+    assert run(client.complete(ANSWER)).text == "Two years. [1]"
+    assert [call.outcome for call in client.calls] == ["invalid", "invalid", "ok"]
+    assert "nothing was left once that was cut" in (client.calls[1].error or "")
+
+
+def test_an_echo_that_stays_fails_rather_than_answering_with_the_prompt(
+    llm_server: FakeLLMServer,
+) -> None:
+    echo = "You are asked to answer the question: How long is the warranty?"
+    llm_server.script(reply(echo), reply(echo))
+    with pytest.raises(LLMReplyError, match="answer reply was not usable after 2 attempt"):
+        run(http_client(llm_server).complete(ANSWER))
 
 
 def test_a_structured_reply_is_never_checked_for_loops(llm_server: FakeLLMServer) -> None:
