@@ -168,7 +168,7 @@ class ProviderClient:
                 data = usable(answer.text, request)
                 # read against the prompt as sent: a model may echo the correction it was given
                 wrong = degenerate.in_reply(answer.text, asked)
-                if wrong is not None and not says_something(wrong.cut):
+                if wrong is not None and not says_something(wrong.cut, request):
                     raise NothingLeft(wrong.detail, wrong.correction())
             except structured.InvalidReply as error:
                 self._mark(records, record, outcome="invalid", error=str(error))

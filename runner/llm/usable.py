@@ -9,7 +9,12 @@ from typing import Any
 
 from runner.llm import structured
 from runner.llm.citations import uncited
-from runner.llm.types import LLMRequest
+from runner.llm.types import LLMRequest, Purpose
+
+# The purposes sent numbered passages, whose replies' `[n]` markers become citations
+# (runner.llm.passages.cited_answer). A prompt tool's reply is its own text: `[2, 5]` may be all
+# it was asked for.
+CITING_PURPOSES = frozenset({Purpose.ANSWER, Purpose.COMPOSE})
 
 
 class EmptyReply(structured.InvalidReply):
@@ -37,9 +42,12 @@ class NothingLeft(EmptyReply):
         self.correction = correction
 
 
-def says_something(text: str) -> bool:
-    """Whether the text says anything besides its citations."""
-    return any(char.isalnum() for char in uncited(text))
+def says_something(text: str, request: LLMRequest) -> bool:
+    """Whether a text reply to `request` says anything: besides its citations, where its
+    purpose cites."""
+    if request.purpose in CITING_PURPOSES:
+        return any(char.isalnum() for char in uncited(text))
+    return bool(text.strip())
 
 
 def usable(text: str, request: LLMRequest) -> Any:
@@ -48,7 +56,7 @@ def usable(text: str, request: LLMRequest) -> Any:
         return structured.parse(text, request.schema)
     if not text.strip():
         raise EmptyReply("the reply was empty")
-    if not says_something(text):
+    if not says_something(text, request):
         raise CitationsOnly("the reply held citations and nothing else")
     return None
 

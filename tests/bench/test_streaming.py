@@ -10,6 +10,14 @@ import pytest
 from bench import streaming
 from bench.summary_cost import streaming_rows
 
+TELEMETRY = {
+    "off_ms": 50.0,
+    "on_over_off": 1.2,
+    "content_over_off": 1.3,
+    "spans_per_round": 24,
+    "off_checks": {"per_round_us": 2.0},
+}
+
 
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -37,13 +45,7 @@ def test_the_summary_rows_compare_the_first_token_with_the_round() -> None:
     results = {
         "targets": streaming.TARGETS,
         "first_token": {"questions": [{"first_token_s": 0.5, "round_s": 1.0}]},
-        "telemetry": {
-            "off_ms": 50.0,
-            "on_over_off": 1.2,
-            "content_over_off": 1.3,
-            "spans_per_round": 24,
-            "off_checks": {"per_round_us": 2.0},
-        },
+        "telemetry": TELEMETRY,
     }
     first, off = streaming_rows(results)
     assert first[1] == "0.50 / 1.00 s (50%)" and first[-1] == "met"
@@ -56,13 +58,7 @@ def test_a_model_round_that_ended_in_an_error_is_left_out_of_the_summary_row() -
         "targets": streaming.TARGETS,
         "first_token": {"questions": [{"first_token_s": 0.5, "round_s": 1.0}]},
         "smollm2": {"questions": [ended, {"first_token_s": 2.0, "round_s": 5.0}]},
-        "telemetry": {
-            "off_ms": 50.0,
-            "on_over_off": 1.2,
-            "content_over_off": 1.3,
-            "spans_per_round": 24,
-            "off_checks": {"per_round_us": 2.0},
-        },
+        "telemetry": TELEMETRY,
     }
     _simulated, model, _off = streaming_rows(results)
     assert model[1] == "2.00 / 5.00 s (40%)"

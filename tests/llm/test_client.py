@@ -74,6 +74,12 @@ def test_a_short_answer_beside_its_citation_is_usable() -> None:
     assert reply.text == "[2] 42" and reply.attempts == 1
 
 
+def test_a_prompt_tools_reply_of_bracketed_numbers_is_its_own_text() -> None:
+    client = scripted(ScriptRule(reply="[2, 5]"))
+    request = LLMRequest(Purpose.TOOL, "Which steps apply? Reply with their numbers.", tool="t")
+    assert run(client.complete(request)).text == "[2, 5]"
+
+
 def test_tokens_are_estimated_when_the_provider_reports_none() -> None:
     client = scripted(ScriptRule(reply="Ten hours, roughly."))
     request = LLMRequest(Purpose.ANSWER, "How long does it last?")
