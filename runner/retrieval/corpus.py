@@ -251,7 +251,7 @@ class CorpusIndex:
             [hit.score for hit in head],
             embedder,
             self.keyword,
-            None if tokens is None else tokens.stacked(candidates),
+            None if tokens is None else tokens.of_pages(candidates),
             question,
             self.vectors.place_cosines(candidates, vector),
         )

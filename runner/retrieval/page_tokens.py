@@ -43,13 +43,13 @@ def quantized(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class StackedPieces:
-    """Several pages' piece vectors one after another: each row is `rows[i] * scales[i]`
-    (`scales` None: the rows as they are), and page p has `counts[p]` rows, in page order."""
+class QuantizedPieces:
+    """Several pages' stored pieces (a query's candidates), page by page: page p's rows are
+    `blocks[p] * scales[p][:, None]`. The blocks are views of the memory-mapped file, not
+    copies: reranking converts each into one float32 buffer as it multiplies (rerank.py)."""
 
-    rows: np.ndarray  # (pieces, dimensions): int8 as stored, or float32
-    scales: np.ndarray | None  # (pieces,) float32
-    counts: list[int]
+    blocks: list[np.ndarray]  # (pieces, dimensions) int8, one a page
+    scales: list[np.ndarray]  # (pieces,) float32, one a page
 
 
 class PageTokens:
@@ -86,16 +86,12 @@ class PageTokens:
         end = start + int(self.counts[row])
         return np.asarray(self.tokens[start:end]), np.asarray(self.scales[start:end])
 
-    def stacked(self, rows: Sequence[int]) -> StackedPieces:
-        """The pieces of several pages (a query's candidates) in one block, still int8: a
-        cosine with a row is taken on its int8 values and then scaled (rerank.py), so no
-        float32 copy of the pages is made besides the one the product reads."""
+    def of_pages(self, rows: Sequence[int]) -> QuantizedPieces:
+        """The stored pieces of several pages (a query's candidates), still int8: a cosine
+        with a row is taken on its int8 values and then scaled (rerank.py), so no float32 copy
+        of the pages is made."""
         parts = [self.raw(row) for row in rows]
-        if not parts:
-            return StackedPieces(np.zeros((0, self.tokens.shape[1]), np.int8), None, [])
-        tokens = np.concatenate([part[0] for part in parts])
-        scales = np.concatenate([part[1] for part in parts])
-        return StackedPieces(tokens, scales, [len(part[0]) for part in parts])
+        return QuantizedPieces([part[0] for part in parts], [part[1] for part in parts])
 
     def page(self, row: int) -> np.ndarray:
         """The float32 piece vectors of the page at `row`."""

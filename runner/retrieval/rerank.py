@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from runner.retrieval.blas import one_blas_thread
-from runner.retrieval.page_tokens import StackedPieces
+from runner.retrieval.page_tokens import QuantizedPieces
 
 if TYPE_CHECKING:
     from runner.retrieval.keyword import KeywordIndex
@@ -72,7 +72,7 @@ def reranked(
     scores: Sequence[float],
     embedder: TokenEmbedder,
     keyword: KeywordIndex,
-    pieces: Sequence[np.ndarray] | StackedPieces | None = None,
+    pieces: Sequence[np.ndarray] | QuantizedPieces | None = None,
     question: WordPieces | None = None,
     places: Sequence[float] | np.ndarray | None = None,
 ) -> list[tuple[int, float]]:
@@ -125,27 +125,34 @@ def word_match(question: np.ndarray, weights: np.ndarray, page: np.ndarray) -> f
 
 
 def word_matches(
-    question: np.ndarray, weights: np.ndarray, pages: Sequence[np.ndarray] | StackedPieces
+    question: np.ndarray, weights: np.ndarray, pages: Sequence[np.ndarray] | QuantizedPieces
 ) -> np.ndarray:
-    """`word_match` of each page (its pieces' rows, or all pages' stacked as the index keeps
-    them), in one matrix product on one BLAS thread (blas.py): 20 small products on BLAS's own
-    threads took milliseconds each on a loaded machine. Stored int8 rows are multiplied as
-    they are and each cosine scaled after (q · (r × s) = (q · r) × s): the pages are converted
-    once, by the product, instead of dequantised, stacked and converted again."""
-    if not isinstance(pages, StackedPieces):
-        counts = [len(page) for page in pages]
-        filled = [page for page in pages if len(page)]
-        rows = np.concatenate(filled) if filled else np.zeros((0, question.shape[-1]))
-        pages = StackedPieces(rows, None, counts)
-    matches = np.zeros(len(pages.counts), dtype=np.float64)
-    filled_rows = [row for row, count in enumerate(pages.counts) if count]
-    if not len(question) or not filled_rows or float(weights.sum()) <= 0.0:
+    """`word_match` of each page (its pieces' rows, or the index's int8 rows and scales), on
+    one BLAS thread (blas.py: 20 small products on BLAS's own threads took milliseconds each
+    on a loaded machine). Each page's rows are converted into one float32 buffer that stays in
+    the processor's cache and multiplied from there: converting the candidates' rows (a few
+    MB) whole and then reading them again took about a third more CPU. Stored int8 rows are
+    multiplied as they are and each cosine scaled after (q · (r × s) = (q · r) × s)."""
+    blocks = pages.blocks if isinstance(pages, QuantizedPieces) else list(pages)
+    matches = np.zeros(len(blocks), dtype=np.float64)
+    filled = [page for page, block in enumerate(blocks) if len(block)]
+    if not len(question) or not filled or float(weights.sum()) <= 0.0:
         return matches
-    starts = np.cumsum([0] + [pages.counts[row] for row in filled_rows[:-1]])
-    with one_blas_thread():  # (pieces, question pieces): the pages' rows read once, in order
-        cosines = pages.rows.astype(np.float32) @ question.astype(np.float32, copy=False).T
-    if pages.scales is not None:
-        cosines *= pages.scales[:, None]
+    weighed = weights > 0  # a piece that weighs nothing (a stop word's) changes no mean
+    question, weights = question[weighed], weights[weighed]
+    counts = [len(blocks[page]) for page in filled]
+    asked = np.ascontiguousarray(question.T, dtype=np.float32)  # (dimensions, question pieces)
+    cosines = np.empty((sum(counts), len(question)), dtype=np.float32)
+    buffer = np.empty((max(counts), asked.shape[0]), dtype=np.float32)
+    start = 0
+    with one_blas_thread():
+        for page, count in zip(filled, counts, strict=True):
+            buffer[:count] = blocks[page]  # int8 to float32 in the same pass as the copy
+            np.matmul(buffer[:count], asked, out=cosines[start : start + count])
+            start += count
+    if isinstance(pages, QuantizedPieces):
+        cosines *= np.concatenate([pages.scales[page] for page in filled])[:, None]
+    starts = np.cumsum([0, *counts[:-1]])
     closest = np.maximum.reduceat(cosines, starts, axis=0)  # (pages, question pieces)
-    matches[filled_rows] = closest @ weights / weights.sum()
+    matches[filled] = closest @ weights / weights.sum()
     return matches

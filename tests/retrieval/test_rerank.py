@@ -181,7 +181,7 @@ def test_a_keyword_search_is_never_reranked(tmp_path: Path, monkeypatch) -> None
 
 
 def test_the_index_s_int8_pieces_match_as_their_dequantised_vectors_do_page_by_page() -> None:
-    from runner.retrieval.page_tokens import StackedPieces, quantized
+    from runner.retrieval.page_tokens import QuantizedPieces, quantized
     from runner.retrieval.rerank import word_matches
 
     generator = np.random.default_rng(7)
@@ -192,15 +192,11 @@ def test_the_index_s_int8_pieces_match_as_their_dequantised_vectors_do_page_by_p
 
     question, weights = unit(5), np.array([0.5, 2.0, 0.0, 1.0, 1.5], dtype=np.float32)
     pages = [quantized(unit(count)) for count in (7, 0, 3, 12, 1)]  # one page without pieces
-    stacked = StackedPieces(
-        np.concatenate([tokens for tokens, _ in pages]),
-        np.concatenate([scales for _, scales in pages]),
-        [len(tokens) for tokens, _ in pages],
-    )
+    stored = QuantizedPieces([tokens for tokens, _ in pages], [scales for _, scales in pages])
     reference = [
         word_match(question, weights, tokens.astype(np.float32) * scales[:, None])
         for tokens, scales in pages
     ]
-    assert np.allclose(word_matches(question, weights, stacked), reference, rtol=0, atol=1e-6)
+    assert np.allclose(word_matches(question, weights, stored), reference, rtol=0, atol=1e-6)
     floats = [tokens.astype(np.float32) * scales[:, None] for tokens, scales in pages]
     assert np.allclose(word_matches(question, weights, floats), reference, rtol=0, atol=1e-6)
