@@ -81,15 +81,17 @@ def in_reply(text: str, request: LLMRequest) -> Degenerate | None:
 
 def _texts(value: Any) -> Iterator[str]:
     """Every text in a request's facts: what the prompt was rendered with. Walked only when
-    a reply sentence is one of the prompt's (see _echo), which is seldom."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _texts(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _texts(item)
+    a reply sentence is one of the prompt's (see _echo), which is seldom. A stack, not
+    recursion: nested generators passed each text up through every level of the facts."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, Mapping):
+            pending.extend(reversed(list(item.values())))
+        elif isinstance(item, list | tuple):
+            pending.extend(reversed(item))
 
 
 def diagnose(

@@ -70,6 +70,9 @@ def _key_values(
 
 
 def _merge(merged: list[str], values: Sequence[str]) -> None:
+    if not merged:  # the common case, one table a name: its values are unrepeated already
+        merged.extend(values[:MAX_LISTED])
+        return
     seen = set(merged)  # a table's values after another table's of the same name, unrepeated
     for value in values:
         if len(merged) >= MAX_LISTED:

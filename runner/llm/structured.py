@@ -12,6 +12,7 @@ is the JSON Schema itself (an echo) is recognised, so that the re-ask can say so
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -85,15 +86,26 @@ def _balanced(text: str, start: int) -> str | None:
 
 def validate(data: Any, schema: Mapping[str, Any]) -> None:
     """Raises InvalidReply naming the first (most relevant) violation."""
-    # jsonschema (about 0.1 s to import) only when a structured reply is checked: a round that
-    # asks for none, such as an offline retrieval round, never pays for it
-    from jsonschema import Draft202012Validator
+    checker = _checker(json.dumps(schema, sort_keys=True))
+    if checker.is_valid(data):
+        return
     from jsonschema.exceptions import best_match
 
-    error = best_match(Draft202012Validator(schema).iter_errors(data))
+    error = best_match(checker.iter_errors(data))
     if error is not None:
         place = "/".join(str(part) for part in error.absolute_path) or "the reply"
         raise InvalidReply(f"at {place}: {error.message}")
+
+
+@functools.lru_cache(maxsize=256)
+def _checker(schema: str) -> Any:
+    """The validator of a schema (its JSON text): a round checks the same few schemas again
+    and again, and building a validator cost more than using it."""
+    # jsonschema (about 0.1 s to import) only when a structured reply is checked: a round that
+    # asks for none, such as an offline retrieval round, never pays for it
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(json.loads(schema))
 
 
 def parse(text: str, schema: Mapping[str, Any]) -> Any:

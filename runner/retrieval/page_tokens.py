@@ -71,7 +71,11 @@ class PageTokens:
         """The stored pieces of `pages` pages, memory-mapped; None when they are missing or
         do not fit together."""
         try:
-            tokens, scales, starts, counts = (np.load(folder / n, mmap_mode="r") for n in FILES)
+            # plain arrays over the mapped files: slicing a numpy.memmap builds another memmap
+            # each time, a third of what reading a query's candidates cost
+            tokens, scales, starts, counts = (
+                np.asarray(np.load(folder / n, mmap_mode="r")) for n in FILES
+            )
         except (OSError, ValueError):
             return None
         if len(starts) != pages or len(counts) != pages or len(tokens) != len(scales):
@@ -84,7 +88,7 @@ class PageTokens:
         """The page's stored int8 rows and their scales."""
         start = int(self.starts[row])
         end = start + int(self.counts[row])
-        return np.asarray(self.tokens[start:end]), np.asarray(self.scales[start:end])
+        return self.tokens[start:end], self.scales[start:end]
 
     def of_pages(self, rows: Sequence[int]) -> QuantizedPieces:
         """The stored pieces of several pages (a query's candidates), still int8: a cosine

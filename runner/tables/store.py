@@ -51,6 +51,7 @@ STORE_FORMAT = 1
 TABLES_FOLDER = "tables"
 _CHUNK = 500  # values per `IN (…)`: well inside SQLite's limit on parameters
 _SAVE_STEP = 50_000  # rows between two progress reports while saving
+_KEPT_KEYS = 1_000  # a table of at most this many keys keeps their list once read (StoredKeys)
 
 # progress(stage, done, total), as runner.retrieval.index reports a corpus: "read" (the table),
 # "index" (its keys), "save" (rows written). Only a build reports.
@@ -345,6 +346,7 @@ class StoredKeys(Sequence[str]):
 
     def __init__(self, index: StoredIndex, count: int) -> None:
         self._index, self._count = index, count
+        self._listed: list[str] | None = None  # a short table's keys, once read
 
     def __len__(self) -> int:
         return self._count
@@ -363,4 +365,10 @@ class StoredKeys(Sequence[str]):
         return str(spelling)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._index.spellings())
+        if self._count > _KEPT_KEYS:
+            return iter(self._index.spellings())
+        # a short table's keys are listed in every extraction's prompt (known_values), each
+        # time read again; a long table's, kept, would hold its whole key column in memory
+        if self._listed is None:
+            self._listed = self._index.spellings()
+        return iter(self._listed)

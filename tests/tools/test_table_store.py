@@ -206,6 +206,31 @@ def test_a_long_tables_listing_comes_from_the_store(
     assert known_values(pipeline, "is the xr 70 like XR-99?") == {"model": ["XR-99", "XR-70"]}
 
 
+def test_a_short_tables_keys_are_read_from_the_store_once_per_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pipeline = releases(tmp_path)
+    index = table_keys(pipeline, options_of(pipeline))
+    assert isinstance(index, StoredIndex)
+    reads = []
+    spellings = StoredIndex.spellings
+    monkeypatch.setattr(StoredIndex, "spellings", lambda self: reads.append(1) or spellings(self))
+    listed = [known_values(pipeline, "") for _ in range(3)]  # three extractions' prompts
+    assert listed[0] == listed[2] and len(reads) == 1
+
+
+def test_a_long_tables_keys_are_not_kept_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(table_store, "_KEPT_KEYS", 2)
+    pipeline = releases(tmp_path)  # five keys
+    index = table_keys(pipeline, options_of(pipeline))
+    reads = []
+    spellings = StoredIndex.spellings
+    monkeypatch.setattr(StoredIndex, "spellings", lambda self: reads.append(1) or spellings(self))
+    assert list(index.keys) == list(index.keys) and len(reads) == 2
+
+
 def test_runner_index_leaves_an_up_to_date_store_alone_and_force_rebuilds(tmp_path: Path) -> None:
     pipeline = releases(tmp_path)
     first = index_table(pipeline, options_of(pipeline))
