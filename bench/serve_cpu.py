@@ -30,7 +30,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from bench.serve import CONVERSATION, simulated_service
+from bench.serve_load import CONVERSATION
+from bench.serve_worker import simulated_service
 
 # the store's calls a round makes, whichever store it is (SQLiteStore, PostgresStore)
 STORE_CALLS = ("try_lock", "committed", "open", "save")

@@ -100,7 +100,23 @@ def section(results: dict[str, Any]) -> str:
             "worker's round is a few milliseconds of CPU in one event loop, so a round waits "
             "for the CPU work of the rounds beside it. The CPU per round, not the latency, is "
             "the figure to size a deployment by (docs/serve.md, Scaling out).",
+            *(["", back_to_back_paragraph(results)] if results.get("back_to_back") else []),
             *(["", wakes_paragraph(results["wakes"])] if results.get("wakes") else []),
             *(["", paired_section(results)] if results.get("paired") else []),
         ]
+    )
+
+
+def back_to_back_paragraph(results: dict[str, Any]) -> str:
+    """The CPU a round's own work costs: bench.serve_cpu's rounds, one after another."""
+    cpu = results["back_to_back"]
+    return (
+        f"What a round's own work costs, without the idle gaps: the same conversations on the "
+        f"Service object, one round after another at zero LLM latency (`python -m bench."
+        f"serve_cpu`, {cpu['conversations']} conversations a run, the median of its runs): "
+        f"**{cpu['cpu_ms_per_round']} ms** of CPU a round (target ≤ "
+        f"{results['targets']['cpu_ms_per_round']:g} ms) — the corpus searches "
+        f"{cpu['searches_ms_per_round']} ms, the session store's calls "
+        f"{cpu['store_ms_per_round']} ms, the rest (the engine, the prompts, the service) "
+        f"{cpu['rest_ms_per_round']} ms."
     )

@@ -48,3 +48,20 @@ def test_the_wake_costs_are_measured_and_said_in_the_section():
     assert all(value > 0 for value in wakes.values())
     paragraph = serve_report.wakes_paragraph(wakes)
     assert f"{wakes['hop_after_idle_us']:g} µs right after idling" in paragraph
+
+
+def test_a_rounds_own_cpu_is_reported_beside_the_paced_workers_and_judged_on_its_target(tmp_path):
+    from bench import serve_cpu, summary_cost
+
+    measured = serve_cpu.measure(1, 1, str(tmp_path / "s.sqlite"))
+    back_to_back = {key: value for key, value in measured.items() if key != "runs"}
+    paced = {"setup": "2 workers, PostgreSQL", "arrivals": "paced", "worker_cpu_ms_per_round": 9.9}
+    results = {"back_to_back": back_to_back, "targets": serve.TARGETS}
+    paragraph = serve_report.back_to_back_paragraph(results)
+    assert f"**{back_to_back['cpu_ms_per_round']} ms** of CPU a round" in paragraph
+    [row] = summary_cost.cpu_rows(results, paced)
+    assert row[1] == f"{back_to_back['cpu_ms_per_round']} ms" and "9.9 ms" in row[2]
+    cheap = {**results, "back_to_back": {**back_to_back, "cpu_ms_per_round": 4.9}}
+    dear = {**results, "back_to_back": {**back_to_back, "cpu_ms_per_round": 5.1}}
+    assert summary_cost.cpu_rows(cheap, paced)[0][4] == "met"
+    assert "missed" in summary_cost.cpu_rows(dear, paced)[0][4]
