@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from runner.retrieval.mapped import mapped
+
 TOKENS_FILE = "tokens.npy"
 SCALES_FILE = "token_scales.npy"
 STARTS_FILE = "token_starts.npy"
@@ -71,11 +73,7 @@ class PageTokens:
         """The stored pieces of `pages` pages, memory-mapped; None when they are missing or
         do not fit together."""
         try:
-            # plain arrays over the mapped files: slicing a numpy.memmap builds another memmap
-            # each time, a third of what reading a query's candidates cost
-            tokens, scales, starts, counts = (
-                np.asarray(np.load(folder / n, mmap_mode="r")) for n in FILES
-            )
+            tokens, scales, starts, counts = (mapped(folder / name) for name in FILES)
         except (OSError, ValueError):
             return None
         if len(starts) != pages or len(counts) != pages or len(tokens) != len(scales):

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from runner.retrieval.mapped import mapped
 from runner.retrieval.pages import Page
 
 PLACES_FILE = "places.npy"
@@ -40,7 +41,7 @@ def load_places(folder: Path, pages: int) -> np.ndarray | None:
     """The stored place vectors of `pages` pages, memory-mapped; None when missing or of
     another number of pages."""
     try:
-        places = np.load(folder / PLACES_FILE, mmap_mode="r")
+        places = mapped(folder / PLACES_FILE)
     except (OSError, ValueError):
         return None
     return places if places.ndim == 2 and len(places) == pages else None
@@ -68,7 +69,7 @@ def build_places(
     with temporary.open("wb") as file:
         np.save(file, places)
     os.replace(temporary, folder / PLACES_FILE)  # a search that has the old file mapped keeps it
-    return np.load(folder / PLACES_FILE, mmap_mode="r")
+    return mapped(folder / PLACES_FILE)
 
 
 def remove_places(folder: Path) -> None:

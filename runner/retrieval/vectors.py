@@ -29,6 +29,7 @@ import numpy as np
 from runner.embedding.catalog import is_remote
 from runner.retrieval.blas import one_blas_thread
 from runner.retrieval.lead import lead_text
+from runner.retrieval.mapped import mapped
 from runner.retrieval.page_tokens import PageTokens, PieceWriter, remove_pieces
 from runner.retrieval.pages import Page
 from runner.retrieval.places import build_places, load_places, place_text, remove_places
@@ -131,8 +132,8 @@ class VectorIndex:
             stored = json.loads((folder / MODEL_FILE).read_text(encoding="utf-8"))
             if stored.get("model") != model:
                 return None
-            vectors = np.load(folder / VECTORS_FILE, mmap_mode="r")
-            keys = np.load(folder / KEYS_FILE, mmap_mode="r")
+            vectors = mapped(folder / VECTORS_FILE)
+            keys = mapped(folder / KEYS_FILE)
         except (OSError, ValueError):
             return None
         if vectors.ndim != 2 or len(keys) != len(vectors):
@@ -274,9 +275,9 @@ def build_vectors(
     _replace(folder / VECTORS_FILE, lambda file: np.save(file, vectors))
     _replace(folder / KEYS_FILE, lambda file: np.save(file, keys))
     _replace(folder / MODEL_FILE, lambda file: file.write(json.dumps(model).encode()))
-    mapped = np.load(folder / VECTORS_FILE, mmap_mode="r")
     stored = PageTokens.load(folder, len(texts))
-    made = VectorIndex(embedder.name, mapped, keys, embedder.precision, stored, places=places)
+    on_disk = mapped(folder / VECTORS_FILE)
+    made = VectorIndex(embedder.name, on_disk, keys, embedder.precision, stored, places=places)
     return made, len(fresh)
 
 

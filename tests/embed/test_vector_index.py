@@ -59,7 +59,7 @@ def test_an_opened_index_maps_its_vectors_instead_of_reading_them(embedder, tmp_
     open_corpus(load_pipeline(path), "manuals")
     reopened = open_corpus(load_pipeline(path), "manuals", build=False)
     assert not reopened.status.rebuilt
-    assert isinstance(reopened.vectors.vectors, np.memmap)
+    assert isinstance(reopened.vectors.vectors.base, np.memmap)
 
 
 def test_a_rebuild_embeds_only_the_pages_whose_text_changed(embedder, tmp_path: Path) -> None:
