@@ -1,7 +1,8 @@
 """`runner run` imports only what its round uses: a keyword search over a corpus with the offline
 LLM, on a pipeline validated before and unchanged since, imports neither bm25s, numpy nor
 jsonschema, nor runner's semantic checks (issue 33's start-up target: numpy and bm25s alone were
-0.15-0.25 s of a 0.5 s budget), nor `regex`, which only authors' patterns need (7 ms)."""
+0.15-0.25 s of a 0.5 s budget), nor what only other rounds use (`regex` for authors' patterns,
+the lookup tables, the embedding package: HEAVY)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,21 @@ tools:
     corpus: manual
     top_k: 2
 """
-HEAVY = ("bm25s", "numpy", "jsonschema", "runner.config.checks", "llama_index", "regex")
+HEAVY = (
+    "bm25s",
+    "numpy",
+    "jsonschema",
+    "runner.config.checks",
+    "llama_index",
+    # what only some rounds use, imported where they use it (2-8 ms each): authors' patterns,
+    # an extraction's value patterns and lookup tables, a traceback's credential patterns, the
+    # embedding package of a corpus with page vectors
+    "regex",
+    "runner.llm.providers.offline_extract",
+    "runner.tables",
+    "runner.text.credentials",
+    "runner.embedding",
+)
 REPORT = (
     "import sys, atexit; "
     f"atexit.register(lambda: print(sorted(n for n in {HEAVY!r} if n in sys.modules), "
