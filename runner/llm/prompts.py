@@ -14,7 +14,6 @@ from typing import Any
 from runner.config.model import Pipeline, PromptType, TemplateRef, ToolConfig
 from runner.llm import fitting
 from runner.llm.bound import answer_written
-from runner.llm.grounding import grounded, unmarked
 from runner.llm.passages import (
     Answer,
     BufferEntries,
@@ -141,8 +140,10 @@ class Prompts:
         marks `user_given: true`."""
         if purpose not in (Purpose.DECOMPOSE, Purpose.EXTRACT):
             raise ValueError(f"extract() serves decompose and extract, not {purpose.value}")
-        # the tables' values (runner.tables, about 3 ms to import) only for an extraction: a
-        # round that extracts nothing, as a retrieval round, never loads them
+        # the tables' values (runner.tables, about 3 ms to import) and the checks of a reply
+        # only for an extraction: a round that extracts nothing, as a retrieval round, never
+        # loads them
+        from runner.llm.grounding import grounded, unmarked
         from runner.llm.known_values import known_and_named, table_key
 
         shown = unmarked(schema)  # runner's `user_given` marks are not the model's business
