@@ -30,14 +30,17 @@ HEAVY = (
     "jsonschema",
     "runner.config.checks",
     "llama_index",
-    # what only some rounds use, imported where they use it (2-8 ms each): authors' patterns,
-    # an extraction's value patterns and lookup tables, a traceback's credential patterns, the
-    # embedding package of a corpus with page vectors
+    # what only some rounds use, imported where they use it (1-8 ms each): authors' patterns,
+    # an extraction's value patterns, lookup tables and grounding checks, a traceback's
+    # credential patterns, the embedding package of a corpus with page vectors, the pager of an
+    # index build
     "regex",
     "runner.llm.providers.offline_extract",
     "runner.tables",
+    "runner.llm.grounding",
     "runner.text.credentials",
     "runner.embedding",
+    "runner.retrieval.navigation",
 )
 REPORT = (
     "import sys, atexit; "
