@@ -53,6 +53,8 @@ _TOP_LEVEL_KEY = re.compile(r"^(domain|tools)\s*:", re.MULTILINE)
 
 @dataclass(frozen=True)
 class ValidationReport:
+    """A pipeline file's validation: its diagnostics, and the pipeline when valid."""
+
     path: Path
     diagnostics: tuple[Diagnostic, ...]
     pipeline: Pipeline | None = None

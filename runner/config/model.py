@@ -79,6 +79,8 @@ class TemplateRef:
 
 @dataclass(frozen=True)
 class Activation:
+    """When a tool runs: its activation mode and that mode's settings."""
+
     mode: ActivationMode = ActivationMode.SUITABILITY
     keywords: tuple[str, ...] = ()  # RULE: any of these words (case-insensitive, whole word)
     pattern: str | None = None  # RULE: a regular expression searched in the task prompt
@@ -125,6 +127,8 @@ class Condition:
 
 @dataclass(frozen=True)
 class SubtaskTemplate:
+    """One kind of subtask a declarative coordinator makes (`decompose.subtasks`)."""
+
     prompt: TemplateRef  # the subtask's own self-contained task_prompt (Jinja)
     name: str | None = None  # lets conditional rules of later templates refer to this one
     id: str | None = None  # Jinja; default "<parent task_no>.<running index>"
@@ -177,6 +181,8 @@ class ToolConfig:
 
 @dataclass(frozen=True)
 class PromptOptions:
+    """A `prompt` tool's settings: its template, parameters and clarifying question."""
+
     template: TemplateRef
     parameters: Extraction | None = None  # purpose `extract`
     clarify: Clarify | None = None
@@ -187,6 +193,8 @@ class PromptOptions:
 
 @dataclass(frozen=True)
 class LookupOptions:
+    """A `lookup` tool's settings: its table and how a row is matched."""
+
     table: Path  # CSV, YAML or JSON rows
     key: str  # the column matched (the first of `key_columns`; a row's name in sources)
     match: str = "text"  # "text": key values found in the text; "params": extracted parameter
@@ -202,6 +210,8 @@ class LookupOptions:
 
 @dataclass(frozen=True)
 class RetrieveOptions:
+    """A `retrieve` tool's settings: the corpus it searches and how."""
+
     corpus: str
     top_k: int = 4
     mode: str = "keyword"  # keyword | vector | hybrid
@@ -211,6 +221,8 @@ class RetrieveOptions:
 
 @dataclass(frozen=True)
 class SearchOptions:
+    """A `search` tool's settings (a deep search's searches over a corpus)."""
+
     corpus: str
     top_k: int = 8
     mode: str = "keyword"  # keyword | vector | hybrid
@@ -221,6 +233,8 @@ class SearchOptions:
 
 @dataclass(frozen=True)
 class NeighborSearchOptions:
+    """A `neighbor_search` tool's settings: the pages around found ones."""
+
     corpus: str
     window: int = 1
     source_tool: str | None = None  # whose pages to look around; default: the retrieval tool
@@ -228,6 +242,8 @@ class NeighborSearchOptions:
 
 @dataclass(frozen=True)
 class DeepSearchOptions:
+    """A `deep_search` tool's settings: the tools it searches with, its limits."""
+
     search_tool: str  # C29: required
     neighbor_search_tool: str | None = None
     max_missing: int = 3
@@ -237,6 +253,8 @@ class DeepSearchOptions:
 
 @dataclass(frozen=True)
 class PythonOptions:
+    """A `python` tool's settings: the class it runs, and its settings."""
+
     reference: str  # "module:Class"; never imported by validate
     settings: Mapping[str, Any] = field(default_factory=dict)
     path: Path | None = None  # a folder (relative to the pipeline) put on sys.path
@@ -244,6 +262,8 @@ class PythonOptions:
 
 @dataclass(frozen=True)
 class McpOptions:
+    """An `mcp` tool's settings: the server's tool it calls, with which arguments."""
+
     server: str  # a key of `mcp_servers`
     tool: str  # the server's tool, as the server names it
     arguments: Mapping[str, Any] = field(default_factory=dict)  # fixed, never extracted
@@ -280,6 +300,8 @@ class ScriptRule:
 
 @dataclass(frozen=True)
 class ModelSettings:
+    """Settings a purpose or a tool may give the model instead of `llm:`'s."""
+
     model: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
@@ -289,6 +311,8 @@ class ModelSettings:
 
 @dataclass(frozen=True)
 class LLMConfig:
+    """The pipeline's `llm:` block: the provider, the model and how to call it."""
+
     provider: str = "offline"  # offline | scripted | replay | openai_like | ollama | llama_index
     model: str | None = None
     api_base: str | None = None
@@ -317,6 +341,8 @@ class LLMConfig:
 
 @dataclass(frozen=True)
 class PromptType:
+    """One prompt type of `prompt_types.types`: how a task is recognised as one."""
+
     name: str
     description: str = ""
     keywords: tuple[str, ...] = ()
@@ -325,6 +351,8 @@ class PromptType:
 
 @dataclass(frozen=True)
 class PromptTypes:
+    """The pipeline's `prompt_types:`: the types, the default and how to classify."""
+
     default: str = "question"
     classify: str = "rule"  # rule | llm
     types: tuple[PromptType, ...] = (PromptType("question"),)
@@ -358,6 +386,8 @@ class Embedding:
 
 @dataclass(frozen=True)
 class Corpus:
+    """A corpus of `corpora:`: its folder, the files chosen and how they are paged."""
+
     name: str
     path: Path
     include: tuple[str, ...] = DEFAULT_INCLUDE  # every file of a format runner reads
@@ -400,6 +430,8 @@ class McpServer:
 
 @dataclass(frozen=True)
 class Gatekeeper:
+    """The deep fallback's gatekeeper: whether the context found is enough."""
+
     mode: str = "llm"  # llm | rule
     min_coverage: float = 0.6  # rule: share of important words the context must cover
     template: TemplateRef | None = None
@@ -407,6 +439,8 @@ class Gatekeeper:
 
 @dataclass(frozen=True)
 class DeepFallback:
+    """The pipeline's `deep_fallback:`: its coordinator, types and gatekeeper."""
+
     coordinator: str
     prompt_types: tuple[str, ...] = ()  # types that have the fallback; others: none (C28)
     gatekeeper: Gatekeeper = field(default_factory=Gatekeeper)
@@ -414,12 +448,16 @@ class DeepFallback:
 
 @dataclass(frozen=True)
 class AnswerConfig:
+    """The pipeline's `answer:` block: the answer's template and context size."""
+
     template: TemplateRef | None = None  # purpose `answer`; default templates/answer.j2
     max_context_items: int = 12
 
 
 @dataclass(frozen=True)
 class Limits:
+    """The pipeline's `limits:`: depth, subtasks and clarification rounds."""
+
     max_depth: int = 4  # C4; the root is depth 0
     max_subtasks: int = 12
     max_clarification_rounds: int = 3  # C24
@@ -427,6 +465,8 @@ class Limits:
 
 @dataclass(frozen=True)
 class Pipeline:
+    """A validated pipeline file: everything a round needs, typed."""
+
     path: Path  # the pipeline file
     domain: str
     tools: tuple[ToolConfig, ...]

@@ -27,6 +27,8 @@ class Severity(str, Enum):
 
 @dataclass(frozen=True)
 class Diagnostic:
+    """One problem found in a file: its code, message, place and severity."""
+
     code: str
     message: str
     file: Path

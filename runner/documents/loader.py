@@ -48,6 +48,8 @@ _SCALAR_TAGS = {
 
 @dataclass(frozen=True)
 class Position:
+    """Where a value is in its YAML file, and how it was written."""
+
     line: int  # 1-based
     col: int  # 1-based
     style: str | None = None  # the scalar style: None plain, "'", '"', "|", ">"

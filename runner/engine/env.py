@@ -24,6 +24,8 @@ class UnknownToolError(LookupError):
 
 @dataclass
 class RuntimeEnv:
+    """What a tool is handed when it runs: the pipeline, the LLM, its task and context."""
+
     pipeline: Pipeline
     llm: LLMClient
     prompts: Prompts

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import traceback
 
-from runner.text.credentials import hide_credentials
-
 # A trace keeps this much of a traceback at most: its end, where the exception was raised.
 MAX_TRACEBACK_CHARS = 20_000
 
@@ -35,6 +33,10 @@ def described(exc: BaseException) -> str:
 
 def traceback_text(exc: BaseException) -> str:
     """The exception's traceback as Python prints it, credentials hidden, its end kept."""
+    # imported by the first traceback (its patterns cost about 1.5 ms to compile): a round that
+    # fails nowhere never loads it
+    from runner.text.credentials import hide_credentials
+
     text = hide_credentials("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
     if len(text) <= MAX_TRACEBACK_CHARS:
         return text

@@ -26,6 +26,8 @@ _ONE = {"tools": "tool", "coordinators": "coordinator", "tasks": "task", "replie
 
 @dataclass
 class RoundResult:
+    """What a round produced: the answer or question, its sources, tasks and trace."""
+
     session: str
     round: int
     outcome: str  # answer | clarification | error

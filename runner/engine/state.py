@@ -23,6 +23,8 @@ STATE_FORMAT = 1
 
 @dataclass
 class SessionState:
+    """What a session keeps between rounds: its task tree, context and pending question."""
+
     session_id: str
     pipeline_path: str
     pipeline_hash: str

@@ -35,6 +35,8 @@ class ToolStatus(str, Enum):
 
 @dataclass
 class Task:
+    """A task of the round's tree: its prompt, its subtasks and what ran on it."""
+
     task_no: str
     task_prompt: str
     important_words: list[str] = field(default_factory=list)

@@ -29,6 +29,8 @@ CREATE TABLE IF NOT EXISTS replies (
 
 @dataclass(frozen=True)
 class CachedReply:
+    """A reply kept in the response cache, with the usage it had."""
+
     text: str
     prompt_tokens: int
     completion_tokens: int

@@ -42,6 +42,8 @@ def prompt_hash(prompt: str) -> str:
 
 @dataclass(frozen=True)
 class Entry:
+    """One recorded reply of a cassette, with the call it answered."""
+
     purpose: str
     tool: str | None
     prompt: str

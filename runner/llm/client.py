@@ -57,6 +57,8 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass(frozen=True)
 class _Answer:
+    """One call's reply as the client keeps it: text, usage and how it ended."""
+
     text: str
     prompt_tokens: int
     completion_tokens: int

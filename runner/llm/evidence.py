@@ -29,6 +29,8 @@ CONFIDENCE_NEEDED = 0.5
 
 @dataclass(frozen=True)
 class Evidence:
+    """What page vectors say of a search's pages, for the gatekeeper."""
+
     first_page_cosine: float  # of the first page the search returned
     agreement: int  # the keyword ranking's top k pages among the vectors' top k
     top_k: int

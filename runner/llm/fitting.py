@@ -36,6 +36,8 @@ def prompt_tokens(prompt: str) -> int:
 
 @dataclass(frozen=True)
 class Cut:
+    """How a prompt was cut to fit the model's window: the budget and the passages cut."""
+
     window: int
     budget: int
     tokens_before: int

@@ -14,8 +14,6 @@ from typing import Any
 from runner.config.model import Pipeline, PromptType, TemplateRef, ToolConfig
 from runner.llm import fitting
 from runner.llm.bound import answer_written
-from runner.llm.grounding import grounded, unmarked
-from runner.llm.known_values import known_and_named, known_values, table_key
 from runner.llm.passages import (
     Answer,
     BufferEntries,
@@ -142,6 +140,12 @@ class Prompts:
         marks `user_given: true`."""
         if purpose not in (Purpose.DECOMPOSE, Purpose.EXTRACT):
             raise ValueError(f"extract() serves decompose and extract, not {purpose.value}")
+        # the tables' values (runner.tables, about 3 ms to import) and the checks of a reply
+        # only for an extraction: a round that extracts nothing, as a retrieval round, never
+        # loads them
+        from runner.llm.grounding import grounded, unmarked
+        from runner.llm.known_values import known_and_named, table_key
+
         shown = unmarked(schema)  # runner's `user_given` marks are not the model's business
         known, named = known_and_named(self.pipeline, text)
         facts = {
@@ -176,6 +180,8 @@ class Prompts:
 
     def known_values(self, text: str = "") -> dict[str, list[str]]:
         """The tables' values to list for this text (all of a short table's; see known_values)."""
+        from runner.llm.known_values import known_values  # as extract's
+
         return known_values(self.pipeline, text)
 
     # --- tools ----------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ from runner.purposes import Purpose  # re-exported: every LLM call names its pur
 
 @dataclass(frozen=True)
 class LLMRequest:
+    """What runner asks the model: a purpose, its rendered prompt, and the facts."""
+
     purpose: Purpose
     prompt: str
     subject: str = ""  # the task's prompt: what scripted rules' `task` regex matches
@@ -38,6 +40,8 @@ class LLMRequest:
 
 @dataclass(frozen=True)
 class LLMReply:
+    """The model's reply, with its usage and where it came from."""
+
     text: str
     data: Any = None  # the parsed and validated JSON, when the request had a schema
     prompt_tokens: int = 0

@@ -23,12 +23,16 @@ SEARCH_MODES = ("keyword", "vector", "hybrid")
 
 @dataclass(frozen=True)
 class ScoredPage:
+    """A page a search returned, with the search's score."""
+
     page: Page
     score: float
 
 
 @dataclass(frozen=True)
 class IndexStatus:
+    """How a corpus's index was opened: built or loaded, why, and what it holds."""
+
     corpus: str
     rebuilt: bool  # built by this call (missing, stale or forced)
     reason: str  # why it was rebuilt, or "up to date"

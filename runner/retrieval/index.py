@@ -44,7 +44,6 @@ from runner.retrieval.corpus import (  # re-exported: where callers have found t
     ScoredPage,
 )
 from runner.retrieval.keyword import KeywordIndex
-from runner.retrieval.navigation import paginate_all
 from runner.retrieval.pages import (
     CorpusError,
     Page,
@@ -253,6 +252,9 @@ def _build(
     reason: str,
     progress: ProgressCallback | None,
 ) -> CorpusIndex:
+    # imported by a build only (its patterns compiled at import): opening an index never pages
+    from runner.retrieval.navigation import paginate_all
+
     started = time.perf_counter()
     report = progress or (lambda stage, done, total: None)
     documents = []

@@ -94,12 +94,34 @@ def unchanged_by_stat(target: Path, corpus: Corpus, source: Path) -> dict[str, A
         for relative, data in folders.items():
             if _folder_stat(os.stat(os.path.join(root, relative))) != data:
                 return None
-        for relative, data in files.items():
-            if _file_stat(os.stat(os.path.join(root, relative))) != data:
-                return None
+        if not _files_unchanged(root, files):
+            return None
     except (OSError, ValueError):
         return None
     return manifest
+
+
+def _files_unchanged(root: str, files: dict[str, Any]) -> bool:
+    """Whether every file has its recorded stat data. Each folder is opened once and its files
+    stat'ed relative to it where the system can: a path walked from the root for every file
+    was a quarter of this check's time (6,000 files at 100,000 pages of the Python docs)."""
+    if os.stat not in os.supports_dir_fd or not hasattr(os, "O_DIRECTORY"):
+        return all(
+            _file_stat(os.stat(os.path.join(root, relative))) == data
+            for relative, data in files.items()
+        )
+    by_folder: dict[str, list[tuple[str, Any]]] = {}
+    for relative, data in files.items():
+        folder, _, name = relative.rpartition("/")
+        by_folder.setdefault(folder, []).append((name, data))
+    for folder, named in by_folder.items():
+        handle = os.open(os.path.join(root, folder), os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if any(_file_stat(os.stat(name, dir_fd=handle)) != data for name, data in named):
+                return False
+        finally:
+            os.close(handle)
+    return True
 
 
 def _folder_stat(status: os.stat_result) -> list[int]:

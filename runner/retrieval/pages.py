@@ -70,6 +70,8 @@ PAGE_METADATA_KEYS = ("document", "page", "title", "heading", "path", "navigatio
 
 @dataclass(frozen=True)
 class Page:
+    """A page of a corpus: up to `max_words` of one document's section, where it is."""
+
     node_id: str
     document: str  # the file's path relative to the corpus folder, with forward slashes
     page: int  # 1-based within the document (a PDF's own page number)

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class PageAnswer:
+    """A page and the answer read from it."""
+
     page: Page
     answer: str
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 import logging
 import threading
 
-from runner.embedding.catalog import INSTALL_HINT, is_remote, unavailable
-
 log = logging.getLogger("runner.retrieval")
 _said = threading.Event()
 
@@ -19,6 +17,10 @@ def runnable_model(corpus: str, model: str | None) -> tuple[str | None, str | No
     and None when it can run here; None and the reason (said once a process) when not."""
     if model is None:
         return None, None
+    # imported for a corpus with a model only: every index opened asks, most have none (the
+    # embedding catalog and zipfile, about 2 ms)
+    from runner.embedding.catalog import INSTALL_HINT, is_remote, unavailable
+
     if is_remote(model):  # a service embeds: nothing to install here
         return model, None
     reason = unavailable(model)

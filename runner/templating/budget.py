@@ -34,6 +34,8 @@ from jinja2.utils import generate_lorem_ipsum
 
 @dataclass(frozen=True)
 class RenderLimits:
+    """What one render may make, loop, write and compute before it is stopped."""
+
     max_built: int = 10_000_000  # characters or items made, over the whole render
     max_iterations: int = 1_000_000  # loop iterations and range() items, over the whole render
     max_output: int = 4_000_000  # characters written (~1M tokens: beyond any model's window)

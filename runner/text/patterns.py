@@ -23,8 +23,6 @@ import warnings
 from functools import cache
 from typing import Any
 
-import regex
-
 try:  # the parser re.compile uses (what warns), without re's cache in front of it
     from re import _parser as _regex_parser  # type: ignore[attr-defined]  # private, no stub
 except ImportError:  # pragma: no cover  (Python 3.10)
@@ -47,6 +45,10 @@ class TimedPattern:
         self.pattern = pattern
         # re says what is valid (and raises re.error); regex matches, with a time limit
         re.compile(pattern, flags)
+        # imported on the first pattern compiled (about 7 ms): the engine imports this module,
+        # and a pipeline without patterns (a `runner run` of a retrieval tool) never needs it
+        import regex
+
         try:
             self._compiled = regex.compile(pattern, _regex_flags(flags))
         except regex.error as error:  # pragma: no cover  (re accepted it)
@@ -66,6 +68,8 @@ class TimedPattern:
 
 
 def _regex_flags(flags: int) -> int:
+    import regex  # as TimedPattern's
+
     chosen = regex.VERSION0  # re's semantics
     for re_flag, regex_flag in (
         (re.IGNORECASE, regex.IGNORECASE),

@@ -143,6 +143,8 @@ _HOW_LONG = re.compile(
 
 @dataclass(frozen=True)
 class Part:
+    """One part of a question (`parts`: a question may ask several things): its words."""
+
     text: str
     words: tuple[str, ...]  # content words, in order
     stems: frozenset[str]

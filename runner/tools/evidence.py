@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from runner.embedding import ModelUnavailable
 from runner.retrieval.pages import CorpusError
 
 if TYPE_CHECKING:
@@ -37,6 +36,10 @@ def retrieval_evidence(
     question is embedded once (the index keeps its last query's vector)."""
     if index.vectors is None or top_k < 1 or not hits:
         return None  # nothing found, or nothing to weigh it with
+    # only a corpus with page vectors gets here: a keyword corpus's round never imports the
+    # embedding package (its catalog and zipfile, about 2 ms)
+    from runner.embedding import ModelUnavailable
+
     returned = [hit.page.node_id for hit in hits[:top_k]]
     try:
         keyword = returned if mode == "keyword" else _top(index, query, top_k, "keyword")

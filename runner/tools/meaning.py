@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from runner.embedding import ModelUnavailable
 from runner.retrieval.pages import CorpusError
 
 if TYPE_CHECKING:
@@ -52,6 +51,9 @@ def page_meaning(index: CorpusIndex, question: str) -> Callable[[Page], dict[str
     def meaning(page: Page) -> dict[str, Any] | None:
         if index.vectors is None:
             return None
+        # only a corpus with page vectors gets here (as runner.tools.evidence's)
+        from runner.embedding import ModelUnavailable
+
         try:
             cosine = index.cosine(question, page.node_id)
         except (CorpusError, ModelUnavailable, ImportError):

@@ -131,6 +131,8 @@ class RoundStart(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class TaskStart(TraceEvent):
+    """A task began: the round's first, a subtask a coordinator made, or one resumed."""
+
     EVENT: ClassVar[str] = "task.start"
     prompt: str
     depth: int
@@ -143,6 +145,8 @@ class TaskStart(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class TaskEnd(TraceEvent):
+    """A task finished, and how (done, waiting for the user, failed, skipped)."""
+
     EVENT: ClassVar[str] = "task.end"
     status: str  # done | waiting | failed | skipped
     stopped_by: str | None = None  # clarification | answer | error
@@ -161,6 +165,8 @@ class CoordinatorRun(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class CoordinatorSkip(TraceEvent):
+    """A coordinator that did not run on a task, and why (C4's depth, its types)."""
+
     EVENT: ClassVar[str] = "coordinator.skip"
     coordinator: str
     reason: str  # applied | depth | prompt_type
@@ -169,6 +175,8 @@ class CoordinatorSkip(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class CoordinatorError(TraceEvent):
+    """A coordinator that raised; the round went on with the task as it was."""
+
     EVENT: ClassVar[str] = "coordinator.error"
     coordinator: str
     error: str
@@ -204,6 +212,8 @@ class ActivationChoice(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class ToolRun(TraceEvent):
+    """A tool ran on a task: what kind of result it gave, and whether it was empty."""
+
     EVENT: ClassVar[str] = "tool.run"
     tool: str
     key: str
@@ -217,6 +227,8 @@ class ToolRun(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class ToolError(TraceEvent):
+    """A tool that raised; the round went on without its result (C10)."""
+
     EVENT: ClassVar[str] = "tool.error"
     tool: str
     key: str
@@ -248,6 +260,8 @@ class Retrieval(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class ClarificationAsk(TraceEvent):
+    """A tool asked the user a question (C24): the round waits for the answer."""
+
     EVENT: ClassVar[str] = "clarification.ask"
     tool: str
     question: str
@@ -256,6 +270,8 @@ class ClarificationAsk(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class ClarificationResume(TraceEvent):
+    """The user's answer handed back to the tool that asked."""
+
     EVENT: ClassVar[str] = "clarification.resume"
     tool: str
     answer: str
@@ -264,6 +280,8 @@ class ClarificationResume(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class Terminal(TraceEvent):
+    """A tool's result that ends the task: an answer or a guaranteed result."""
+
     EVENT: ClassVar[str] = "terminal"
     tool: str
     key: str
@@ -285,6 +303,8 @@ class GatekeeperVerdict(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class DeepFallbackRun(TraceEvent):
+    """Whether the deep-search fallback ran after the gatekeeper's verdict, and why."""
+
     EVENT: ClassVar[str] = "deep_fallback"
     coordinator: str
     run: bool
@@ -327,6 +347,8 @@ class LLMCall(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class TraceWarning(TraceEvent):
+    """A warning of the round (a tool's, when `tool` is set), as the user is told it."""
+
     EVENT: ClassVar[str] = "warning"
     message: str
     tool: str | None = None  # the tool that wrote it, when a tool did
@@ -334,6 +356,8 @@ class TraceWarning(TraceEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class RoundEnd(TraceEvent):
+    """The round's end: its outcome, and the error that ended it, if one did."""
+
     EVENT: ClassVar[str] = "round.end"
     outcome: str  # answer | clarification | error
     error: str | None = None

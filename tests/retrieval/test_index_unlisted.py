@@ -88,6 +88,21 @@ def test_a_document_replaced_by_one_of_the_same_size_and_time_is_found(
     assert "yearly" in index.search("descale", 1)[0].page.text
 
 
+@pytest.mark.parametrize("name", ["toaster.md", "guide/kettle.md"])
+def test_a_document_edited_in_place_at_the_top_or_in_a_subfolder_is_found(
+    tmp_path: Path, docs: Path, listings: list[Path], name: str
+) -> None:
+    pipeline = folder_pipeline(tmp_path, docs)
+    open_corpus(pipeline, "docs")
+    with (docs / name).open("a", encoding="utf-8") as document:  # its folder's stat unchanged
+        document.write("\nIt also plays a tune when done.\n")
+    os.utime(docs / name, (OLD, OLD + 1))
+    index = open_corpus(pipeline, "docs")
+    assert listings == [docs, docs]  # the file's stat differs: the folder is listed again
+    assert index.status.reason == "stale (corpus changed)"
+    assert index.search("plays a tune", 1)[0].page.document == name
+
+
 def test_a_changed_include_lists_the_folder_again(
     tmp_path: Path, docs: Path, listings: list[Path]
 ) -> None:

@@ -4,13 +4,14 @@ bm25s nor numpy."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from runner.retrieval.keyword import TOKEN_PATTERN, KeywordIndex
+from runner.retrieval.keyword import TOKEN_PATTERN, KeywordIndex, Vocabulary
 
 TEXTS = [
     "How to descale the kettle with citric acid",
@@ -88,3 +89,47 @@ def test_a_later_large_query_is_summed_by_numpy_and_the_first_never(
     assert [index._with_numpy(tokens) for _ in range(2)] == [False, True]
     monkeypatch.setattr(keyword, "NUMPY_FROM", 100)
     assert not index._with_numpy(tokens)  # a small query stays in Python
+
+
+# keys a scan of the text could confuse: a prefix and a suffix of another, quotes, an entry's
+# separator inside a key, backslashes, letters json.dumps escapes
+TRICKY = [
+    "sort",
+    "sorted",
+    "resort",
+    'a", "sort',
+    ', "sort": 1',
+    "back\\",
+    "caf\u00e9",
+    "\u00fcber",
+    "x",
+]
+
+
+@pytest.mark.parametrize("scans", [0, 3, 1000])
+def test_a_stem_looked_up_in_the_text_has_the_id_parsing_gives(
+    scans: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import runner.retrieval.keyword as keyword
+
+    monkeypatch.setattr(keyword, "SCANS_BEFORE_PARSE", scans)
+    terms = {key: number * 7 for number, key in enumerate(reversed(TRICKY))}
+    vocabulary = Vocabulary(json.dumps(terms))
+    for key, term in terms.items():
+        assert key in vocabulary and vocabulary[key] == term and vocabulary.get(key) == term
+    for absent in ("sor", "orted", "a", "sort\\", "cafe", 'sort", "x'):
+        assert absent not in vocabulary and vocabulary.get(absent) is None
+    assert dict(vocabulary) == terms and len(vocabulary) == len(terms)
+
+
+def test_a_vocabulary_laid_out_otherwise_is_parsed_whole() -> None:
+    vocabulary = Vocabulary(json.dumps({"sort": 1, "key": 2}, indent=1))
+    assert vocabulary["key"] == 2 and "lambda" not in vocabulary
+    assert Vocabulary("{}").get("sort") is None
+
+
+def test_an_opened_index_knows_every_stem_of_its_vocabulary_file(folder: Path) -> None:
+    stored = json.loads((folder / "bm25" / "vocab.json").read_text(encoding="utf-8"))
+    index = KeywordIndex.load(folder)
+    assert all(index.vocabulary[stem] == term for stem, term in stored.items())
+    assert dict(index.vocabulary) == stored

@@ -15,6 +15,8 @@ DEFAULT_CONTEXT_WINDOW = 8192
 
 @dataclass(frozen=True)
 class ProviderReply:
+    """What a provider returned for one call, as it reported it."""
+
     text: str
     # As the provider reported them; None when it did not (the client then estimates).
     prompt_tokens: int | None = None

@@ -25,7 +25,6 @@ from runner.llm.providers.extractive import (
     quoted_coverage,
     select,
 )
-from runner.llm.providers.offline_extract import extract
 from runner.llm.providers.offline_meaning import page_bears
 from runner.llm.providers.offline_named import answering_units, described, uncovered_named_parts
 from runner.llm.providers.offline_records import Record, comparison
@@ -155,6 +154,10 @@ def _keywords(entry: Mapping[str, Any]) -> list[str]:
 
 
 def extraction(request: LLMRequest) -> dict[str, Any]:
+    # imported by the first extraction (its value patterns cost about 3 ms to compile): a round
+    # that fills no tool's parameters, as a retrieval round, never loads it
+    from runner.llm.providers.offline_extract import extract
+
     facts = request.facts
     return extract(facts["text"], facts["schema"], facts.get("known_values") or {})
 

@@ -56,6 +56,8 @@ _DETERMINER = r"(?:(?:the|a|an|my|our|your|this|that|their|its)\s+)?"
 
 @dataclass(frozen=True)
 class NamedPart:
+    """A part of the question and the names (products, models) it asks about."""
+
     part: Part
     names: tuple[str, ...]  # lower-cased, as `names` gives them
 

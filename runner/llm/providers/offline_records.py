@@ -27,6 +27,8 @@ Fields = tuple[tuple[str, str], ...]
 
 @dataclass(frozen=True)
 class Record:
+    """A record of the context (`key: value; …`, a lookup tool's table row): its fields."""
+
     fields: Fields
     labels: tuple[str, ...] = ()  # citation labels: `doc p. N`
 

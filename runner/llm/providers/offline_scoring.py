@@ -43,6 +43,8 @@ BM25_K1, BM25_B = 1.2, 0.5
 
 @dataclass
 class Candidate:
+    """A unit the offline answerer may quote, with what it matches of the question."""
+
     passage: int
     unit: Unit
     match: dict[

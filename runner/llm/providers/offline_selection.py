@@ -125,6 +125,8 @@ def without_footnotes(text: str) -> str:
 
 @dataclass
 class _Line:
+    """A line of the offline answer: the units quoted from one passage, and its citation."""
+
     passage: int
     citation: str
     texts: list[str]

@@ -48,6 +48,8 @@ SENTENCE, ITEM, ROW, RECORD = "sentence", "item", "row", "record"
 
 @dataclass(frozen=True)
 class Unit:
+    """A unit of a passage read on its own: a sentence, a list item, a row or a record."""
+
     text: str  # as it is quoted
     kind: str  # sentence | item | row | record
     position: int  # order within the passage
