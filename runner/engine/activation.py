@@ -183,19 +183,18 @@ def forced_activation(ctx: RoundContext, task: Task) -> dict[str, str]:
     and the task fails (it does not fall back to the suitability test: the coordinator
     meant these tools alone)."""
     known, ignored, required = ctx.setup.forced_tools(task.required_tool_names)
-    domain = ctx.pipeline.domain
     if not known:
         names = ", ".join(repr(name) for name in ignored)
         ctx.fail(
             "tasks",
             task.task_no,
-            f"it requires only tools the domain {domain!r} does not have ({names}): forced "
-            "activation has nothing to run, so the task failed (C13–C15)",
+            f"it requires only tools the domain {ctx.pipeline.domain!r} does not have "
+            f"({names}): forced activation has nothing to run, so the task failed (C13–C15)",
         )
     for name in ignored if known else ():
         ctx.warn(
-            f"task {task.task_no} requires tool {name!r}, which the domain {domain!r} "
-            "does not have; it is ignored (C15)",
+            f"task {task.task_no} requires tool {name!r}, which the domain "
+            f"{ctx.pipeline.domain!r} does not have; it is ignored (C15)",
             task.task_no,
         )
     ctx.emit(

@@ -3,7 +3,6 @@ then the final answer from the guaranteed context and the buffer (C23, C33)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from runner.engine.activation import AFTER_SUBTASKS, DEEP_FALLBACK
@@ -58,7 +57,7 @@ async def gatekeeper_verdict(ctx: RoundContext, root: Task) -> str:
             reason=f"prompt type {root.prompt_type!r} has no deep fallback",
         )
         return "none"
-    passages = passages_of(ctx, guaranteed=None)
+    passages = passages_of(ctx)
     gatekeeper = fallback.gatekeeper
     if gatekeeper.mode == "rule":
         with during("gatekeeper (rule mode)"):
@@ -113,8 +112,10 @@ async def final_answer(ctx: RoundContext, root: Task) -> Stop:
     context is never dropped by either, nor counted against the limit. The sources are
     those of the passages the answer cites, in citation order, then those of every
     guaranteed passage."""
-    guaranteed = passages_of(ctx, guaranteed=True)
-    context = passages_of(ctx, guaranteed=False, leaving_out=consumed_subtasks(ctx, root))
+    passages = passages_of(ctx)  # (one walk of the buffer for both kinds)
+    guaranteed = [p for p in passages if p.guaranteed is True]
+    left_out = consumed_subtasks(ctx, root)
+    context = [p for p in passages if p.guaranteed is False and key_task_no(p.key) not in left_out]
     context = context[: ctx.pipeline.answer.max_context_items]
     with during("answer (LLM purpose)"):
         answer = await ctx.prompts_for(root).answer(
@@ -148,12 +149,8 @@ def gave_result(ctx: RoundContext, task: Task, name: str) -> bool:
     return any(result.context.strip() for result in results)
 
 
-def passages_of(
-    ctx: RoundContext, *, guaranteed: bool | None, leaving_out: Collection[str] = ()
-) -> list[Passage]:
-    """The buffer's non-empty results as passages, in buffer order; `guaranteed` selects
-    one kind (None: both); `leaving_out` names tasks whose results are left out."""
+def passages_of(ctx: RoundContext) -> list[Passage]:
+    """The buffer's non-empty results as passages, guaranteed or not, in buffer order."""
     from runner.llm.prompts import passages_from_buffer
 
-    passages = passages_from_buffer(ctx.state.buffer, guaranteed=guaranteed)
-    return [p for p in passages if key_task_no(p.key) not in leaving_out]
+    return passages_from_buffer(ctx.state.buffer)

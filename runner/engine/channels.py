@@ -104,7 +104,10 @@ class RoundChannel:
         self.trace = trace
         self.warnings: list[str] = []
         self._llm = llm
-        self._calls_seen = len(self.llm_calls())  # the client's call records already traced
+        # the client's call records (a TaskClient's list, the same object all round), and how
+        # many of them are traced already: read once, not on each of a task node's five events
+        self._calls = self.llm_calls()
+        self._calls_seen = len(self._calls)
         self.last_task: str | None = None  # the task of the last event: a call with no task
 
     def view(self) -> BufferView:
@@ -117,22 +120,21 @@ class RoundChannel:
         self.state.pending = clarification
 
     def event(self, event: str, task: str | None, fields: dict[str, Any]) -> None:
-        # the flush check inlined (`_before`): this runs five times per task node
-        if len(getattr(self._llm, "calls", ())) != self._calls_seen:
+        if len(self._calls) != self._calls_seen:  # (this runs five times per task node)
             self._flush_llm_calls()
         if task is not None:
             self.last_task = task
         self.trace.record_json(event, task, fields)
 
     def tool_event(self, event: str, task: str | None, fields: dict[str, Any]) -> None:
-        if len(getattr(self._llm, "calls", ())) != self._calls_seen:
+        if len(self._calls) != self._calls_seen:
             self._flush_llm_calls()
         if task is not None:
             self.last_task = task
         self.trace.record(event, task, fields)
 
     def _flush_llm_calls(self) -> None:
-        calls = self.llm_calls()
+        calls = self._calls
         for record in calls[self._calls_seen :]:
             fields = record.to_json() if hasattr(record, "to_json") else dict(record)
             # the task the call was made for (CallRecord.task); a client that does not say

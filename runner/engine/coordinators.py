@@ -37,9 +37,12 @@ def coordinator_step(ctx: RoundContext, task: Task) -> bool:
     may run: the caller then awaits `run_coordinators`; otherwise the skips are traced
     here, with no coroutine made (the common case below the root)."""
     names = ctx.setup.coordinators
-    reasons = [skip_reason(ctx, task, name) for name in names]
-    if None in reasons:
-        return True
+    reasons = []
+    for name in names:
+        reason = skip_reason(ctx, task, name)
+        if reason is None:
+            return True
+        reasons.append(reason)
     for name, reason in zip(names, reasons, strict=True):
         skip_coordinator(ctx, task, name, reason)
     return False
@@ -154,7 +157,8 @@ def adopt(
     task and reason, with how many: a coordinator may make thousands at once (`left_out`:
     those it did not even make, the task being full, C4)."""
     Frame = tuple[Task, Iterator[tuple[int, Task]], list[Task]]
-    stack: list[Frame] = [(parent, enumerate(list(parent.sub_tasks), 1), [])]
+    # (each frame reads the list its task had: a finished frame gives the task a new one)
+    stack: list[Frame] = [(parent, enumerate(parent.sub_tasks, 1), [])]
     drops: dict[tuple[str, str], list[str]] = {}
     if left_out:
         drops[(parent.task_no, full(ctx, parent))] = []
@@ -175,7 +179,7 @@ def adopt(
             adopt_one(ctx, task, sub, owner, taken)
         kept.append(sub)
         if sub.sub_tasks:  # (a leaf keeps its empty list: no frame, no copy, for most nodes)
-            stack.append((sub, enumerate(list(sub.sub_tasks), 1), []))
+            stack.append((sub, enumerate(sub.sub_tasks, 1), []))
     for (task_no, problem), numbers in drops.items():
         extra = left_out if task_no == parent.task_no and problem == full(ctx, parent) else 0
         ctx.warn(_dropped(task_no, owner, problem, numbers, extra), task_no)
@@ -198,9 +202,10 @@ def adopt_one(ctx: RoundContext, parent: Task, sub: Task, owner: str, taken: set
 def drop_reason(
     ctx: RoundContext, parent: Task, sub: Task, siblings: int, taken: set[str]
 ) -> str | None:
-    if parent.depth + 1 > ctx.limits.max_depth:
-        return f"it would be deeper than limits.max_depth ({ctx.limits.max_depth})"
-    if siblings >= ctx.limits.max_subtasks:
+    limits = ctx.limits
+    if parent.depth + 1 > limits.max_depth:
+        return f"it would be deeper than limits.max_depth ({limits.max_depth})"
+    if siblings >= limits.max_subtasks:
         return full(ctx, parent)
     if sub.task_no in taken:
         return "another task of the tree has that number; give subtasks unique ids"

@@ -56,9 +56,8 @@ class LinkedPromptAndContext(PromptAndContext):
 
     @classmethod
     def of(cls, prompt: LinkedText, context: str, *rest: Any) -> LinkedPromptAndContext:
-        entry = cls("", context, *rest)
-        object.__setattr__(entry, "prompt", prompt)  # (frozen: as the dataclass sets fields)
-        return entry
+        # the dataclass's __init__ sets `prompt` through the descriptor, which holds the link
+        return cls(prompt, context, *rest)  # type: ignore[arg-type]  # (read as the str)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PromptAndContext):

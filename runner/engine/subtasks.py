@@ -46,11 +46,12 @@ async def close_subtasks(ctx: RoundContext, task: Task, process: Process) -> Sto
         group = parallel_group(ctx, task.sub_tasks, index) if owner in parallel else ()
         if len(group) > 1:
             stop = await close_together(ctx, group, process)
+            index += len(group)
         else:
             stop = await close_one(ctx, task, index, process)
+            index += 1
         if stop is not None:
             return stop  # C6: a question or terminal answer propagates to the top
-        index += max(len(group), 1)
     return None
 
 

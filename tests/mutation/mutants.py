@@ -104,8 +104,8 @@ MUTANTS = (
     Mutant(
         "C16/C5: a conditional decision's LLM calls are charged to the subtask it decides",
         "runner/engine/context.py",
-        "llm = self.llm_for(charged or task.task_no)",
-        "llm = self.llm_for(task.task_no)",
+        "return TaskEnv(self, task, text, charged or task.task_no)",
+        "return TaskEnv(self, task, text, task.task_no)",
         (ENGINE,),
     ),
     Mutant(
