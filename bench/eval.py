@@ -227,7 +227,7 @@ def plain_rounds(pipeline_path: Path, questions: Path, client: Any) -> float:
         tempfile.TemporaryDirectory() as folder,
         SessionStore(Path(folder) / "s.sqlite") as store,
     ):
-        runtime.open_corpora()
+        runtime.prepare()
 
         async def loop() -> float:
             started = time.perf_counter()

@@ -190,7 +190,12 @@ class SimulatedLLM:
         """`call`, handing each word to `on_delta` as it is written: the first after the
         latency, each next one `word_s` later."""
         start = time.perf_counter()
-        reply, tokens = self._answer(kind, prompt, make_reply)
+        if (kind, prompt) in self._replies:
+            reply, tokens = self._answer(kind, prompt, make_reply)
+        else:  # computed off the event loop, as a model server (or the offline provider) does:
+            # a first reply (the offline provider reading the pages, up to 0.2 s) must not
+            # stall the other rounds of a served worker, which a real LLM never does
+            reply, tokens = await asyncio.to_thread(self._answer, kind, prompt, make_reply)
         words = _WORDS.findall(reply)
         remaining = self.latency_s - (time.perf_counter() - start)
         if remaining > 0:

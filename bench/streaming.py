@@ -97,7 +97,7 @@ def time_to_first_token(
         Runtime.open(pipeline, client=sim.runner_client()) as runtime,
         open_store(str(folder / "ttft.sqlite")) as store,
     ):
-        runtime.open_corpora()
+        runtime.prepare()
         for question in QUESTIONS:
             runs = [
                 answered(asyncio.run(first_token(runtime, store, question)), question)
@@ -191,7 +191,7 @@ def round_times(
         Runtime.open(pipeline, llm_override="offline") as runtime,
         open_store(str(folder / "otel.sqlite")) as store,
     ):
-        runtime.open_corpora()
+        runtime.prepare()
         for block in range(rounds + 1):  # the first: warming up
             question = QUESTIONS[block % len(QUESTIONS)]
             turn = block % len(modes)

@@ -21,6 +21,7 @@ corpora, and only when a tool first opens one.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
     from runner.llm.exchanges import Exchange
     from runner.llm.prompts import Prompts
     from runner.trace import Trace
+
+log = logging.getLogger(__name__)
 
 
 R = TypeVar("R")
@@ -139,12 +142,18 @@ class Runtime:
             raise
         return cls(pipeline, client, Prompts(client, pipeline), tools, corpus)
 
-    def open_corpora(self) -> None:
-        """Open every corpus's index now rather than on its first use (a service does this at
-        start, so that no user waits for it). Raises what opening a corpus raises."""
+    def prepare(self) -> None:
+        """Do now what a first round would wait for (a service does this before it reports
+        ready, `runner eval` before its first question): open every corpus's index and, where
+        it has page vectors, load its embedding model and run one search through it; build the
+        orchestrator; import what rounds import on first use. A one-question `runner run` pays
+        for none of it that its round does not need. Raises what opening a corpus raises; a
+        search that fails here is left for a round to report, with its fix."""
         if self.corpus is not None:
             for name in self.pipeline.corpora:
-                self.corpus(name)
+                _search_once(name, self.corpus(name))
+        self.orchestrator()
+        _import_first_round_modules()
 
     def orchestrator(self) -> Orchestrator:
         """The pipeline's orchestrator, built on first use and shared by every round of the
@@ -169,6 +178,32 @@ class Runtime:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _search_once(name: str, index: Any) -> None:
+    """One search of a corpus with page vectors, by meaning and words with its reranking: the
+    model loaded and run once (a first query took 0.1-0.2 s more than the next)."""
+    if getattr(index, "vectors", None) is None or getattr(index, "words_alone", None):
+        return
+    try:
+        index.search("getting started", 1, mode="hybrid")
+    except Exception as error:  # a round's search reports it, naming the tool and the fix
+        log.warning("corpus %r: a first search to warm it up failed: %s", name, error)
+
+
+def _import_first_round_modules() -> None:
+    """The modules a round imports on first use (so that a `runner run` that does not need
+    them never loads them): structured replies' validation, the trace, the extraction and
+    grounding checks, the authors' patterns' engine, a failure's redaction. Imported all at
+    once, a first round through a service took 0.1 s more than the next."""
+    import jsonschema  # noqa: F401
+    import regex  # noqa: F401
+
+    import runner.engine.failure
+    import runner.llm.grounding
+    import runner.llm.known_values
+    import runner.llm.providers.offline_extract
+    import runner.trace.why  # noqa: F401
 
 
 def corpus_hook(

@@ -48,7 +48,7 @@ def run_local(
     runtime = open_runtime(spec, index_progress=index_progress, client=client)
     judge = None
     try:
-        runtime.open_corpora()  # now, so that the first questions do not wait for it
+        runtime.prepare()  # now, so that the first questions do not wait for it
         judge = open_judge(spec, runtime)
         opened = time.perf_counter()
 

@@ -252,6 +252,6 @@ def _build_indexes(spec: EvalSpec) -> None:
     """The corpora's indexes built here, once, so that they travel with the pipeline."""
     runtime = open_runtime(spec)
     try:
-        runtime.open_corpora()
+        runtime.prepare()
     finally:
         runtime.close()

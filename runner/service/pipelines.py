@@ -99,14 +99,14 @@ class Service:
         state: str | None = None,
         store_file: str | None = None,
         limits: ServiceLimits | None = None,
-        open_corpora: bool = True,
+        prepare: bool = True,
         **runtime_options: Any,
     ) -> Service:
         """Load every pipeline under `paths` (files or folders) with `Runtime.open`'s options,
-        open their corpus indexes, and open the store `state` names (RUNNER_STATE when None;
-        else each pipeline's default SQLite file; `store_file`: that file in each pipeline's
-        state folder instead, RUNNER_STATE left aside). Raises the CLI's errors
-        (PipelineError …)."""
+        prepare them (`Runtime.prepare`: their corpus indexes opened, their models loaded),
+        and open the store `state` names (RUNNER_STATE when None; else each pipeline's default
+        SQLite file; `store_file`: that file in each pipeline's state folder instead,
+        RUNNER_STATE left aside). Raises the CLI's errors (PipelineError …)."""
         from runner.app import Runtime
         from runner.config import find_pipeline_files
         from runner.sessions import open_store
@@ -127,8 +127,8 @@ class Service:
                         f"{runtimes[domain].pipeline.path}; serve one pipeline per domain"
                     )
                 runtimes[domain] = runtime
-                if open_corpora:
-                    runtime.open_corpora()
+                if prepare:
+                    runtime.prepare()  # before the service reports ready
             stores = open_stores(runtimes, state, open_store, store_file)
         except BaseException:
             for runtime in runtimes.values():
