@@ -165,6 +165,7 @@ class SimulatedLLM:
         self.word_s = word_s
         self.meter = Meter()
         self._replies: dict[tuple[str, str], tuple[str, tuple[int, int]]] = {}
+        self._computing: dict[tuple[str, str], asyncio.Future[tuple[str, tuple[int, int]]]] = {}
 
     def parts(self, question: str) -> tuple[Part, ...]:
         try:
@@ -190,12 +191,7 @@ class SimulatedLLM:
         """`call`, handing each word to `on_delta` as it is written: the first after the
         latency, each next one `word_s` later."""
         start = time.perf_counter()
-        if (kind, prompt) in self._replies:
-            reply, tokens = self._answer(kind, prompt, make_reply)
-        else:  # computed off the event loop, as a model server (or the offline provider) does:
-            # a first reply (the offline provider reading the pages, up to 0.2 s) must not
-            # stall the other rounds of a served worker, which a real LLM never does
-            reply, tokens = await asyncio.to_thread(self._answer, kind, prompt, make_reply)
+        reply, tokens = await self._answer_off_loop(kind, prompt, make_reply)
         words = _WORDS.findall(reply)
         remaining = self.latency_s - (time.perf_counter() - start)
         if remaining > 0:
@@ -216,6 +212,25 @@ class SimulatedLLM:
             time.sleep(remaining)
         self.meter.record(kind, tokens, start, time.perf_counter())
         return reply
+
+    async def _answer_off_loop(
+        self, kind: str, prompt: str, make_reply: Callable[[], str]
+    ) -> tuple[str, tuple[int, int]]:
+        """`_answer`, a reply not made before computed off the event loop, as a model server
+        (or the offline provider) does: a first reply (the offline provider reading the pages,
+        up to 0.2 s) must not stall the other rounds of a served worker, which a real LLM never
+        does. Calls asking the same prompt meanwhile wait for that one computation."""
+        key = (kind, prompt)
+        if key in self._replies:
+            return self._replies[key]
+        computing = self._computing.get(key)
+        if computing is None:
+            computing = asyncio.ensure_future(
+                asyncio.to_thread(self._answer, kind, prompt, make_reply)
+            )
+            self._computing[key] = computing
+            computing.add_done_callback(lambda _done: self._computing.pop(key, None))
+        return await asyncio.shield(computing)  # one caller cancelled leaves the others theirs
 
     def _answer(
         self, kind: str, prompt: str, make_reply: Callable[[], str]

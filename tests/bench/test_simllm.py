@@ -150,3 +150,20 @@ def test_the_llamaindex_face_counts_into_the_same_meter():
     assert json.loads(response.text.strip("`").removeprefix("json"))["items"]
     assert sim.meter.by_kind["sub_question"].calls == 1
     assert sim.meter.by_kind["sub_question"].prompt_tokens == estimate_tokens(prompt)
+
+
+def test_a_new_reply_is_made_once_off_the_event_loop_however_many_calls_ask_it():
+    import threading
+
+    sim = SimulatedLLM(QUESTIONS, latency_s=0)
+    made: list[bool] = []
+
+    def make_reply() -> str:
+        made.append(threading.current_thread() is threading.main_thread())
+        return "the reply"
+
+    async def at_once() -> list[str]:
+        return list(await asyncio.gather(*(sim.call("answer", "p", make_reply) for _ in range(5))))
+
+    assert run(at_once()) == ["the reply"] * 5
+    assert made == [False]  # once, and not on the loop's thread
