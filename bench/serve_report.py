@@ -95,6 +95,12 @@ def section(results: dict[str, Any]) -> str:
             TABLE_HEAD,
             rows,
             "",
+            "Each worker prepares its pipeline before it reports ready (its corpus's "
+            "embedding model loaded and run once, the modules rounds use imported: "
+            "docs/serve.md), and the simulated LLM makes each reply it has not made before "
+            "once, off the worker's event loop, as a model server would: the first rounds of a "
+            "worker are measured like the others.",
+            "",
             "What limits the figures: the 2 CPUs are shared — by the workers, PostgreSQL, the "
             "load generator and, on this machine, other work (the load average above) — and a "
             "worker's round is a few milliseconds of CPU in one event loop, so a round waits "
