@@ -192,6 +192,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     count, latency, paced = args.conversations, args.latency, Pacing()
     wakes = wake_costs()  # before the runs: the machine as they find it
+    with tempfile.TemporaryDirectory() as folder:  # what a round's work costs, no idle gaps
+        back_to_back = serve_cpu.measure(
+            BACK_TO_BACK["conversations"], BACK_TO_BACK["pairs"], os.path.join(folder, "s.sqlite")
+        )
     runs, paired = [], []
     with PostgresServer(max_connections=100) as postgres:
         if args.against:
@@ -207,10 +211,6 @@ def main(argv: Sequence[str] | None = None) -> None:
             runs.append(
                 measure_in_process(os.path.join(folder, "s.sqlite"), count, latency, pacing)
             )
-    with tempfile.TemporaryDirectory() as folder:  # what a round's work costs, no idle gaps
-        back_to_back = serve_cpu.measure(
-            BACK_TO_BACK["conversations"], BACK_TO_BACK["pairs"], os.path.join(folder, "s.sqlite")
-        )
     results = {
         "date": date.today().isoformat(),
         "command": "python -m bench serve" + "".join(f" {arg}" for arg in (argv or [])),
