@@ -252,8 +252,10 @@ def aged(folder: Path) -> None:
 
 
 def corpus_folder(folder: Path, docs: Path, pages: int | None) -> None:
-    """`folder/corpus`: the docs linked in whole (pages None), or their files linked in again
-    under copyNN/, as many times as makes about `pages` pages."""
+    """`folder/corpus`: the docs linked in whole (pages None), or their files copied again
+    under copyNN/, as many times as makes about `pages` pages. Copied, not linked: an author's
+    corpus is files, and the stat of a link follows it to its target (at 100,000 pages, about
+    6,000 of them), a cost no real corpus has."""
     corpus = folder / "corpus"
     if pages is None:
         corpus.symlink_to(docs)
@@ -264,7 +266,7 @@ def corpus_folder(folder: Path, docs: Path, pages: int | None) -> None:
         for path in files:
             target = corpus / f"copy{copy:02d}" / path.relative_to(docs)
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.symlink_to(path)
+            shutil.copyfile(path, target)
 
 
 DOCS_PAGES = 8_379  # pages of the Python docs at 250 words (bench.retrieval counts them)
