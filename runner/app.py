@@ -151,7 +151,7 @@ class Runtime:
         search that fails here is left for a round to report, with its fix."""
         if self.corpus is not None:
             for name in self.pipeline.corpora:
-                _search_once(name, self.corpus(name))
+                _warm_up(name, self.corpus(name))
         self.orchestrator()
         _import_first_round_modules()
 
@@ -180,15 +180,16 @@ class Runtime:
         self.close()
 
 
-def _search_once(name: str, index: Any) -> None:
-    """One search of a corpus with page vectors, by meaning and words with its reranking: the
-    model loaded and run once (a first query took 0.1-0.2 s more than the next)."""
-    if getattr(index, "vectors", None) is None or getattr(index, "words_alone", None):
-        return
+def _warm_up(name: str, index: Any) -> None:
+    """A corpus's first search made now (CorpusIndex.warm_up). A model that cannot run here,
+    or an index that cannot be read, is warned of and left for a round to report with its fix;
+    anything else stops the start, with its traceback."""
+    from runner.retrieval.words_alone import CANNOT_EMBED
+
     try:
-        index.search("getting started", 1, mode="hybrid")
-    except Exception as error:  # a round's search reports it, naming the tool and the fix
-        log.warning("corpus %r: a first search to warm it up failed: %s", name, error)
+        index.warm_up()
+    except CANNOT_EMBED as error:
+        log.warning("corpus %r: its first search, made to warm it up, failed: %s", name, error)
 
 
 def _import_first_round_modules() -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +51,10 @@ class ModelFiles:
 
     def __init__(self, where: Path) -> None:
         self.where = where
+        # zipfile (with shutil, bz2 and lzma, about 2 ms) only for a model packed in a zip:
+        # every index opened asks this package whether its model can run
+        import zipfile
+
         self._zip = zipfile.ZipFile(where) if where.is_file() else None
 
     def read(self, name: str) -> bytes | None:
@@ -102,6 +105,8 @@ def unavailable(name: str) -> str | None:
     missing = [module for module in NEEDED_MODULES if importlib.util.find_spec(module) is None]
     if missing:
         return f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed"
+    import zipfile  # (as ModelFiles's)
+
     try:
         locate(name)
     except (ModelUnavailable, OSError, zipfile.BadZipFile) as error:

@@ -86,11 +86,9 @@ class BufferEntries(Protocol):
     def items(self) -> Iterable[tuple[str, Iterable[BufferEntry]]]: ...
 
 
-def passages_from_buffer(
-    entries: BufferEntries | None, *, guaranteed: bool | None = None
-) -> list[Passage]:
-    """The buffer's non-empty results as passages, in buffer order. Empty contexts are left
-    out: they say only that a tool found nothing. `guaranteed` selects one kind (None: both)."""
+def passages_from_buffer(entries: BufferEntries | None) -> list[Passage]:
+    """The buffer's non-empty results as passages, guaranteed or not, in buffer order. Empty
+    contexts are left out: they say only that a tool found nothing."""
     return [
         Passage(
             result.context,
@@ -102,7 +100,7 @@ def passages_from_buffer(
         )
         for key, results in (entries.items() if entries is not None else ())
         for result in results
-        if result.context.strip() and (guaranteed is None or result.guaranteed is guaranteed)
+        if result.context.strip()
     ]
 
 

@@ -8,7 +8,13 @@ from __future__ import annotations
 import logging
 import threading
 
+from runner.embedding.catalog import INSTALL_HINT, ModelUnavailable, is_remote, unavailable
+from runner.retrieval.pages import CorpusError
+
 log = logging.getLogger("runner.retrieval")
+# what a search or a cosine by meaning raises when it cannot be made here (the model gone, or
+# its vectors unreadable, since the index was built): the pages are then read by their words
+CANNOT_EMBED = (CorpusError, ModelUnavailable, ImportError)
 _said = threading.Event()
 
 
@@ -17,10 +23,6 @@ def runnable_model(corpus: str, model: str | None) -> tuple[str | None, str | No
     and None when it can run here; None and the reason (said once a process) when not."""
     if model is None:
         return None, None
-    # imported for a corpus with a model only: every index opened asks, most have none (the
-    # embedding catalog and zipfile, about 2 ms)
-    from runner.embedding.catalog import INSTALL_HINT, is_remote, unavailable
-
     if is_remote(model):  # a service embeds: nothing to install here
         return model, None
     reason = unavailable(model)

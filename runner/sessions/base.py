@@ -80,6 +80,8 @@ class CommittedRound:
 
 @dataclass(frozen=True)
 class SessionInfo:
+    """A stored session as `runner sessions` lists it: its pipeline, version and rounds."""
+
     id: str
     pipeline_path: str
     version: int

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from runner.retrieval.pages import CorpusError
+from runner.retrieval.words_alone import CANNOT_EMBED
 
 if TYPE_CHECKING:
     from runner.retrieval.index import CorpusIndex, ScoredPage
@@ -36,17 +36,13 @@ def retrieval_evidence(
     question is embedded once (the index keeps its last query's vector)."""
     if index.vectors is None or top_k < 1 or not hits:
         return None  # nothing found, or nothing to weigh it with
-    # only a corpus with page vectors gets here: a keyword corpus's round never imports the
-    # embedding package (its catalog and zipfile, about 2 ms)
-    from runner.embedding import ModelUnavailable
-
     returned = [hit.page.node_id for hit in hits[:top_k]]
     try:
         keyword = returned if mode == "keyword" else _top(index, query, top_k, "keyword")
         # the vectors' own ranking, as measured: reranking would cost a model pass and blur it
         by_cosine = _top(index, query, top_k, "vector")
         cosine = index.cosine(query, returned[0])
-    except (CorpusError, ModelUnavailable, ImportError):
+    except CANNOT_EMBED:
         return None  # vectors built, model gone: the gatekeeper reads words only, as before
     if not by_cosine or cosine is None:
         return None

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from runner.retrieval.pages import CorpusError
+from runner.retrieval.words_alone import CANNOT_EMBED
 
 if TYPE_CHECKING:
     from runner.retrieval.index import CorpusIndex, ScoredPage
@@ -51,12 +51,9 @@ def page_meaning(index: CorpusIndex, question: str) -> Callable[[Page], dict[str
     def meaning(page: Page) -> dict[str, Any] | None:
         if index.vectors is None:
             return None
-        # only a corpus with page vectors gets here (as runner.tools.evidence's)
-        from runner.embedding import ModelUnavailable
-
         try:
             cosine = index.cosine(question, page.node_id)
-        except (CorpusError, ModelUnavailable, ImportError):
+        except CANNOT_EMBED:
             return None
         if cosine is None:
             return None

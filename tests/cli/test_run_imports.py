@@ -2,7 +2,7 @@
 LLM, on a pipeline validated before and unchanged since, imports neither bm25s, numpy nor
 jsonschema, nor runner's semantic checks (issue 33's start-up target: numpy and bm25s alone were
 0.15-0.25 s of a 0.5 s budget), nor what only other rounds use (`regex` for authors' patterns,
-the lookup tables, the embedding package: HEAVY)."""
+the lookup tables, a packed model's zipfile: HEAVY)."""
 
 from __future__ import annotations
 
@@ -35,14 +35,14 @@ HEAVY = (
     "llama_index",
     # what only some rounds use, imported where they use it (1-8 ms each): authors' patterns,
     # an extraction's value patterns, lookup tables and grounding checks, a traceback's
-    # credential patterns, the embedding package of a corpus with page vectors, the pager of an
-    # index build
+    # credential patterns, the model files of a corpus with page vectors (zipfile), the pager of
+    # an index build
     "regex",
     "runner.llm.providers.offline_extract",
     "runner.tables",
     "runner.llm.grounding",
     "runner.text.credentials",
-    "runner.embedding",
+    "zipfile",
     "runner.retrieval.navigation",
 )
 # runner's dataclasses whose __doc__ is the one dataclasses makes when a class has none: it
@@ -61,8 +61,6 @@ REPORT = (
     f"atexit.register(lambda: print({UNDOCUMENTED}, file=sys.stderr)); "
     "from runner.cli import main; main()"
 )
-# not documented yet (each one costs its share of those 4 ms)
-UNDOCUMENTED_YET = ["runner.sessions.base.SessionInfo"]
 
 
 def run(path: Path) -> subprocess.CompletedProcess[str]:
@@ -100,4 +98,4 @@ def test_every_dataclass_a_run_imports_has_its_docstring(
     second_run: subprocess.CompletedProcess[str],
 ) -> None:
     undocumented = ast.literal_eval(second_run.stderr.strip().splitlines()[-2])
-    assert [name for name in undocumented if name not in UNDOCUMENTED_YET] == []
+    assert undocumented == []

@@ -35,11 +35,6 @@ def test_empty_contexts_are_left_out() -> None:
     assert all(p.key != "1.1:rag" for p in passages_from_buffer(buffer()))
 
 
-def test_guaranteed_selects_one_kind() -> None:
-    assert [p.key for p in passages_from_buffer(buffer(), guaranteed=True)] == ["1.2:search"]
-    assert [p.key for p in passages_from_buffer(buffer(), guaranteed=False)] == ["1.1:lookup"]
-
-
 def test_a_snapshot_mapping_gives_the_same_passages_as_the_buffer() -> None:
     assert passages_from_buffer(buffer().snapshot()) == passages_from_buffer(buffer())
 

@@ -69,3 +69,30 @@ def test_a_corpus_searched_by_meaning_has_its_model_loaded_before_the_first_roun
 ) -> None:
     pytest.importorskip("onnxruntime")  # (the `embed` extra: words alone without it)
     assert prepared["loaded"] == ["all-MiniLM-L6-v2"]
+
+
+class Failing:
+    """An index whose first search fails as `error` says."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def warm_up(self) -> None:
+        raise self.error
+
+
+def test_a_model_that_cannot_run_is_warned_of_and_left_for_the_round_to_report(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from runner.app import _warm_up
+    from runner.embedding import ModelUnavailable
+
+    _warm_up("handbook", Failing(ModelUnavailable("all-MiniLM-L6-v2: install runner's `embed`")))
+    assert "corpus 'handbook': its first search" in caplog.text and "install" in caplog.text
+
+
+def test_an_unexpected_failure_of_the_first_search_stops_the_start_with_its_traceback() -> None:
+    from runner.app import _warm_up
+
+    with pytest.raises(ZeroDivisionError):
+        _warm_up("handbook", Failing(ZeroDivisionError("a bug in a search")))

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from threading import Lock
 from typing import Any
 
+from runner.embedding import ModelUnavailable
+
 KEPT_VECTORS = 20000  # units' vectors kept between calls (about 30 MB at 384 dimensions)
 
 _kept: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
@@ -30,11 +32,6 @@ def model_of(meanings: Sequence[Mapping[str, Any] | None]) -> tuple[str, str] | 
 def cosines(model: tuple[str, str], question: str, texts: Sequence[str]) -> list[float] | None:
     """The cosine of each text with the question, or None when the model cannot run here (the
     extra or the model package gone): the units are then read by their words alone."""
-    # here, not at the top: the offline provider imports this module for every round, and a
-    # round over a corpus without page vectors never embeds (the embedding package's catalog
-    # and zipfile, about 2 ms)
-    from runner.embedding import ModelUnavailable
-
     try:
         from runner.embedding.models import load_embedder, runtime_for
 
